@@ -1,0 +1,28 @@
+import { Schema } from "effect";
+
+/** Errors: expected failures of the domain, as tagged values. The API maps each tag to a status once. */
+
+/** No key, a malformed key, an unknown key or a revoked key. */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {}) {}
+
+/** A read-only key used for a write. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {}) {}
+
+/** The record does not exist or belongs to another organization: the two are indistinguishable. */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {}) {}
+
+/** Input that cannot be accepted; `message` is safe to show to the caller. */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  message: Schema.String,
+}) {}
+
+/** A cursor that is corrupted, altered or issued by another endpoint. */
+export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {}) {}
+
+/** A state change the record's current state does not allow (paying a void invoice). */
+export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("InvalidTransition", {
+  message: Schema.String,
+}) {}
+
+/** Every expected failure of the domain. */
+export type DomainError = Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition;
