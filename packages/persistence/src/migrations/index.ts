@@ -1,0 +1,4 @@
+import { Migration20261121000000Initial } from "./Migration20261121000000Initial.ts";
+
+/** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
+export const migrationsList = [{ name: "Migration20261121000000Initial", class: Migration20261121000000Initial }];

@@ -1,0 +1,3 @@
+export * from "./fixtures.ts";
+export * from "./test-database.ts";
+export * from "./test-postgres.ts";

