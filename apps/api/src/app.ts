@@ -1,0 +1,32 @@
+import Koa from "koa";
+import type { Logger } from "pino";
+import { UnknownEndpoint } from "./http-errors.ts";
+import { errorResponse } from "./middleware/error-response.ts";
+import { requestId } from "./middleware/request-id.ts";
+import { createRouter } from "./routes.ts";
+import type { ApiRuntime } from "./services.ts";
+
+const SERVED_METHODS = new Set(["GET", "POST"]);
+
+/**
+ * The public API application. Request path: request id → error mapping → method guard →
+ * router → unknown endpoint. The router would answer HEAD (and with allowedMethods, OPTIONS)
+ * for GET routes on its own, so other methods are refused before it.
+ */
+export const createApiApp = (runtime: ApiRuntime, logger: Logger): Koa => {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+  const router = createRouter(runtime);
+  app.use(requestId);
+  app.use(errorResponse(logger));
+  app.use(async (ctx, next) => {
+    if (!SERVED_METHODS.has(ctx.method)) throw new UnknownEndpoint();
+    await next();
+  });
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    if (ctx.matched === undefined || ctx.body === undefined) throw new UnknownEndpoint();
+  });
+  return app;
+};

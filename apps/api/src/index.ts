@@ -1,0 +1,6 @@
+export * from "./app.ts";
+export * from "./config.ts";
+export * from "./http-errors.ts";
+export * from "./logger.ts";
+export * from "./server.ts";
+export * from "./services.ts";

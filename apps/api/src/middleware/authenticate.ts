@@ -1,0 +1,25 @@
+import { ApiKeyRepository, Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain";
+import type { Context, Middleware } from "koa";
+import { type ApiRuntime, runProgram } from "../services.ts";
+
+/** Verifies the bearer key and stores the caller's scope; runs only on routes that exist. */
+export const authenticate =
+  (runtime: ApiRuntime): Middleware =>
+  async (ctx, next) => {
+    const secret = parseBearerKey(ctx.get("authorization") || undefined);
+    if (secret === undefined) throw new Unauthenticated();
+    ctx.state["scope"] = await runProgram(
+      runtime,
+ApiKeyRepository.use((keys) => keys.authenticate(secret))
+    );
+    await next();
+  };
+
+/** Refuses read-only keys before the body is even read. */
+export const requireWriteAccess: Middleware = async (ctx, next) => {
+  if (scopeOf(ctx).access !== "read_write") throw new Forbidden();
+  await next();
+};
+
+/** The authenticated caller of this request. */
+export const scopeOf = (ctx: Context): OrgScope => ctx.state["scope"] as OrgScope;

@@ -1,0 +1,26 @@
+import type { Middleware } from "koa";
+import type { Logger } from "pino";
+import { isApiError, toHttpError } from "../http-errors.ts";
+
+/**
+ * Turns anything thrown below into `{"error": …}`. Expected errors get their mapped status and
+ * text; anything else is logged with its request id and answered with an opaque 500.
+ */
+export const errorResponse =
+  (logger: Logger): Middleware =>
+  async (ctx, next) => {
+    try {
+      await next();
+    } catch (thrown) {
+      if (isApiError(thrown)) {
+        const { status, error, headers } = toHttpError(thrown);
+        ctx.status = status;
+        if (headers) ctx.set(headers);
+        ctx.body = { error };
+        return;
+      }
+      logger.error({ err: thrown, requestId: ctx.state["requestId"], method: ctx.method, path: ctx.path }, "unhandled error");
+      ctx.status = 500;
+      ctx.body = { error: "Internal server error" };
+    }
+  };

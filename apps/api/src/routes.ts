@@ -1,0 +1,96 @@
+import Router from "@koa/router";
+import {
+  ClientCreate, ClientRepository, clientListing, decodeInput, EventCreate, EventRepository, eventListing,
+  InvoiceRepository, invoiceListing, NotFound, OrganizationRepository, parsePageRequest, parseRecordId,
+  RecipeRepository, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey,
+} from "@platter/domain";
+import { Effect, Result } from "effect";
+import type { Context } from "koa";
+import { authenticate, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
+import { readJsonBody } from "./request-body.ts";
+import { type ApiRuntime, type ApiServices, runProgram } from "./services.ts";
+
+/**
+ * The ten endpoints of v1. Each handler decodes its input, makes one repository call with the
+ * caller's scope, and returns what the repository mapped. Routing happens before authentication:
+ * only a route that exists asks for a key.
+ */
+
+type Program<A> = (scope: OrgScope) => Effect.Effect<A, unknown, ApiServices>;
+
+const pageOf = <Row, Key extends SortKey>(ctx: Context, listing: Listing<Row, Key>): PageRequest<Key> => {
+  const page = parsePageRequest(listing, ctx.query as Record<string, string | string[]>);
+  if (Result.isFailure(page)) throw page.failure;
+  return page.success;
+};
+
+const idOf = (ctx: Context): number => {
+  const id = parseRecordId(String(ctx.params["id"]));
+  if (id === undefined) throw new NotFound();
+  return id;
+};
+
+const inputOf = async <A>(ctx: Context, schema: Parameters<typeof decodeInput<A>>[0]): Promise<A> => {
+  const input = decodeInput(schema, await readJsonBody(ctx));
+  if (Result.isFailure(input)) throw input.failure;
+  return input.success;
+};
+
+export const createRouter = (runtime: ApiRuntime): Router => {
+  const router = new Router({ prefix: "/v1", strict: true, sensitive: true });
+  const auth = authenticate(runtime);
+  const respond = async <A>(ctx: Context, status: number, program: Program<A>): Promise<A> => {
+    const body = await runProgram(runtime, program(scopeOf(ctx)));
+    ctx.status = status;
+    ctx.body = body;
+    return body;
+  };
+  const created = async (ctx: Context, resource: string, program: Program<{ id: number }>) => {
+    const { id } = await respond(ctx, 201, program);
+    ctx.set("location", `/v1/${resource}/${id}`);
+  };
+
+  router.get("/me", auth, (ctx) => respond(ctx, 200, (scope) => OrganizationRepository.use((r) => r.current(scope))));
+
+  router.get("/events", auth, (ctx) => {
+    const page = pageOf(ctx, eventListing);
+    return respond(ctx, 200, (scope) => EventRepository.use((r) => r.list(scope, page)));
+  });
+  router.get("/events/:id", auth, (ctx) => {
+    const id = idOf(ctx);
+    return respond(ctx, 200, (scope) => EventRepository.use((r) => r.get(scope, id)));
+  });
+  router.post("/events", auth, requireWriteAccess, async (ctx) => {
+    const input = await inputOf(ctx, EventCreate);
+    await created(ctx, "events", (scope) => EventRepository.use((r) => r.create(scope, input)));
+  });
+
+  router.get("/recipes", auth, (ctx) => {
+    const page = pageOf(ctx, recipeListing);
+    return respond(ctx, 200, (scope) => RecipeRepository.use((r) => r.list(scope, page)));
+  });
+  router.get("/recipes/:id", auth, (ctx) => {
+    const id = idOf(ctx);
+    return respond(ctx, 200, (scope) => RecipeRepository.use((r) => r.get(scope, id)));
+  });
+
+  router.get("/clients", auth, (ctx) => {
+    const page = pageOf(ctx, clientListing);
+    return respond(ctx, 200, (scope) => ClientRepository.use((r) => r.list(scope, page)));
+  });
+  router.post("/clients", auth, requireWriteAccess, async (ctx) => {
+    const input = await inputOf(ctx, ClientCreate);
+    await created(ctx, "clients", (scope) => ClientRepository.use((r) => r.create(scope, input)));
+  });
+
+  router.get("/invoices", auth, (ctx) => {
+    const page = pageOf(ctx, invoiceListing);
+    return respond(ctx, 200, (scope) => InvoiceRepository.use((r) => r.list(scope, page)));
+  });
+  router.get("/invoices/:id", auth, (ctx) => {
+    const id = idOf(ctx);
+    return respond(ctx, 200, (scope) => InvoiceRepository.use((r) => r.get(scope, id)));
+  });
+
+  return router;
+};

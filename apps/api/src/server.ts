@@ -1,0 +1,54 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { migrate, openOrm, repositoriesLayer, startLocalPostgres } from "@platter/persistence";
+import { ManagedRuntime } from "effect";
+import type { Logger } from "pino";
+import { createApiApp } from "./app.ts";
+import type { ApiConfig } from "./config.ts";
+import { createOpsServer } from "./ops-server.ts";
+
+/** A running API: its two ports and a graceful stop. */
+export interface RunningApi {
+  readonly port: number;
+  readonly opsPort: number;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), then closes the pool. */
+  readonly stop: () => Promise<void>;
+}
+
+const listen = (server: Server, port: number, host: string): Promise<number> =>
+  new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(port, host, () => done((server.address() as AddressInfo).port));
+  });
+
+const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
+  new Promise((done) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => (clearTimeout(force), done()));
+    server.closeIdleConnections();
+  });
+
+/** Opens the database (embedded when no URL is configured), migrates, and serves both ports. */
+export const startApi = async (config: ApiConfig, logger: Logger): Promise<RunningApi> => {
+  const local = config.databaseUrl ? undefined : await startLocalPostgres(config.dataDir, config.localPostgresPort);
+  const orm = await openOrm(config.databaseUrl ?? local!.url, { poolSize: config.poolSize });
+  await migrate(orm);
+  const runtime = ManagedRuntime.make(repositoriesLayer(orm));
+  const api = createServer(createApiApp(runtime, logger).callback());
+  api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
+  const ops = createOpsServer(() => orm.em.getConnection().execute("select 1").then(() => true));
+  const port = await listen(api, config.port, config.host);
+  const opsPort = await listen(ops, config.opsPort, config.host);
+  logger.info({ port, opsPort }, "api listening");
+  return {
+    port,
+    opsPort,
+    stop: async () => {
+      await closeGracefully(api, config.shutdownGraceMs);
+      await new Promise((done) => ops.close(done));
+      await runtime.dispose();
+      await orm.close(true);
+      await local?.release();
+    },
+  };
+};
