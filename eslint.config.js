@@ -1,0 +1,52 @@
+import nx from "@nx/eslint-plugin";
+import tseslint from "typescript-eslint";
+
+/**
+ * Lint rules. The one that matters most is the module boundary: the folder layout is the
+ * architecture, and tags enforce it.
+ *   type:domain  → imports nothing of ours
+ *   type:adapter → domain only (persistence, webhooks)
+ *   type:app     → wires domain, adapters and other apps
+ *   type:tool    → anything (benchmarks, scripts)
+ */
+export default tseslint.config(
+  { ignores: ["**/dist/**", "**/node_modules/**", "**/.nx/**", "**/.data/**"] },
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts", "**/*.js"],
+    plugins: { "@nx": nx },
+    rules: {
+      "@nx/enforce-module-boundaries": [
+        "error",
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain"] },
+            { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain"] },
+            { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app"] },
+            { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app", "type:tool"] },
+          ],
+        },
+      ],
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+  {
+    // The domain is pure: no I/O, no frameworks. Hashing from node:crypto is computation, not I/O.
+    files: ["packages/domain/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["node:*", "!node:crypto"], message: "packages/domain does no I/O." },
+            { group: ["koa", "@koa/*", "@mikro-orm/*", "pg", "undici", "pino"], message: "packages/domain imports no framework or driver." },
+          ],
+        },
+      ],
+    },
+  },
+);
