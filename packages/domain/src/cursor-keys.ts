@@ -10,7 +10,11 @@ const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** A row's `created_at`, as the API prints it (UTC, milliseconds). */
 export const CursorTimestamp = Schema.String.check(
-  Schema.makeFilter((s: string) => ISO_MILLIS.test(s) && !Number.isNaN(Date.parse(s))),
+  // The round trip refuses days that do not exist (Feb 30), which Date.parse would roll over.
+  Schema.makeFilter((s: string) => {
+    const time = Date.parse(s);
+    return ISO_MILLIS.test(s) && s >= "0001" && !Number.isNaN(time) && new Date(time).toISOString() === s;
+  }),
 );
 
 /** A record id. */

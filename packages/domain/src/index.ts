@@ -15,3 +15,5 @@ export * from "./resources/invoice.ts";
 export * from "./resources/organization.ts";
 export * from "./resources/proposal.ts";
 export * from "./resources/recipe.ts";
+export * from "./transitions.ts";
+export * from "./webhook-delivery.ts";

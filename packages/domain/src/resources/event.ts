@@ -42,13 +42,14 @@ export const EventDetail = Schema.Struct({ ...Event.fields, dishes: Schema.Array
 export type EventDetail = typeof EventDetail.Type;
 
 export const MAX_GUESTS = 100_000;
+const EVENT_TYPE_MESSAGE = `event_type must be one of ${EVENT_TYPES.join(", ")}`;
 
 /** Body of `POST /events`. Only `name` is required; `price_per_head` is in the organization's currency. */
 export const EventCreate = Schema.Struct({
   name: requiredText("name", 200),
   event_date: optionalField(CalendarDate("event_date"), "event_date must be a calendar date written YYYY-MM-DD"),
   guests: optionalField(
-    Schema.Int.check(
+    Schema.Int.annotate({ message: "guests must be an integer" }).check(
       Schema.isBetween({ minimum: 1, maximum: MAX_GUESTS }, { message: `guests must be between 1 and ${MAX_GUESTS}` }),
     ),
     "guests must be an integer",
@@ -57,7 +58,10 @@ export const EventCreate = Schema.Struct({
     Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0, { message: "price_per_head must not be negative" })),
     "price_per_head must be a number",
   ),
-  event_type: optionalField(Schema.Literals(EVENT_TYPES), `event_type must be one of ${EVENT_TYPES.join(", ")}`),
+  event_type: optionalField(
+    Schema.Literals(EVENT_TYPES).annotate({ message: EVENT_TYPE_MESSAGE }),
+    EVENT_TYPE_MESSAGE,
+  ),
 });
 export type EventCreate = typeof EventCreate.Type;
 
