@@ -1,11 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createOpsServer } from "@platter/ops";
 import { migrate, openOrm, repositoriesLayer, startLocalPostgres } from "@platter/persistence";
 import { ManagedRuntime } from "effect";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
 import type { ApiConfig } from "./config.ts";
-import { createOpsServer } from "./ops-server.ts";
 
 /** A running API: its two ports and a graceful stop. */
 export interface RunningApi {
@@ -36,7 +36,7 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
   const runtime = ManagedRuntime.make(repositoriesLayer(orm));
   const api = createServer(createApiApp(runtime, logger).callback());
   api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
-  const ops = createOpsServer(() => orm.em.getConnection().execute("select 1").then(() => true));
+  const ops = createOpsServer({ isReady: () => orm.em.getConnection().execute("select 1").then(() => true) });
   const port = await listen(api, config.port, config.host);
   const opsPort = await listen(ops, config.opsPort, config.host);
   logger.info({ port, opsPort }, "api listening");

@@ -17,3 +17,5 @@ export * from "./resources/proposal.ts";
 export * from "./resources/recipe.ts";
 export * from "./transitions.ts";
 export * from "./webhook-delivery.ts";
+export * from "./webhook-store.port.ts";
+export * from "./settings.ts";

@@ -18,7 +18,7 @@ export const openOrm = (url: string, options: OpenOptions = {}): Promise<Orm> =>
     entities: allEntities,
     clientUrl: url,
     extensions: [Migrator],
-    migrations: { migrationsList, silent: true, transactional: true, allOrNothing: true },
+    migrations: { migrationsList, silent: true, transactional: true, allOrNothing: true, snapshot: false },
     pool: { min: 0, max: options.poolSize ?? 10 },
     // Timestamps are read as UTC strings in SQL; keep the driver from shifting anything.
     forceUtcTimezone: true,

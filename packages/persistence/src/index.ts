@@ -3,4 +3,8 @@ export * from "./entities/index.ts";
 export * from "./local-postgres.ts";
 export * from "./operator.ts";
 export * from "./repositories/index.ts";
+export * from "./webhooks/index.ts";
+export * from "./business-events.ts";
 export { migrationsList } from "./migrations/index.ts";
+export * from "./seed/bulk.ts";
+export * from "./seed/demo.ts";

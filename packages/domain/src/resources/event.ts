@@ -2,6 +2,7 @@ import { Schema } from "effect";
 import { CalendarDate, optionalField, requiredText } from "../input.ts";
 import { CursorId, CursorTimestamp } from "../cursor-keys.ts";
 import type { Listing } from "../pagination.ts";
+import { ClientCreate } from "./client.ts";
 
 /** Event: a catered occasion with its dishes. */
 
@@ -72,3 +73,13 @@ export const eventListing: Listing<Event, readonly [string, number]> = {
   cursorKey: Schema.Tuple([CursorTimestamp, CursorId]),
   keyOf: (event) => [event.created_at, event.id],
 };
+
+/** A new online catering request: who asked, and what they know so far. Becomes an event in `inquiry`. */
+export const InquiryReceive = Schema.Struct({
+  name: requiredText("name", 200),
+  email: ClientCreate.fields.email,
+  phone: ClientCreate.fields.phone,
+  event_date: EventCreate.fields.event_date,
+  guests: EventCreate.fields.guests,
+});
+export type InquiryReceive = typeof InquiryReceive.Type;

@@ -10,7 +10,7 @@ import { recordOutboxEvent } from "./outbox.ts";
 
 /** Events: keyset list newest first, detail with dishes, creation with its `event.created` event. */
 
-interface EventRow {
+export interface EventRow {
   id: string;
   name: string;
   event_date: string | null;
@@ -28,7 +28,7 @@ interface EventDetailRow extends EventRow {
 
 const COLUMNS = `e.id, e.name, e.event_date::text as event_date, e.guests, e.price_per_head_minor, e.event_type,
   e.status, e.client_id, ${isoTimestamp("e.created_at")} as created_at`;
-const SELECT = `select ${COLUMNS} from events e where e.organization_id = ?`;
+export const EVENT_SELECT = `select ${COLUMNS} from events e where e.organization_id = ?`;
 const SELECT_DETAIL = `select ${COLUMNS},
     coalesce((select json_agg(json_build_object('id', d.id, 'recipe_id', d.recipe_id, 'recipe_name', r.name,
         'course', d.course, 'servings', d.servings) order by d.position, d.id)
@@ -73,7 +73,7 @@ const insertEvent = (orm: Orm, scope: OrgScope, input: EventCreate, priceMinor: 
           status: "inquiry",
         }),
       );
-      const [row] = await em.execute<EventRow[]>(`${SELECT} and e.id = ?`, [scope.organizationId, id]);
+      const [row] = await em.execute<EventRow[]>(`${EVENT_SELECT} and e.id = ?`, [scope.organizationId, id]);
       await recordOutboxEvent(em, scope, { type: "event.created", data: toEvent(row!, scope.currency) });
       return { id };
     }),
@@ -84,7 +84,7 @@ export const makeEventRepository = (orm: Orm): EventRepository["Service"] => ({
     readKeysetPage(
       scopedSql(orm, scope),
       eventListing,
-      { select: SELECT, keyColumns: ["e.created_at", "e.id"], keyCasts: ["timestamptz", "bigint"] },
+      { select: EVENT_SELECT, keyColumns: ["e.created_at", "e.id"], keyCasts: ["timestamptz", "bigint"] },
       page,
       (row: EventRow) => toEvent(row, scope.currency),
     ),

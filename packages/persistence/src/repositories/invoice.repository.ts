@@ -16,7 +16,7 @@ interface LineRow {
   tax_rate_basis_points: number;
 }
 
-interface InvoiceRow {
+export interface InvoiceRow {
   id: string;
   number: string;
   status: Invoice["status"];
@@ -31,7 +31,7 @@ interface InvoiceRow {
 }
 
 // Lines come with each invoice (one round trip); totals are computed in the domain, never in SQL floats.
-const SELECT = `select i.id, i.number, i.status, i.currency, i.client_id, i.event_id, i.issue_date::text as issue_date,
+export const INVOICE_SELECT = `select i.id, i.number, i.status, i.currency, i.client_id, i.event_id, i.issue_date::text as issue_date,
     i.due_date::text as due_date, i.amount_paid_minor, ${isoTimestamp("i.created_at")} as created_at,
     coalesce((select json_agg(json_build_object('id', l.id, 'description', l.description,
         'quantity_milli', l.quantity_milli, 'unit_price_minor', l.unit_price_minor,
@@ -45,7 +45,7 @@ const amounts = (line: LineRow): LineItemAmounts => ({
   taxRateBasisPoints: line.tax_rate_basis_points,
 });
 
-const toInvoice = (row: InvoiceRow): Invoice => {
+export const toInvoice = (row: InvoiceRow): Invoice => {
   const totals = invoiceTotals(row.lines.map(amounts), Number(row.amount_paid_minor));
   const money = (minor: number) => fromMinorUnits(minor, row.currency);
   return {
@@ -81,12 +81,12 @@ export const makeInvoiceRepository = (orm: Orm): InvoiceRepository["Service"] =>
     readKeysetPage(
       scopedSql(orm, scope),
       invoiceListing,
-      { select: SELECT, keyColumns: ["i.created_at", "i.id"], keyCasts: ["timestamptz", "bigint"] },
+      { select: INVOICE_SELECT, keyColumns: ["i.created_at", "i.id"], keyCasts: ["timestamptz", "bigint"] },
       page,
       toInvoice,
     ),
   get: (scope, id) =>
-    Effect.flatMap(scopedSql(orm, scope).rows<InvoiceRow>(`${SELECT} and i.id = ?`, [id]), ([row]) =>
+    Effect.flatMap(scopedSql(orm, scope).rows<InvoiceRow>(`${INVOICE_SELECT} and i.id = ?`, [id]), ([row]) =>
       row === undefined ? Effect.fail(new NotFound()) : Effect.succeed({ ...toInvoice(row), line_items: toLineItems(row) }),
     ),
 });

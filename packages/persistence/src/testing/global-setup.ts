@@ -1,11 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { startTestPostgres } from "./test-postgres.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    pgAdminUrl: string;
-  }
-}
+import "./provided-context.ts";
 
 /** Vitest global setup: one PostgreSQL server per test run; test files make their own databases on it. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

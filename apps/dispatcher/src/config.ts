@@ -1,0 +1,53 @@
+import {
+  ConfigError, type DatabaseSettings, DEFAULT_RETRY_SCHEDULE_MS, type Environment, LOG_LEVELS, type LogLevel,
+  parseRetrySchedule, readBoolean, readChoice, readDatabaseSettings, readDuration, readInteger,
+} from "@platter/domain";
+import type { DispatcherSettings } from "@platter/webhooks";
+
+export { ConfigError };
+
+/** Dispatcher configuration: parsed and validated once at start into a typed object. */
+export interface DispatcherConfig extends DatabaseSettings, DispatcherSettings {
+  /** Operations port: `/healthz`, `/readyz`, `/metrics`. */
+  readonly opsPort: number;
+  readonly host: string;
+  readonly logLevel: LogLevel;
+  readonly poolSize: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const retrySchedule = (env: Environment): ReadonlyArray<number> => {
+  const raw = env["WEBHOOK_RETRY_SCHEDULE"]?.trim();
+  if (!raw) return DEFAULT_RETRY_SCHEDULE_MS;
+  const schedule = parseRetrySchedule(raw);
+  if (schedule === undefined) throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be durations like 0s,5s,5m, got "${raw}"`);
+  return schedule;
+};
+
+const signatureHeader = (env: Environment): string => {
+  const raw = env["WEBHOOK_SIGNATURE_HEADER"]?.trim() || "x-platter-signature";
+  if (!/^[A-Za-z0-9-]+$/.test(raw)) throw new ConfigError("WEBHOOK_SIGNATURE_HEADER must be a header name");
+  return raw.toLowerCase();
+};
+
+/** Reads the dispatcher's environment variables; throws `ConfigError` naming the first bad one. */
+export const loadDispatcherConfig = (env: Environment = process.env): DispatcherConfig => {
+  const timeoutMs = readDuration(env, "WEBHOOK_TIMEOUT", 15_000);
+  return {
+    ...readDatabaseSettings(env),
+    opsPort: readInteger(env, "DISPATCHER_OPS_PORT", 9465, 0, 65535),
+    host: env["HOST"] || "0.0.0.0",
+    logLevel: readChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+    poolSize: readInteger(env, "DATABASE_POOL_SIZE", 10, 1, 200),
+    concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 64, 1, 10_000),
+    retryScheduleMs: retrySchedule(env),
+    timeoutMs,
+    // Longer than an attempt can take, so a live attempt is never claimed twice.
+    leaseMs: readDuration(env, "WEBHOOK_LEASE", timeoutMs + 30_000),
+    failureWindowMs: readDuration(env, "WEBHOOK_FAILURE_WINDOW", 5 * DAY_MS),
+    pollIntervalMs: readDuration(env, "DISPATCHER_POLL_INTERVAL", 1000),
+    signatureHeader: signatureHeader(env),
+    allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+  };
+};

@@ -1,0 +1,3 @@
+export * from "./config.ts";
+export * from "./dispatcher-process.ts";
+export * from "./metrics.ts";

@@ -1,0 +1,44 @@
+import type { WebhookStore } from "@platter/domain";
+import type { DispatcherObserver } from "@platter/webhooks";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** Prometheus metrics of one dispatcher process. */
+export const createDispatcherMetrics = (store: WebhookStore): { registry: Registry; observer: DispatcherObserver } => {
+  const registry = new Registry();
+  const attempts = new Counter({
+    name: "platter_webhook_attempts_total",
+    help: "Delivery attempts made, by outcome (succeeded, failed, gone).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "platter_webhook_attempt_duration_seconds",
+    help: "Time from sending a delivery to its response or failure.",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+    registers: [registry],
+  });
+  const loopErrors = new Counter({
+    name: "platter_dispatcher_loop_errors_total",
+    help: "Errors of the dispatcher loop (database unavailable and the like).",
+    registers: [registry],
+  });
+  new Gauge({
+    name: "platter_webhook_queue_depth",
+    help: "Deliveries pending (due now or waiting for a retry).",
+    registers: [registry],
+    async collect() {
+      this.set(await store.queueDepth());
+    },
+  });
+  for (const outcome of ["succeeded", "failed", "gone"]) attempts.inc({ outcome }, 0);
+  return {
+    registry,
+    observer: {
+      attempted: (outcome, durationMs) => {
+        attempts.inc({ outcome });
+        duration.observe(durationMs / 1000);
+      },
+      failedLoop: () => loopErrors.inc(),
+    },
+  };
+};

@@ -1,0 +1,78 @@
+import { parseDuration } from "./webhook-delivery.ts";
+
+/**
+ * Settings: reading environment values into typed configuration. Pure functions of the
+ * environment record, so each process parses its configuration once, at start, and a bad value
+ * stops it with a message naming the variable.
+ */
+
+/** A configuration problem, reported before anything starts. */
+export class ConfigError extends Error {}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+const present = (env: Environment, name: string): string | undefined => {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === "" ? undefined : raw.trim();
+};
+
+/** An integer in [min, max], or `fallback` when unset. */
+export const readInteger = (env: Environment, name: string, fallback: number, min: number, max: number): number => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+};
+
+/** One of `allowed`, or `fallback` when unset. */
+export const readChoice = <T extends string>(env: Environment, name: string, allowed: readonly T[], fallback: T): T => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}`);
+  return raw as T;
+};
+
+/** `true`/`false` (also 1/0, yes/no), or `fallback` when unset. */
+export const readBoolean = (env: Environment, name: string, fallback: boolean): boolean => {
+  const raw = present(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (["true", "1", "yes"].includes(raw)) return true;
+  if (["false", "0", "no"].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+
+/** A duration such as `15s`, `500ms`, `5d`, or `fallback` (ms) when unset. */
+export const readDuration = (env: Environment, name: string, fallbackMs: number): number => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallbackMs;
+  const ms = parseDuration(raw);
+  if (ms === undefined) throw new ConfigError(`${name} must be a duration such as 500ms, 15s, 5m, 2h or 5d, got "${raw}"`);
+  return ms;
+};
+
+/** A PostgreSQL URL, or `undefined` when unset (the embedded local server is used then). */
+export const readDatabaseUrl = (env: Environment, name = "DATABASE_URL"): string | undefined => {
+  const raw = present(env, name);
+  if (raw !== undefined && !/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError(`${name} must be a postgres:// URL`);
+  return raw;
+};
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where the database is: a URL, or the embedded server's data directory and port. */
+export interface DatabaseSettings {
+  readonly databaseUrl: string | undefined;
+  /** Relative to the working directory; resolved by whoever starts the embedded server. */
+  readonly dataDir: string;
+  readonly localPostgresPort: number;
+}
+
+export const readDatabaseSettings = (env: Environment): DatabaseSettings => ({
+  databaseUrl: readDatabaseUrl(env),
+  dataDir: present(env, "PLATTER_DATA_DIR") ?? ".data",
+  localPostgresPort: readInteger(env, "PLATTER_LOCAL_PG_PORT", 54329, 1, 65535),
+});

@@ -1,0 +1,205 @@
+import { type AttemptRecord, type DueDelivery, type OutboxRecord, subscribes, type WebhookStore } from "@platter/domain";
+import type { Orm } from "../database.ts";
+import { isoTimestamp } from "../scoped-sql.ts";
+
+/**
+ * The dispatcher's storage: outbox fan-out, leased claims with FOR UPDATE SKIP LOCKED (so any
+ * number of dispatchers share the work without running the same attempt twice), and batched
+ * result writes (one transaction for many attempts keeps throughput high).
+ */
+
+interface OutboxRow {
+  id: string;
+  organization_id: string;
+  envelope_id: string;
+  type: string;
+  created_at: string;
+  payload: unknown;
+}
+
+interface EndpointRow {
+  id: string;
+  organization_id: string;
+  event_types: string[];
+}
+
+interface DueRow {
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  url: string;
+  secret: string;
+  envelope_id: string;
+  body: string;
+  attempts: number;
+  lease_token: string;
+}
+
+/** Postgres array literal of integers, passed as one bound string. */
+export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
+
+const fanOut = (orm: Orm) => (limit: number, bodyOf: (record: OutboxRecord) => string | undefined) =>
+  orm.em.fork().transactional(async (em) => {
+    const events = await em.execute<OutboxRow[]>(
+      `select o.id, o.organization_id, o.envelope_id, o.type, ${isoTimestamp("o.created_at")} as created_at, o.payload
+       from outbox_events o where o.fanned_out_at is null order by o.id limit ? for update skip locked`,
+      [limit],
+    );
+    if (events.length === 0) return 0;
+    const organizations = [...new Set(events.map((e) => e.organization_id))];
+    const endpoints = await em.execute<EndpointRow[]>(
+      "select id, organization_id, event_types from webhook_endpoints where enabled and organization_id = any(?::bigint[])",
+      [bigintArray(organizations)],
+    );
+    const deliveries = events.flatMap((event) => {
+      const body = bodyOf({ envelopeId: event.envelope_id, type: event.type, createdAt: event.created_at, payload: event.payload });
+      if (body === undefined) return []; // an unreadable payload version: nothing sensible to send
+      return endpoints
+        .filter((ep) => ep.organization_id === event.organization_id && subscribes(ep.event_types, event.type))
+        .map((ep) => ({
+          organization_id: event.organization_id,
+          endpoint_id: ep.id,
+          outbox_event_id: event.id,
+          envelope_id: event.envelope_id,
+          event_type: event.type,
+          body,
+        }));
+    });
+    if (deliveries.length > 0) {
+      await em.execute(
+        `insert into webhook_deliveries (organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body)
+         select organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body
+         from jsonb_to_recordset(?::jsonb) as d(organization_id bigint, endpoint_id bigint, outbox_event_id bigint,
+           envelope_id text, event_type text, body text)
+         on conflict (endpoint_id, outbox_event_id) do nothing`,
+        [JSON.stringify(deliveries)],
+      );
+    }
+    await em.execute("update outbox_events set fanned_out_at = now() where id = any(?::bigint[])", [
+      bigintArray(events.map((e) => e.id)),
+    ]);
+    return events.length;
+  });
+
+const claimDue = (orm: Orm) => async (limit: number, leaseMs: number): Promise<DueDelivery[]> => {
+  const rows = await orm.em.getConnection().execute<DueRow[]>(
+    `with due as (
+       select d.id from webhook_deliveries d
+       join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
+       where d.status = 'pending' and d.next_attempt_at <= now()
+         and (d.lease_expires_at is null or d.lease_expires_at < now())
+       order by d.next_attempt_at, d.id
+       limit ? for update of d skip locked
+     )
+     update webhook_deliveries d
+       set lease_token = gen_random_uuid(), lease_expires_at = now() + (? * interval '1 millisecond'),
+           attempts = d.attempts + 1
+     from due, webhook_endpoints e
+     where d.id = due.id and e.id = d.endpoint_id
+     returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret, d.envelope_id, d.body, d.attempts, d.lease_token`,
+    [limit, leaseMs],
+  );
+  return rows.map((row) => ({
+    id: Number(row.id),
+    organizationId: Number(row.organization_id),
+    endpointId: Number(row.endpoint_id),
+    url: row.url,
+    secret: row.secret,
+    envelopeId: row.envelope_id,
+    body: row.body,
+    attempt: row.attempts,
+    leaseToken: row.lease_token,
+  }));
+};
+
+const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
+  started_at timestamptz, duration_ms int, status_code int, error text, response_body text, outcome text,
+  retry_delay_ms bigint)`;
+
+const toResultRow = (r: AttemptRecord) => ({
+  delivery_id: r.delivery.id,
+  organization_id: r.delivery.organizationId,
+  endpoint_id: r.delivery.endpointId,
+  lease_token: r.delivery.leaseToken,
+  attempt: r.delivery.attempt,
+  started_at: r.startedAt.toISOString(),
+  duration_ms: Math.round(r.durationMs),
+  status_code: r.statusCode ?? null,
+  error: r.error ?? null,
+  response_body: r.responseBody ?? null,
+  outcome: r.outcome,
+  retry_delay_ms: r.outcome === "failed" ? (r.retryDelayMs ?? null) : null,
+});
+
+const recordAttempts = (orm: Orm) => async (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => {
+  if (records.length === 0) return;
+  const json = JSON.stringify(records.map(toResultRow));
+  const recordset = `jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}`;
+  await orm.em.fork().transactional(async (em) => {
+    await em.execute(
+      `insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
+         response_body, next_attempt_at)
+       select organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body,
+         case when retry_delay_ms is not null then now() + retry_delay_ms * interval '1 millisecond' end
+       from ${recordset}`,
+      [json],
+    );
+    // Only the current lease holder may move the delivery on.
+    await em.execute(
+      `update webhook_deliveries d set
+         status = case when r.outcome = 'succeeded' then 'succeeded'
+                       when r.retry_delay_ms is null then 'failed' else 'pending' end,
+         next_attempt_at = case when r.retry_delay_ms is not null
+                                then now() + r.retry_delay_ms * interval '1 millisecond' else d.next_attempt_at end,
+         completed_at = case when r.outcome = 'succeeded' or r.retry_delay_ms is null then now() end,
+         lease_token = null, lease_expires_at = null
+       from ${recordset}
+       where d.id = r.delivery_id and d.lease_token = r.lease_token`,
+      [json],
+    );
+    // 410 disables at once; otherwise an endpoint is disabled once it has failed for the whole window.
+    await em.execute(
+      `with s as (
+         select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone
+         from ${recordset} group by endpoint_id
+       ), next as (
+         select e.id, s.gone,
+           case when s.any_success then null else coalesce(e.failing_since, now()) end as failing_since
+         from webhook_endpoints e join s on s.endpoint_id = e.id
+       )
+       update webhook_endpoints e set
+         failing_since = next.failing_since,
+         enabled = e.enabled and not next.gone
+           and not coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false),
+         disabled_reason = case
+           when next.gone then 'endpoint answered 410 Gone'
+           when coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false)
+             then 'every delivery failed for the whole failure window'
+           else e.disabled_reason end
+       from next where e.id = next.id`,
+      [json, failureWindowMs, failureWindowMs],
+    );
+  });
+};
+
+export const makeWebhookStore = (orm: Orm): WebhookStore => ({
+  fanOut: fanOut(orm),
+  claimDue: claimDue(orm),
+  recordAttempts: recordAttempts(orm),
+  queueDepth: async () => {
+    const [row] = await orm.em.getConnection().execute<{ n: string }[]>(
+      "select count(*) as n from webhook_deliveries where status = 'pending'",
+    );
+    return Number(row?.n ?? 0);
+  },
+  nextDueInMs: async () => {
+    // A leased delivery is not due before its lease runs out.
+    const [row] = await orm.em.getConnection().execute<{ ms: number | null }[]>(
+      `select extract(epoch from (min(greatest(d.next_attempt_at, coalesce(d.lease_expires_at, d.next_attempt_at)))
+         - now())) * 1000 as ms
+       from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
+       where d.status = 'pending'`,
+    );
+    return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
+  },
+});

@@ -1,0 +1,42 @@
+import type { AttemptRecord, WebhookStore } from "@platter/domain";
+
+/**
+ * Buffers attempt results and writes them in batches: one transaction per batch instead of one
+ * per attempt. A result lost in a crash only means the delivery is retried once its lease runs out.
+ */
+export class AttemptWriter {
+  private buffer: AttemptRecord[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly store: WebhookStore;
+  private readonly failureWindowMs: number;
+  private readonly onError: (error: unknown) => void;
+  private readonly onWritten: () => void;
+
+  constructor(store: WebhookStore, failureWindowMs: number, onError: (error: unknown) => void, onWritten: () => void) {
+    this.store = store;
+    this.failureWindowMs = failureWindowMs;
+    this.onError = onError;
+    this.onWritten = onWritten;
+  }
+
+  /** Queues a result; writes at 200 results or after 5 ms, whichever comes first. */
+  add(record: AttemptRecord): void {
+    this.buffer.push(record);
+    if (this.buffer.length >= 200) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), 5);
+  }
+
+  /** Writes everything queued so far; batches are written one after another, never concurrently. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer;
+    this.buffer = [];
+    if (batch.length === 0) return this.flushing;
+    this.flushing = this.flushing
+      .then(() => this.store.recordAttempts(batch, this.failureWindowMs))
+      .then(this.onWritten, this.onError);
+    return this.flushing;
+  }
+}

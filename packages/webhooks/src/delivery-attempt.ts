@@ -1,0 +1,85 @@
+import { isIP } from "node:net";
+import { type AttemptOutcome, type DueDelivery, outcomeOf, signPayload } from "@platter/domain";
+import { Agent, request } from "undici";
+import { guardedLookup, isForbiddenAddress } from "./ssrf-guard.ts";
+
+/** One signed POST of a delivery's exact bytes, and what came of it. */
+
+export interface AttemptSettings {
+  /** Header carrying the hex HMAC-SHA256 of the body. */
+  readonly signatureHeader: string;
+  readonly timeoutMs: number;
+  readonly allowPrivateNetworks: boolean;
+}
+
+export interface AttemptResult {
+  readonly startedAt: Date;
+  readonly durationMs: number;
+  readonly statusCode: number | undefined;
+  readonly error: string | undefined;
+  readonly responseBody: string | undefined;
+  readonly outcome: AttemptOutcome;
+}
+
+const RESPONSE_BODY_BYTES = 1024;
+
+/** A keep-alive connection pool shared by every attempt; with the guard, sockets refuse internal addresses. */
+export const createDeliveryAgent = (settings: AttemptSettings): Agent =>
+  new Agent({
+    keepAliveTimeout: 30_000,
+    connections: 64,
+    connect: settings.allowPrivateNetworks ? { timeout: settings.timeoutMs } : { timeout: settings.timeoutMs, lookup: guardedLookup },
+  });
+
+const readPrefix = async (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<string> => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= RESPONSE_BODY_BYTES) break;
+  }
+  body.destroy();
+  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_BYTES).toString("utf8");
+};
+
+const describeError = (error: unknown): string => {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.cause?.code ?? e.code;
+  const message = e.cause?.message ?? e.message ?? String(error);
+  return code ? `${code}: ${message}` : message;
+};
+
+/** Sends one attempt. Never throws: every failure (refused, timeout, TLS, SSRF) is a result. */
+export const attemptDelivery = async (agent: Agent, delivery: DueDelivery, settings: AttemptSettings): Promise<AttemptResult> => {
+  const startedAt = new Date();
+  const began = performance.now();
+  const finish = (statusCode: number | undefined, error: string | undefined, responseBody: string | undefined): AttemptResult => ({
+    startedAt, durationMs: performance.now() - began, statusCode, error, responseBody, outcome: outcomeOf(statusCode),
+  });
+  try {
+    const host = new URL(delivery.url).hostname.replace(/^\[|\]$/g, "");
+    // Literal IPs never go through DNS lookup, so the socket-level guard would not see them.
+    if (!settings.allowPrivateNetworks && isIP(host) && isForbiddenAddress(host)) {
+      return finish(undefined, `ESSRF: refused: ${host} is an internal address`, undefined);
+    }
+    const response = await request(delivery.url, {
+      method: "POST",
+      dispatcher: agent,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "Platter-Webhooks/1.0",
+        "webhook-id": delivery.envelopeId,
+        [settings.signatureHeader]: signPayload(delivery.secret, delivery.body),
+      },
+      body: delivery.body,
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      signal: AbortSignal.timeout(settings.timeoutMs),
+    });
+    const responseBody = await readPrefix(response.body).catch(() => undefined);
+    return finish(response.statusCode, undefined, responseBody);
+  } catch (error) {
+    return finish(undefined, describeError(error), undefined);
+  }
+};

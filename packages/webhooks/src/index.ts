@@ -1,0 +1,4 @@
+export * from "./attempt-writer.ts";
+export * from "./delivery-attempt.ts";
+export * from "./ssrf-guard.ts";
+export * from "./webhook-dispatcher.ts";

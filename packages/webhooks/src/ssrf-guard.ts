@@ -1,0 +1,70 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { BlockList, isIP } from "node:net";
+
+/**
+ * SSRF guard: webhook URLs are chosen by customers, so by default we refuse to connect to
+ * loopback, private, link-local, unique-local, CGNAT and cloud-metadata addresses. The check runs
+ * on the address actually connected to (DNS rebinding-safe), and again at registration.
+ */
+
+const forbidden = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+  ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) {
+  forbidden.addSubnet(network, prefix, "ipv4");
+}
+for (const [network, prefix] of [
+  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96], ["::ffff:0:0", 96],
+] as const) {
+  forbidden.addSubnet(network, prefix, "ipv6");
+}
+
+/** Whether connecting to `address` could reach something internal rather than the public internet. */
+export const isForbiddenAddress = (address: string): boolean => {
+  const family = isIP(address);
+  if (family === 4) return forbidden.check(address, "ipv4");
+  if (family === 6) {
+    // An IPv4-mapped IPv6 address is judged by its IPv4 part.
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    return mapped ? forbidden.check(mapped[1]!, "ipv4") : forbidden.check(address, "ipv6");
+  }
+  return true;
+};
+
+/** Why a URL may not receive webhooks, or `undefined` when it may. */
+export const refusedUrlReason = async (url: string, allowPrivateNetworks: boolean): Promise<string | undefined> => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "url must be an absolute http(s) URL";
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "url must use http or https";
+  if (allowPrivateNetworks) return undefined;
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  const addresses = isIP(host) ? [host] : await resolveAll(host);
+  if (addresses === undefined) return `could not resolve ${host}`;
+  const internal = addresses.find(isForbiddenAddress);
+  return internal === undefined ? undefined : `${host} resolves to ${internal}, a private or internal address`;
+};
+
+const resolveAll = (host: string): Promise<string[] | undefined> =>
+  new Promise((done) => dnsLookup(host, { all: true }, (error, found) => done(error ? undefined : found.map((a) => a.address))));
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A `lookup` for sockets that refuses forbidden addresses, whichever form (single or all) is asked for. */
+export const guardedLookup = (hostname: string, options: object, callback: LookupCallback): void => {
+  dnsLookup(hostname, { ...options, all: true }, (error, found) => {
+    if (error) return callback(error, []);
+    const internal = found.find((a) => isForbiddenAddress(a.address));
+    if (internal) {
+      const refused: NodeJS.ErrnoException = new Error(`refused: ${hostname} resolves to internal address ${internal.address}`);
+      refused.code = "ESSRF";
+      return callback(refused, []);
+    }
+    if ((options as { all?: boolean }).all) return callback(null, found);
+    callback(null, found[0]!.address, found[0]!.family);
+  });
+};

@@ -1,0 +1,139 @@
+import { type AttemptOutcome, type DueDelivery, envelopeBody, nextRetryDelay, type WebhookStore } from "@platter/domain";
+import type { Agent } from "undici";
+import { AttemptWriter } from "./attempt-writer.ts";
+import { type AttemptSettings, attemptDelivery, createDeliveryAgent } from "./delivery-attempt.ts";
+
+/** The dispatcher loop: fan out the outbox, claim due deliveries, attempt them with bounded concurrency. */
+
+export interface DispatcherSettings extends AttemptSettings {
+  /** Attempts in flight at once. */
+  readonly concurrency: number;
+  /** Delays per try: the first before the first try, then one per retry. */
+  readonly retryScheduleMs: ReadonlyArray<number>;
+  /** How long a claim is ours; longer than the timeout, so a live attempt is never taken over. */
+  readonly leaseMs: number;
+  /** An endpoint failing for this long is disabled. */
+  readonly failureWindowMs: number;
+  /** Longest sleep when nothing happens (LISTEN/NOTIFY usually wakes us sooner). */
+  readonly pollIntervalMs: number;
+}
+
+/** Observations for metrics and logs. */
+export interface DispatcherObserver {
+  readonly attempted?: (outcome: AttemptOutcome, durationMs: number, delivery: DueDelivery) => void;
+  readonly failedLoop?: (error: unknown) => void;
+}
+
+const FAN_OUT_BATCH = 500;
+
+export class WebhookDispatcher {
+  private readonly store: WebhookStore;
+  private readonly settings: DispatcherSettings;
+  private readonly observer: DispatcherObserver;
+  private readonly agent: Agent;
+  private readonly writer: AttemptWriter;
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopping = false;
+  private wakeUp: (() => void) | undefined;
+  /** A wake that arrived while the loop was busy: the next sleep returns at once. */
+  private woken = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(store: WebhookStore, settings: DispatcherSettings, observer: DispatcherObserver = {}) {
+    this.store = store;
+    this.settings = settings;
+    this.observer = observer;
+    this.agent = createDeliveryAgent(settings);
+    // Once results are written, retries due at once can be claimed: wake the loop.
+    this.writer = new AttemptWriter(store, settings.failureWindowMs, (e) => observer.failedLoop?.(e), () => this.wake());
+  }
+
+  /** Starts the loop in the background. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Wakes the loop now (a NOTIFY arrived, or a slot freed). */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Claims nothing more, lets in-flight attempts finish, writes their results. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    await Promise.all(this.inFlight);
+    await this.writer.flush();
+    await this.agent.close();
+  }
+
+  /** Attempts currently running. */
+  get activeAttempts(): number {
+    return this.inFlight.size;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const worked = await this.tick();
+        if (!worked) await this.sleep(await this.idleDelay());
+      } catch (error) {
+        this.observer.failedLoop?.(error);
+        await this.sleep(1000);
+      }
+    }
+  }
+
+  /** One round: fan out, then fill free slots. Returns whether there may be more to do at once. */
+  private async tick(): Promise<boolean> {
+    const fannedOut = await this.store.fanOut(FAN_OUT_BATCH, envelopeBody);
+    const free = this.settings.concurrency - this.inFlight.size;
+    if (free <= 0) {
+      await Promise.race(this.inFlight);
+      return true;
+    }
+    const claimed = await this.store.claimDue(free, this.settings.leaseMs);
+    for (const delivery of claimed) this.launch(delivery);
+    return fannedOut === FAN_OUT_BATCH || claimed.length === free;
+  }
+
+  private launch(delivery: DueDelivery): void {
+    const running = attemptDelivery(this.agent, delivery, this.settings).then((result) => {
+      this.observer.attempted?.(result.outcome, result.durationMs, delivery);
+      this.writer.add({
+        delivery,
+        ...result,
+        retryDelayMs: result.outcome === "failed" ? nextRetryDelay(this.settings.retryScheduleMs, delivery.attempt) : undefined,
+      });
+    });
+    const tracked = running.finally(() => {
+      this.inFlight.delete(tracked);
+      this.wake();
+    });
+    this.inFlight.add(tracked);
+  }
+
+  private async idleDelay(): Promise<number> {
+    const due = await this.store.nextDueInMs();
+    return Math.min(this.settings.pollIntervalMs, due ?? Number.POSITIVE_INFINITY);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((done) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.woken = false;
+        this.wakeUp = undefined;
+        done();
+      };
+      const timer = setTimeout(finish, ms);
+      this.wakeUp = finish;
+    });
+  }
+}
