@@ -34,7 +34,13 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
   const orm = await openOrm(config.databaseUrl ?? local!.url, { poolSize: config.poolSize });
   await migrate(orm);
   const runtime = ManagedRuntime.make(repositoriesLayer(orm));
-  const api = createServer(createApiApp(runtime, logger).callback());
+  const handle = createApiApp(runtime, logger).callback();
+  let draining = false;
+  // While draining, tell keep-alive clients to go: their connection closes after this response.
+  const api = createServer((req, res) => {
+    if (draining) res.setHeader("connection", "close");
+    return handle(req, res);
+  });
   api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
   const ops = createOpsServer({ isReady: () => orm.em.getConnection().execute("select 1").then(() => true) });
   const port = await listen(api, config.port, config.host);
@@ -44,6 +50,7 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
     port,
     opsPort,
     stop: async () => {
+      draining = true;
       await closeGracefully(api, config.shutdownGraceMs);
       await new Promise((done) => ops.close(done));
       await runtime.dispose();

@@ -27,7 +27,7 @@ export const decodeInput = <A>(schema: Schema.Codec<A, unknown>, body: unknown):
 };
 
 /** PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database. */
-const noNul = (field: string) =>
+export const noNul = (field: string) =>
   Schema.makeFilter((s: string) => !s.includes("\u0000"), { message: `${field} must not contain NUL characters` });
 
 /** A required text field: a string with at least one non-blank character, at most `max` long. */

@@ -9,7 +9,7 @@ const move = <S extends string>(allowed: Readonly<Partial<Record<S, readonly S[]
   (from: S, to: S): Result.Result<S, InvalidTransition> =>
     allowed[from]?.includes(to)
       ? Result.succeed(to)
-      : Result.fail(new InvalidTransition({ message: `cannot mark a ${from} ${what} as ${to}` }));
+      : Result.fail(new InvalidTransition({ message: `cannot move a ${what} from ${from} to ${to}` }));
 
 /** draft → sent → paid; a draft may be paid directly (cash on the day); void and paid are final. */
 export const invoiceTransition = move<InvoiceStatus>({ draft: ["sent", "paid", "void"], sent: ["paid", "void"] }, "invoice");

@@ -64,5 +64,13 @@ export const startLocalPostgres = async (dataDir: string, port: number): Promise
   }
   await server.start();
   if (fresh) await server.createDatabase(DATABASE);
-  return { url, release: () => server.stop() };
+  // A terminal's Ctrl+C reaches the server too, and it stops on its own: then there is nothing to stop.
+  const child = () => (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
+  return {
+    url,
+    release: async () => {
+      const running = child();
+      if (running && running.exitCode === null && running.signalCode === null) await server.stop();
+    },
+  };
 };

@@ -1,6 +1,6 @@
 import { Schema } from "effect";
 import { CursorId, CursorName } from "../cursor-keys.ts";
-import { optionalField, optionalText, requiredText } from "../input.ts";
+import { noNul, optionalField, optionalText, requiredText } from "../input.ts";
 import type { Listing } from "../pagination.ts";
 
 /** Client: a person or company the business caters for. */
@@ -26,6 +26,7 @@ export const ClientCreate = Schema.Struct({
     Schema.String.check(
       Schema.isMaxLength(254, { message: "email must be at most 254 characters" }),
       Schema.isPattern(EMAIL, { message: "email must be an email address" }),
+      noNul("email"),
     ),
     "email must be a string",
   ),

@@ -56,7 +56,9 @@ export const EventCreate = Schema.Struct({
     "guests must be an integer",
   ),
   price_per_head: optionalField(
-    Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0, { message: "price_per_head must not be negative" })),
+    Schema.Finite.annotate({ message: "price_per_head must be a number" }).check(
+      Schema.isGreaterThanOrEqualTo(0, { message: "price_per_head must not be negative" }),
+    ),
     "price_per_head must be a number",
   ),
   event_type: optionalField(

@@ -1,6 +1,6 @@
 import {
   type Event, type EventDetail, EventRepository, eventListing, fromMinorUnits, InvalidInput, NotFound, type OrgScope,
-  toMinorUnits, type EventCreate,
+  toMinorUnits, type EventCreate, currencyExponent,
 } from "@platter/domain";
 import { Effect, Layer } from "effect";
 import type { Orm } from "../database.ts";
@@ -54,7 +54,7 @@ const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<
   if (input.price_per_head === undefined || input.price_per_head === null) return Effect.succeed(null);
   const minor = toMinorUnits(input.price_per_head, currency);
   return minor === undefined
-    ? Effect.fail(new InvalidInput({ message: `price_per_head must be a ${currency} amount (at most its minor-unit precision)` }))
+    ? Effect.fail(new InvalidInput({ message: `price_per_head has more decimal places than ${currency} allows (${currencyExponent(currency)})` }))
     : Effect.succeed(minor);
 };
 

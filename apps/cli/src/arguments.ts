@@ -1,0 +1,35 @@
+import { UsageError } from "./failures.ts";
+
+/** Argument definitions and checks shared by the commands. */
+
+export const jsonFlag = {
+  type: "boolean",
+  description: "Print exactly one JSON object on stdout (messages go to stderr)",
+  default: false,
+} as const;
+
+/** A positive integer argument such as an id, or a usage error naming it. */
+export const positiveInteger = (name: string, raw: string | undefined): number => {
+  const value = Number(raw);
+  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`--${name} must be a positive integer, got "${raw ?? ""}"`);
+  }
+  return value;
+};
+
+/** A count argument (zero allowed), or a usage error naming it. */
+export const count = (name: string, raw: string | undefined): number => {
+  const value = Number(raw);
+  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
+    throw new UsageError(`--${name} must be a non-negative integer, got "${raw ?? ""}"`);
+  }
+  return value;
+};
+
+/** One of a fixed set of words, or a usage error listing them. */
+export const oneOf = <T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T => {
+  if (raw === undefined || !(allowed as readonly string[]).includes(raw)) {
+    throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, got "${raw ?? ""}"`);
+  }
+  return raw as T;
+};

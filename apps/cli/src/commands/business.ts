@@ -1,0 +1,83 @@
+import { decodeInput, InquiryReceive } from "@platter/domain";
+import { approveProposal, payInvoice, receiveInquiry, sendInvoice } from "@platter/persistence";
+import { defineCommand } from "citty";
+import { Result } from "effect";
+import { jsonFlag, positiveInteger } from "../arguments.ts";
+import { loadCliConfig } from "../config.ts";
+import { withDatabase } from "../database-session.ts";
+import { runOperatorAction, UsageError } from "../failures.ts";
+import { report } from "../output.ts";
+
+/**
+ * Business events made from the command line: `invoice send|pay`, `proposal approve`,
+ * `inquiry receive`. Each changes state and records its webhook event in one transaction.
+ */
+
+const idArg = { type: "string", required: true, description: "Record id" } as const;
+
+const invoiceAction = (name: "send" | "pay") =>
+  defineCommand({
+    meta: { name, description: name === "send" ? "Mark a draft invoice sent (invoice.sent)" : "Mark an invoice paid in full (invoice.paid)" },
+    args: { id: idArg, json: jsonFlag },
+    run: async ({ args }) => {
+      const id = positiveInteger("id", args.id);
+      const action = name === "send" ? sendInvoice : payInvoice;
+      const result = await withDatabase(loadCliConfig(), (orm) => runOperatorAction(action(orm, id), `invoice ${id} does not exist`));
+      report(args.json, result, `invoice ${id} is ${result.status}`);
+    },
+  });
+
+export const invoiceCommand = defineCommand({
+  meta: { name: "invoice", description: "Invoice business events" },
+  subCommands: { send: invoiceAction("send"), pay: invoiceAction("pay") },
+});
+
+export const proposalCommand = defineCommand({
+  meta: { name: "proposal", description: "Proposal business events" },
+  subCommands: {
+    approve: defineCommand({
+      meta: { name: "approve", description: "Record a client's approval (proposal.approved)" },
+      args: { id: idArg, json: jsonFlag },
+      run: async ({ args }) => {
+        const id = positiveInteger("id", args.id);
+        const result = await withDatabase(loadCliConfig(), (orm) =>
+          runOperatorAction(approveProposal(orm, id), `proposal ${id} does not exist`),
+        );
+        report(args.json, result, `proposal ${id} is approved`);
+      },
+    }),
+  },
+});
+
+export const inquiryCommand = defineCommand({
+  meta: { name: "inquiry", description: "Online catering requests" },
+  subCommands: {
+    receive: defineCommand({
+      meta: { name: "receive", description: "Record a new online catering request (event.inquiry)" },
+      args: {
+        org: { type: "string", required: true, description: "Organization id" },
+        name: { type: "string", required: true, description: "Who is asking" },
+        email: { type: "string", description: "Their email" },
+        phone: { type: "string", description: "Their phone" },
+        "event-date": { type: "string", description: "Wished date, YYYY-MM-DD" },
+        guests: { type: "string", description: "Number of guests" },
+        json: jsonFlag,
+      },
+      run: async ({ args }) => {
+        const organizationId = positiveInteger("org", args.org);
+        const input = decodeInput(InquiryReceive, {
+          name: args.name,
+          ...(args.email === undefined ? {} : { email: args.email }),
+          ...(args.phone === undefined ? {} : { phone: args.phone }),
+          ...(args["event-date"] === undefined ? {} : { event_date: args["event-date"] }),
+          ...(args.guests === undefined ? {} : { guests: positiveInteger("guests", args.guests) }),
+        });
+        if (Result.isFailure(input)) throw new UsageError(input.failure.message);
+        const result = await withDatabase(loadCliConfig(), (orm) =>
+          runOperatorAction(receiveInquiry(orm, organizationId, input.success), `organization ${organizationId} does not exist`),
+        );
+        report(args.json, result, `inquiry recorded as event ${result.id} (client ${result.client_id})`);
+      },
+    }),
+  },
+});

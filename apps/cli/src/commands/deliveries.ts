@@ -1,0 +1,67 @@
+import { type DeliveryStatus, listDeliveries, retryDelivery, retryFailedDeliveries } from "@platter/persistence";
+import { defineCommand } from "citty";
+import { Effect } from "effect";
+import { jsonFlag, oneOf, positiveInteger } from "../arguments.ts";
+import { loadCliConfig } from "../config.ts";
+import { withDatabase } from "../database-session.ts";
+import { runOperatorAction, UsageError } from "../failures.ts";
+import { report } from "../output.ts";
+
+/** `platter deliveries …`: what was sent where, every attempt, and sending failed ones again. */
+
+const STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed"];
+
+const list = defineCommand({
+  meta: { name: "list", description: "List deliveries (newest first) with their attempts" },
+  args: {
+    org: { type: "string", required: true, description: "Organization id" },
+    status: { type: "string", description: STATUSES.join(" | ") },
+    endpoint: { type: "string", description: "Only this endpoint id" },
+    limit: { type: "string", default: "100", description: "At most this many (1-1000)" },
+    json: jsonFlag,
+  },
+  run: async ({ args }) => {
+    const filter = {
+      organizationId: positiveInteger("org", args.org),
+      ...(args.status === undefined ? {} : { status: oneOf("status", args.status, STATUSES) }),
+      ...(args.endpoint === undefined ? {} : { endpointId: positiveInteger("endpoint", args.endpoint) }),
+      limit: Math.min(positiveInteger("limit", args.limit), 1000),
+    };
+    const deliveries = await withDatabase(loadCliConfig(), (orm) => Effect.runPromise(listDeliveries(orm, filter)));
+    const lines = deliveries.map((d) => {
+      const last = d.attempts[d.attempts.length - 1];
+      const outcome = last ? ` last: ${last.status_code ?? last.error}` : "";
+      return `${d.id}\t${d.status}\t${d.event_type}\t${d.envelope_id}\tendpoint ${d.endpoint_id}\t${d.attempts.length} attempt(s)${outcome}`;
+    });
+    report(args.json, { deliveries }, lines.join("\n") || "no deliveries");
+  },
+});
+
+const retry = defineCommand({
+  meta: { name: "retry", description: "Send a finished delivery again (--id), or every failed one of an endpoint" },
+  args: {
+    id: { type: "string", description: "Delivery id" },
+    "all-failed": { type: "boolean", default: false, description: "Every failed delivery of --endpoint" },
+    endpoint: { type: "string", description: "Endpoint id (with --all-failed)" },
+    json: jsonFlag,
+  },
+  run: async ({ args }) => {
+    const config = loadCliConfig();
+    if (args["all-failed"]) {
+      const endpointId = positiveInteger("endpoint", args.endpoint);
+      const result = await withDatabase(config, (orm) => Effect.runPromise(retryFailedDeliveries(orm, endpointId)));
+      return report(args.json, result, `${result.retried} failed deliveries of endpoint ${endpointId} are due again`);
+    }
+    if (args.id === undefined) throw new UsageError("give --id <delivery>, or --all-failed --endpoint <id>");
+    const id = positiveInteger("id", args.id);
+    const result = await withDatabase(config, (orm) =>
+      runOperatorAction(retryDelivery(orm, id), `delivery ${id} does not exist or is still pending`),
+    );
+    report(args.json, result, `delivery ${id} is due again`);
+  },
+});
+
+export const deliveriesCommand = defineCommand({
+  meta: { name: "deliveries", description: "Inspect and retry webhook deliveries" },
+  subCommands: { list, retry },
+});

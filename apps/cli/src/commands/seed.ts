@@ -1,0 +1,77 @@
+import { type Orm, seedBulk, seedDemo } from "@platter/persistence";
+import { defineCommand } from "citty";
+import { count, jsonFlag, positiveInteger } from "../arguments.ts";
+import { loadCliConfig } from "../config.ts";
+import { findOrganization, withDatabase } from "../database-session.ts";
+import { CommandFailed } from "../failures.ts";
+import { report } from "../output.ts";
+import { progressFor } from "../progress-bar.ts";
+
+/** `platter seed …`: sample data for an existing organization. */
+
+const orgArg = { type: "string", required: true, description: "Organization id" } as const;
+
+const requireOrganization = async (orm: Orm, id: number) => {
+  const organization = await findOrganization(orm, id);
+  if (organization === undefined) throw new CommandFailed(`organization ${id} does not exist`);
+  return organization;
+};
+
+const demo = defineCommand({
+  meta: { name: "demo", description: "Seed a small, realistic catering data set (one transaction)" },
+  args: { org: orgArg, json: jsonFlag },
+  run: async ({ args }) => {
+    const organizationId = positiveInteger("org", args.org);
+    const counts = await withDatabase(loadCliConfig(), async (orm) => {
+      await requireOrganization(orm, organizationId);
+      return seedDemo(orm, organizationId);
+    });
+    report(
+      args.json,
+      counts,
+      `seeded organization ${organizationId} with ${counts.recipes} recipes, ${counts.clients} clients, ` +
+        `${counts.events} events and ${counts.invoices} invoices`,
+    );
+  },
+});
+
+const bulk = defineCommand({
+  meta: { name: "bulk", description: "Seed large volumes of generated data (for load tests)" },
+  args: {
+    org: orgArg,
+    events: { type: "string", default: "10000", description: "Number of events" },
+    clients: { type: "string", default: "1000", description: "Number of clients" },
+    invoices: { type: "string", default: "10000", description: "Number of invoices" },
+    json: jsonFlag,
+  },
+  run: async ({ args }) => {
+    const options = {
+      organizationId: positiveInteger("org", args.org),
+      events: count("events", args.events),
+      clients: count("clients", args.clients),
+      invoices: count("invoices", args.invoices),
+    };
+    const progress = progressFor(args.json);
+    const seconds = await withDatabase(loadCliConfig(), async (orm) => {
+      await requireOrganization(orm, options.organizationId);
+      const started = performance.now();
+      try {
+        await seedBulk(orm, options, progress.update);
+      } finally {
+        progress.stop();
+      }
+      return Math.round((performance.now() - started) / 100) / 10;
+    });
+    const { organizationId, events, clients, invoices } = options;
+    report(
+      args.json,
+      { events, clients, invoices, seconds },
+      `seeded organization ${organizationId} with ${events} events, ${clients} clients and ${invoices} invoices in ${seconds} s`,
+    );
+  },
+});
+
+export const seedCommand = defineCommand({
+  meta: { name: "seed", description: "Seed sample data into an organization" },
+  subCommands: { demo, bulk },
+});

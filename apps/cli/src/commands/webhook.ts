@@ -1,0 +1,87 @@
+import { parseEventTypes, WEBHOOK_EVENT_TYPES } from "@platter/domain";
+import {
+  addWebhookEndpoint, listWebhookEndpoints, rotateWebhookSecret, setWebhookEndpointEnabled,
+} from "@platter/persistence";
+import { refusedUrlReason } from "@platter/webhooks";
+import { defineCommand } from "citty";
+import { Effect, Result } from "effect";
+import { jsonFlag, positiveInteger } from "../arguments.ts";
+import { loadCliConfig } from "../config.ts";
+import { withDatabase } from "../database-session.ts";
+import { runOperatorAction, UsageError } from "../failures.ts";
+import { report } from "../output.ts";
+
+/** `platter webhook …`: endpoints that receive signed deliveries. A signing secret is shown once. */
+
+const idArg = { type: "string", required: true, description: "Endpoint id" } as const;
+
+const add = defineCommand({
+  meta: { name: "add", description: "Register a webhook endpoint (prints its signing secret once)" },
+  args: {
+    org: { type: "string", required: true, description: "Organization id" },
+    url: { type: "string", required: true, description: "http(s) URL that receives POSTs" },
+    events: { type: "string", description: `Comma-separated event types (default: all of ${WEBHOOK_EVENT_TYPES.join(", ")})` },
+    json: jsonFlag,
+  },
+  run: async ({ args }) => {
+    const organizationId = positiveInteger("org", args.org);
+    const types = parseEventTypes(args.events ?? "");
+    if (Result.isFailure(types)) throw new UsageError(types.failure.message);
+    const config = loadCliConfig();
+    const refused = await refusedUrlReason(args.url, config.allowPrivateNetworks);
+    if (refused !== undefined) throw new UsageError(refused);
+    const created = await withDatabase(config, (orm) =>
+      runOperatorAction(addWebhookEndpoint(orm, organizationId, args.url, types.success), `organization ${organizationId} does not exist`),
+    );
+    report(
+      args.json,
+      created,
+      `registered endpoint ${created.id}; its signing secret:\n\n  ${created.secret}\n\nStore it now: it cannot be shown again.`,
+    );
+  },
+});
+
+const list = defineCommand({
+  meta: { name: "list", description: "List an organization's webhook endpoints" },
+  args: { org: { type: "string", required: true, description: "Organization id" }, json: jsonFlag },
+  run: async ({ args }) => {
+    const organizationId = positiveInteger("org", args.org);
+    const endpoints = await withDatabase(loadCliConfig(), (orm) => Effect.runPromise(listWebhookEndpoints(orm, organizationId)));
+    const lines = endpoints.map(
+      (e) =>
+        `${e.id}\t${e.enabled ? "enabled " : "disabled"}\t${e.url}\t${e.event_types.join(",") || "all events"}` +
+        (e.disabled_reason ? `\t(${e.disabled_reason})` : ""),
+    );
+    report(args.json, { endpoints }, lines.join("\n") || "no endpoints");
+  },
+});
+
+const toggle = (enabled: boolean) =>
+  defineCommand({
+    meta: { name: enabled ? "enable" : "disable", description: `${enabled ? "Enable" : "Disable"} a webhook endpoint` },
+    args: { id: idArg, json: jsonFlag },
+    run: async ({ args }) => {
+      const id = positiveInteger("id", args.id);
+      const result = await withDatabase(loadCliConfig(), (orm) =>
+        runOperatorAction(setWebhookEndpointEnabled(orm, id, enabled), `endpoint ${id} does not exist`),
+      );
+      report(args.json, result, `endpoint ${id} ${enabled ? "enabled" : "disabled"}`);
+    },
+  });
+
+const rotateSecret = defineCommand({
+  meta: { name: "rotate-secret", description: "Replace an endpoint's signing secret (prints the new one once)" },
+  args: { id: idArg, json: jsonFlag },
+  run: async ({ args }) => {
+    const id = positiveInteger("id", args.id);
+    const result = await withDatabase(loadCliConfig(), (orm) =>
+      runOperatorAction(rotateWebhookSecret(orm, id), `endpoint ${id} does not exist`),
+    );
+    report(args.json, result, `new signing secret of endpoint ${id}:\n\n  ${result.secret}`);
+  },
+});
+
+export const webhookCommand = defineCommand({
+  meta: { name: "webhook", description: "Manage webhook endpoints" },
+  subCommands: { add, list, enable: toggle(true), disable: toggle(false), "rotate-secret": rotateSecret },
+});

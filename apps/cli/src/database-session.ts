@@ -1,0 +1,46 @@
+import { migrate, openOrm, type Orm, startLocalPostgres } from "@platter/persistence";
+import type { DatabaseSettings } from "@platter/domain";
+
+/**
+ * The database a command works on: `DATABASE_URL`, else the local embedded server (joined when
+ * `npm start` or another command already runs it, started and afterwards stopped otherwise).
+ */
+export interface PlatformDatabase {
+  readonly url: string;
+  /** Stops the local server if this process started it; a no-op otherwise. */
+  readonly release: () => Promise<void>;
+}
+
+export const openPlatformDatabase = (config: DatabaseSettings): Promise<PlatformDatabase> =>
+  config.databaseUrl
+    ? Promise.resolve({ url: config.databaseUrl, release: async () => {} })
+    : startLocalPostgres(config.dataDir, config.localPostgresPort);
+
+/** Connects to `url`, brings the schema up to date, runs `work`, then closes the pool. */
+export const withMigratedOrm = async <T>(url: string, work: (orm: Orm) => Promise<T>): Promise<T> => {
+  const orm = await openOrm(url, { poolSize: 4 });
+  try {
+    await migrate(orm);
+    return await work(orm);
+  } finally {
+    await orm.close(true);
+  }
+};
+
+/** One command's database session: open (or start) the database, migrate, run `work`, close all it opened. */
+export const withDatabase = async <T>(config: DatabaseSettings, work: (orm: Orm) => Promise<T>): Promise<T> => {
+  const database = await openPlatformDatabase(config);
+  try {
+    return await withMigratedOrm(database.url, work);
+  } finally {
+    await database.release();
+  }
+};
+
+/** An organization's identity, or `undefined` when there is none with that id. */
+export const findOrganization = async (orm: Orm, id: number) => {
+  const [row] = await orm.em
+    .getConnection()
+    .execute<{ id: string; name: string; currency: string }[]>("select id, name, currency from organizations where id = ?", [id]);
+  return row === undefined ? undefined : { id: Number(row.id), name: row.name, currency: row.currency };
+};

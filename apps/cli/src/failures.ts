@@ -1,0 +1,43 @@
+import { ConfigError, InvalidInput, InvalidTransition, NotFound } from "@platter/domain";
+import { Cause, Effect, Exit } from "effect";
+
+/**
+ * How commands fail. Every failure ends the command with its message on stderr and nothing on
+ * stdout; the exit code tells a script whether it called the CLI wrongly (2) or the action failed (1).
+ */
+
+/** The command was called wrongly: a missing or malformed argument, or a value the domain refuses. */
+export class UsageError extends Error {}
+
+/** The action could not be done (an unknown organization or key). */
+export class CommandFailed extends Error {}
+
+/** citty's own argument errors (`Missing required argument`, `Unknown command`) carry this name. */
+const isCittyUsageError = (error: unknown): error is Error => error instanceof Error && error.name === "CLIError";
+
+export const exitCodeOf = (error: unknown): 1 | 2 =>
+  error instanceof UsageError || error instanceof ConfigError || isCittyUsageError(error) ? 2 : 1;
+
+export const messageOf = (error: unknown): string => {
+  if (error instanceof ConfigError) return `configuration error: ${error.message}`;
+  if (error instanceof Error) return error.message;
+  return String(error);
+};
+
+/**
+ * Runs an operator action from @platter/persistence. Its expected failures become CLI failures:
+ * `InvalidInput` a usage error with the domain's message, `NotFound` a failure saying what was
+ * missing, `InvalidTransition` a failure with the domain's message.
+ */
+export const runOperatorAction = async <A>(
+  action: Effect.Effect<A, InvalidInput | NotFound | InvalidTransition>,
+  notFound: string,
+): Promise<A> => {
+  const exit = await Effect.runPromiseExit(action);
+  if (Exit.isSuccess(exit)) return exit.value;
+  const error = Cause.squash(exit.cause);
+  if (error instanceof InvalidInput) throw new UsageError(error.message);
+  if (error instanceof NotFound) throw new CommandFailed(notFound);
+  if (error instanceof InvalidTransition) throw new CommandFailed(error.message);
+  throw error;
+};

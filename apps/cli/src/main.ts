@@ -1,0 +1,67 @@
+import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { stripVTControlCharacters } from "node:util";
+import { inquiryCommand, invoiceCommand, proposalCommand } from "./commands/business.ts";
+import { deliveriesCommand } from "./commands/deliveries.ts";
+import { keyCommand } from "./commands/key.ts";
+import { migrateCommand } from "./commands/migrate.ts";
+import { orgCommand } from "./commands/org.ts";
+import { seedCommand } from "./commands/seed.ts";
+import { startCommand } from "./commands/start.ts";
+import { webhookCommand } from "./commands/webhook.ts";
+import { exitCodeOf, messageOf } from "./failures.ts";
+
+/**
+ * `platter`: the operator CLI. citty parses arguments and dispatches; this entry point owns the
+ * exit codes (0 done, 1 failed, 2 called wrongly) and keeps usage and errors off stdout, which
+ * `runMain` would not (it prints usage on stdout and exits 1 for every error).
+ */
+const platter: CommandDef = defineCommand({
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, local start" },
+  subCommands: {
+    start: startCommand,
+    migrate: migrateCommand,
+    org: orgCommand,
+    key: keyCommand,
+    seed: seedCommand,
+    webhook: webhookCommand,
+    deliveries: deliveriesCommand,
+    invoice: invoiceCommand,
+    proposal: proposalCommand,
+    inquiry: inquiryCommand,
+  },
+});
+
+/** The command named by the leading words of `args` (`key create …`), its parent, and its words. */
+const commandFor = (args: readonly string[]) => {
+  let command = platter;
+  let parent: CommandDef | undefined;
+  const path: string[] = [];
+  for (const word of args) {
+    if (word.startsWith("-")) continue;
+    const next = (command.subCommands as Record<string, CommandDef> | undefined)?.[word];
+    if (next === undefined) break;
+    [parent, command] = [command, next];
+    path.push(word);
+  }
+  return { command, parent, path };
+};
+
+const main = async (args: string[]): Promise<number> => {
+  if (args.includes("--help") || args.includes("-h")) {
+    const { command, parent } = commandFor(args);
+    process.stdout.write(`${await renderUsage(command, parent)}\n`);
+    return 0;
+  }
+  try {
+    await runCommand(platter, { rawArgs: args });
+    return 0;
+  } catch (error) {
+    const code = exitCodeOf(error);
+    const hint = code === 2 ? `\nsee \`${["platter", ...commandFor(args).path].join(" ")} --help\`` : "";
+    process.stderr.write(`platter: ${stripVTControlCharacters(messageOf(error))}${hint}\n`);
+    return code;
+  }
+};
+
+// Exit explicitly: a command is over when it returns, whatever timers or sockets a library left behind.
+main(process.argv.slice(2)).then((code) => process.exit(code));

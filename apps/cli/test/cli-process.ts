@@ -1,0 +1,51 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** The CLI as a real process: Node 24 (vitest's own) running the TypeScript source. */
+
+const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Spawns `platter <args>`; the environment is the test's, plus `env`. */
+export const spawnCli = (args: readonly string[], env: Record<string, string>): ChildProcessWithoutNullStreams =>
+  spawn(process.execPath, ["--conditions=@platter/source", MAIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: "info", ...env },
+  });
+
+/** Runs `platter <args>` to completion. */
+export const runCli = (args: readonly string[], env: Record<string, string>): Promise<CliResult> =>
+  new Promise((done, fail) => {
+    const child = spawnCli(args, env);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.once("error", fail);
+    child.once("close", (code) => done({ code, stdout, stderr }));
+  });
+
+/** Runs a `--json` command and returns its one JSON object, failing unless stdout is exactly that. */
+export const runCliJson = async (args: readonly string[], env: Record<string, string>): Promise<any> => {
+  const result = await runCli([...args, "--json"], env);
+  if (result.code !== 0) throw new Error(`platter ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
+  const lines = result.stdout.split("\n").filter((line) => line !== "");
+  if (lines.length !== 1) throw new Error(`expected one line on stdout, got:\n${result.stdout}`);
+  return JSON.parse(lines[0]!);
+};
+
+/** A TCP port free on 127.0.0.1 at the time of asking. */
+export const freePort = (): Promise<number> =>
+  new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });

@@ -1,0 +1,127 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createApiApp } from "@platter/api";
+import { repositoriesLayer } from "@platter/persistence";
+import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { ManagedRuntime } from "effect";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCli, runCliJson } from "./cli-process.ts";
+
+/** `platter migrate`, `org create`, `key create|revoke` as real processes on a fresh database, keys checked over HTTP. */
+
+let db: TestDatabase;
+let env: Record<string, string>;
+let api: Server;
+let baseUrl: string;
+let runtime: ManagedRuntime.ManagedRuntime<any, never>;
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  env = { DATABASE_URL: db.url };
+  runtime = ManagedRuntime.make(repositoriesLayer(db.orm));
+  api = createServer(createApiApp(runtime, pino({ level: "silent" })).callback());
+  await new Promise<void>((done) => api.listen(0, "127.0.0.1", done));
+  baseUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  api?.closeAllConnections();
+  await new Promise((done) => api?.close(done));
+  await runtime?.dispose();
+  await db?.dispose();
+});
+
+const count = async (table: string): Promise<number> => {
+  const [row] = await db.orm.em.getConnection().execute<{ n: number }[]>(`select count(*)::int as n from ${table}`);
+  return row!.n;
+};
+
+const me = (key: string) => fetch(`${baseUrl}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+
+describe("platter migrate", () => {
+  it("reports the schema up to date", async () => {
+    expect(await runCliJson(["migrate"], env)).toEqual({ migrated: true });
+  });
+});
+
+describe("platter org create, key create, key revoke", () => {
+  it("creates an organization and keys that authenticate against the API until revoked", async () => {
+    const org = await runCliJson(["org", "create", "--name", "Harbour Kitchen", "--currency", "GBP"], env);
+    expect(org).toEqual({ id: expect.any(Number) });
+
+    const read = await runCliJson(["key", "create", "--org", String(org.id), "--access", "read"], env);
+    const write = await runCliJson(["key", "create", "--org", String(org.id), "--access", "read_write"], env);
+    expect(read).toEqual({ id: expect.any(Number), key: expect.stringMatching(/^platter_ro_[0-9a-f]{64}$/) });
+    expect(write).toEqual({ id: expect.any(Number), key: expect.stringMatching(/^platter_rw_[0-9a-f]{64}$/) });
+
+    const response = await me(read.key);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ id: org.id, name: "Harbour Kitchen", currency: "GBP" });
+    const created = await fetch(`${baseUrl}/v1/clients`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${write.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Mrs Dalloway" }),
+    });
+    expect(created.status).toBe(201);
+
+    expect(await runCliJson(["key", "revoke", "--id", String(read.id)], env)).toEqual({ id: read.id, revoked: true });
+    expect((await me(read.key)).status).toBe(401);
+    expect((await me(write.key)).status).toBe(200);
+    // Revoking again is harmless.
+    expect(await runCliJson(["key", "revoke", "--id", String(read.id)], env)).toEqual({ id: read.id, revoked: true });
+  });
+
+  it("prints a human-readable report without --json", async () => {
+    const result = await runCli(["org", "create", "--name", "Plain Output Ltd", "--currency", "EUR"], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^created organization \d+ "Plain Output Ltd" \(EUR\)\n$/);
+  });
+
+  it("refuses an unknown currency with exit 2 and creates nothing", async () => {
+    const before = await count("organizations");
+    const result = await runCli(["org", "create", "--name", "Nowhere", "--currency", "XYZ", "--json"], env);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain('currency must be an ISO 4217 code such as EUR, got "XYZ"');
+    expect(await count("organizations")).toBe(before);
+  });
+
+  it("refuses an unknown access level with exit 2 and creates no key", async () => {
+    const org = await runCliJson(["org", "create", "--name", "Access Test", "--currency", "EUR"], env);
+    const before = await count("api_keys");
+    const result = await runCli(["key", "create", "--org", String(org.id), "--access", "admin", "--json"], env);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("--access must be one of read, read_write");
+    expect(await count("api_keys")).toBe(before);
+  });
+
+  it("fails with exit 1 for a key of an unknown organization and creates no key", async () => {
+    const before = await count("api_keys");
+    const result = await runCli(["key", "create", "--org", "999999", "--access", "read", "--json"], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("organization 999999 does not exist");
+    expect(await count("api_keys")).toBe(before);
+  });
+
+  it("fails with exit 1 when revoking an unknown key", async () => {
+    const result = await runCli(["key", "revoke", "--id", "999999", "--json"], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("key 999999 does not exist");
+  });
+
+  it.each([
+    { args: ["org", "create", "--currency", "EUR"], message: "Missing required argument: --name" },
+    { args: ["key", "create", "--org", "abc", "--access", "read"], message: '--org must be a positive integer, got "abc"' },
+    { args: ["key", "revoke", "--id", "0"], message: '--id must be a positive integer, got "0"' },
+    { args: ["frobnicate"], message: "Unknown command frobnicate" },
+    { args: [], message: "No command specified" },
+  ])("answers `$message` with exit 2 (usage error)", async ({ args, message }) => {
+    const result = await runCli([...args, "--json"], env);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(message);
+  });
+});

@@ -1,0 +1,136 @@
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { request } from "node:http";
+import { connect } from "node:net";
+import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { freePort, spawnCli } from "./cli-process.ts";
+
+/**
+ * `platter start` (what `npm start` runs) as a real process on an empty database: first-run demo
+ * data and keys, the API over HTTP with the printed key, and a graceful stop on SIGTERM.
+ */
+
+const databases: TestDatabase[] = [];
+const processes: ChildProcessWithoutNullStreams[] = [];
+afterEach(() => {
+  for (const child of processes.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+afterAll(async () => {
+  for (const db of databases) await db.dispose();
+});
+
+interface Started {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly baseUrl: string;
+  readonly readKey: string;
+  readonly writeKey: string;
+  readonly port: number;
+  /** Everything printed on stdout so far. */
+  readonly stdout: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `platter start` on a fresh empty database and free ports; resolves once it has printed its keys. */
+const startPlatter = async (): Promise<Started> => {
+  const db = await createTestDatabase(inject("pgAdminUrl"));
+  databases.push(db);
+  await db.orm.em.getConnection().execute("select 1"); // migrated, but no organization: a first run
+  const port = await freePort();
+  const opsPort = await freePort();
+  const dispatcherOpsPort = await freePort();
+  const child = spawnCli(["start"], {
+    DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(opsPort), DISPATCHER_OPS_PORT: String(dispatcherOpsPort),
+    HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "20000",
+  });
+  processes.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const keys = await new Promise<{ readKey: string; writeKey: string }>((done, fail) => {
+    const look = () => {
+      const read = /read-only:\s+(platter_ro_[0-9a-f]{64})/.exec(stdout);
+      const write = /read\/write:\s+(platter_rw_[0-9a-f]{64})/.exec(stdout);
+      if (read && write) done({ readKey: read[1]!, writeKey: write[1]! });
+    };
+    child.stdout.on("data", look);
+    void exited.then((code) => fail(new Error(`platter start exited ${code} before printing keys:\n${stdout}\n${stderr}`)));
+  });
+  return { child, baseUrl: `http://127.0.0.1:${port}`, port, ...keys, stdout: () => stdout, exited };
+};
+
+const get = async (baseUrl: string, path: string, key: string) => {
+  const response = await fetch(baseUrl + path, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, body: (await response.json()) as any };
+};
+
+/** Whether a new connection to the port is refused (the server stopped accepting). */
+const refusesConnections = (port: number): Promise<boolean> =>
+  new Promise((done) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => (socket.destroy(), done(false)));
+    socket.once("error", () => done(true));
+  });
+
+const waitFor = async (condition: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await condition())) await new Promise((resume) => setTimeout(resume, 25));
+};
+
+describe("platter start", () => {
+  it("seeds a demo organization on first run, serves the API with the printed keys, and exits 0 on SIGTERM", async () => {
+    const platter = await startPlatter();
+    expect(platter.stdout()).toContain(`curl -H "Authorization: Bearer ${platter.readKey}" http://localhost:${platter.port}/v1/events`);
+
+    const me = await get(platter.baseUrl, "/v1/me", platter.readKey);
+    expect(me).toMatchObject({ status: 200, body: { name: "Demo Catering Co.", currency: "EUR" } });
+    const events = await get(platter.baseUrl, "/v1/events?limit=100", platter.readKey);
+    expect(events.status).toBe(200);
+    expect(events.body.data.length).toBeGreaterThanOrEqual(15);
+    expect(events.body.data[0]).toMatchObject({ currency: "EUR", name: expect.any(String) });
+    const write = await fetch(`${platter.baseUrl}/v1/clients`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${platter.readKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Read-only caller" }),
+    });
+    expect(write.status).toBe(403);
+
+    platter.child.kill("SIGTERM");
+    expect(await platter.exited).toBe(0);
+  });
+
+  it("lets a request in flight at SIGTERM complete before exiting 0", async () => {
+    const platter = await startPlatter();
+    const body = JSON.stringify({ name: "Late arrival" });
+    const response = new Promise<{ status: number; body: string }>((done, fail) => {
+      const req = request(`${platter.baseUrl}/v1/clients`, {
+        method: "POST",
+        // One connection, closed after the response (a kept-alive idle one would hold the stop until the grace period).
+        agent: false,
+        headers: {
+          authorization: `Bearer ${platter.writeKey}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          // The server answers "100 Continue" once it has taken the request on: it is then in flight.
+          expect: "100-continue",
+        },
+      });
+      req.once("error", fail);
+      req.once("response", (res) => {
+        let text = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        res.once("end", () => done({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.once("continue", async () => {
+        // Half the body is sent, then the stop begins; the rest arrives only once the server stopped accepting.
+        req.write(body.slice(0, 5));
+        platter.child.kill("SIGTERM");
+        await waitFor(() => platter.stdout().includes('"msg":"stopping"'));
+        await waitFor(() => refusesConnections(platter.port));
+        req.end(body.slice(5));
+      });
+    });
+    expect(await response).toMatchObject({ status: 201, body: expect.stringMatching(/^\{"id":\d+\}$/) });
+    expect(await platter.exited).toBe(0);
+  });
+});
