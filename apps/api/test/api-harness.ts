@@ -4,46 +4,101 @@ import { repositoriesLayer } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { ManagedRuntime } from "effect";
 import { pino } from "pino";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { createApiApp } from "../src/app.ts";
+import { startApi } from "../src/server.ts";
 
 /** An API served over real HTTP on 127.0.0.1, on a fresh database of its own. */
-export interface ApiUnderTest {
+export interface ApiUnderTest extends ApiClient {
   readonly db: TestDatabase;
-  readonly baseUrl: string;
-  /** Sends a request; `key` becomes the bearer header. */
-  readonly call: (method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }) => Promise<ApiResponse>;
+  /** Runs SQL on the test database (`?` placeholders): seeding volume and checking what was stored. */
+  readonly sql: <Row = Record<string, unknown>>(statement: string, params?: ReadonlyArray<unknown>) => Promise<Row[]>;
   readonly newOrganization: (name?: string, currency?: string) => Promise<OrganizationFixture>;
   readonly close: () => Promise<void>;
+}
+
+/** Talks HTTP to one running API. */
+export interface ApiClient {
+  readonly baseUrl: string;
+  /**
+   * Sends a request; `key` becomes the bearer header. A string body is sent as it is (raw
+   * text), anything else as JSON. Content-Type defaults to application/json when there is a body.
+   */
+  readonly call: (method: string, path: string, options?: CallOptions) => Promise<ApiResponse>;
+}
+
+export interface CallOptions {
+  readonly key?: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
 }
 
 export interface ApiResponse {
   readonly status: number;
   readonly headers: Headers;
+  /** The parsed JSON body; `undefined` when the body is empty. */
   readonly body: any;
+  readonly text: string;
 }
+
+/**
+ * The rules that hold for every response, checked on every call of the suite: an `x-request-id`
+ * header; JSON bodies only; HEAD answered without a body; every error body exactly `{"error": string}`.
+ */
+const checkEveryResponseRules = (method: string, path: string, response: ApiResponse): void => {
+  const what = `${method} ${path} → ${response.status} ${response.text.slice(0, 200)}`;
+  expect(response.headers.get("x-request-id"), `x-request-id on ${what}`).toMatch(/\S/);
+  if (method === "HEAD") {
+    expect(response.text, `HEAD has no body: ${what}`).toBe("");
+    return;
+  }
+  expect(response.headers.get("content-type"), `JSON content type on ${what}`).toMatch(/^application\/json/);
+  if (response.status >= 400) {
+    expect(response.body !== null && typeof response.body === "object" && !Array.isArray(response.body), `error object on ${what}`).toBe(true);
+    expect(Object.keys(response.body), `error body has exactly one key on ${what}`).toEqual(["error"]);
+    expect(typeof response.body.error, `error text is a string on ${what}`).toBe("string");
+    expect(response.body.error.length, `error text is not empty on ${what}`).toBeGreaterThan(0);
+  }
+};
+
+const clientFor = (baseUrl: string): ApiClient => ({
+  baseUrl,
+  call: async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key) headers["authorization"] = `Bearer ${options.key}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(baseUrl + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      throw new Error(`${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+    }
+    const result: ApiResponse = { status: response.status, headers: response.headers, body: parsed, text };
+    checkEveryResponseRules(method, path, result);
+    return result;
+  },
+});
+
+const listen = async (server: Server): Promise<string> => {
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
 
 export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
   const runtime = ManagedRuntime.make(repositoriesLayer(db.orm));
   const server: Server = createServer(createApiApp(runtime, pino({ level: "silent" })).callback());
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const baseUrl = await listen(server);
   return {
     db,
-    baseUrl,
-    call: async (method, path, options = {}) => {
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.key) headers["authorization"] = `Bearer ${options.key}`;
-      let body: string | undefined;
-      if (options.body !== undefined) {
-        body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
-        headers["content-type"] ??= "application/json";
-      }
-      const response = await fetch(baseUrl + path, { method, headers, body });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
-    },
+    ...clientFor(baseUrl),
+    sql: (statement, params = []) => db.orm.em.getConnection().execute(statement, [...params]),
     newOrganization: (name, currency) => createOrganization(db.orm, name, currency),
     close: async () => {
       server.closeAllConnections();
@@ -52,4 +107,26 @@ export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
       await db.dispose();
     },
   };
+};
+
+/**
+ * Another API instance on an existing database, started the way the process starts
+ * (`startApi`: its own pool, runtime and ports), as after a restart or on a second replica.
+ */
+export const startAnotherInstance = async (db: TestDatabase): Promise<ApiClient & { readonly stop: () => Promise<void> }> => {
+  const api = await startApi(
+    {
+      port: 0,
+      opsPort: 0,
+      host: "127.0.0.1",
+      databaseUrl: db.url,
+      dataDir: "unused",
+      localPostgresPort: 1,
+      logLevel: "silent",
+      poolSize: 2,
+      shutdownGraceMs: 0,
+    },
+    pino({ level: "silent" }),
+  );
+  return { ...clientFor(`http://127.0.0.1:${api.port}`), stop: api.stop };
 };
