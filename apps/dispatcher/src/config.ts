@@ -34,6 +34,9 @@ const signatureHeader = (env: Environment): string => {
 /** Reads the dispatcher's environment variables; throws `ConfigError` naming the first bad one. */
 export const loadDispatcherConfig = (env: Environment = process.env): DispatcherConfig => {
   const timeoutMs = readDuration(env, "WEBHOOK_TIMEOUT", 15_000);
+  // Longer than an attempt can take, so a live attempt is never claimed twice.
+  const leaseMs = readDuration(env, "WEBHOOK_LEASE", timeoutMs + 30_000);
+  if (leaseMs <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE must be longer than WEBHOOK_TIMEOUT (${timeoutMs} ms)`);
   return {
     ...readDatabaseSettings(env),
     opsPort: readInteger(env, "DISPATCHER_OPS_PORT", 9465, 0, 65535),
@@ -43,8 +46,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 64, 1, 10_000),
     retryScheduleMs: retrySchedule(env),
     timeoutMs,
-    // Longer than an attempt can take, so a live attempt is never claimed twice.
-    leaseMs: readDuration(env, "WEBHOOK_LEASE", timeoutMs + 30_000),
+    leaseMs,
     failureWindowMs: readDuration(env, "WEBHOOK_FAILURE_WINDOW", 5 * DAY_MS),
     pollIntervalMs: readDuration(env, "DISPATCHER_POLL_INTERVAL", 1000),
     signatureHeader: signatureHeader(env),

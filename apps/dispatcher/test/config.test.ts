@@ -1,0 +1,74 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadDispatcherConfig } from "../src/config.ts";
+
+/** The dispatcher's environment, read once at start; a bad value stops it with the variable's name. */
+
+describe("loadDispatcherConfig", () => {
+  it("has defaults for everything but the database", () => {
+    expect(loadDispatcherConfig({})).toMatchObject({
+      databaseUrl: undefined,
+      opsPort: 9465,
+      concurrency: 64,
+      retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
+      timeoutMs: 15_000,
+      leaseMs: 45_000,
+      failureWindowMs: 5 * 24 * 60 * 60 * 1000,
+      pollIntervalMs: 1000,
+      signatureHeader: "x-platter-signature",
+      allowPrivateNetworks: false,
+    });
+  });
+
+  it("reads the test settings", () => {
+    expect(
+      loadDispatcherConfig({
+        DATABASE_URL: "postgres://u:p@127.0.0.1:5432/db",
+        WEBHOOK_RETRY_SCHEDULE: "0s,200ms,200ms",
+        WEBHOOK_TIMEOUT: "1s",
+        WEBHOOK_LEASE: "2s",
+        DISPATCHER_POLL_INTERVAL: "200ms",
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+        WEBHOOK_SIGNATURE_HEADER: "X-Acme-Signature",
+      }),
+    ).toMatchObject({
+      databaseUrl: "postgres://u:p@127.0.0.1:5432/db",
+      retryScheduleMs: [0, 200, 200],
+      timeoutMs: 1000,
+      leaseMs: 2000,
+      pollIntervalMs: 200,
+      allowPrivateNetworks: true,
+      signatureHeader: "x-acme-signature",
+    });
+  });
+
+  it.each([
+    [{ WEBHOOK_RETRY_SCHEDULE: "0s,soon" }, /^WEBHOOK_RETRY_SCHEDULE must be durations/],
+    [{ WEBHOOK_TIMEOUT: "15" }, /^WEBHOOK_TIMEOUT must be a duration/],
+    [{ WEBHOOK_TIMEOUT: "2s", WEBHOOK_LEASE: "2s" }, /^WEBHOOK_LEASE must be longer than WEBHOOK_TIMEOUT/],
+    [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "maybe" }, /^WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false/],
+    [{ WEBHOOK_SIGNATURE_HEADER: "x sig" }, /^WEBHOOK_SIGNATURE_HEADER must be a header name/],
+    [{ DISPATCHER_CONCURRENCY: "0" }, /^DISPATCHER_CONCURRENCY must be an integer between 1 and 10000/],
+    [{ DATABASE_URL: "mysql://x" }, /^DATABASE_URL must be a postgres:\/\/ URL/],
+  ])("refuses %o", (env, message) => {
+    expect(() => loadDispatcherConfig(env)).toThrow(ConfigError);
+    expect(() => loadDispatcherConfig(env)).toThrow(message);
+  });
+});
+
+describe("main.ts", () => {
+  it("exits 2 naming the variable when the configuration is bad", async () => {
+    const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+    const child = spawn(process.execPath, ["--conditions=@platter/source", main], {
+      env: { ...process.env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", WEBHOOK_RETRY_SCHEDULE: "whenever" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.once("exit", done));
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe('configuration error: WEBHOOK_RETRY_SCHEDULE must be durations like 0s,5s,5m, got "whenever"');
+  });
+});

@@ -1,0 +1,77 @@
+import { addWebhookEndpoint, makeClientRepository } from "@platter/persistence";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { Effect } from "effect";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver } from "./dispatcher-harness.ts";
+import { expectSignedEnvelope } from "./envelope-checks.ts";
+
+/** Settings that change what a dispatcher process does: the SSRF guard and the signature header. */
+
+let db: TestDatabase;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+
+afterEach(async () => {
+  await killLeftoverDispatchers();
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+afterAll(() => db?.dispose());
+
+const receiver = async () => {
+  const started = await startReceiver();
+  receivers.push(started);
+  return started;
+};
+
+describe("SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS unset)", () => {
+  it("never connects to 127.0.0.1 or to a name resolving to it, and records the refusal", async () => {
+    const dispatcher = await startDispatcherProcess(db.url, {
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: undefined,
+      WEBHOOK_RETRY_SCHEDULE: "0s,100ms",
+    });
+    const org = await createOrganization(db.orm, "Guarded Caterers");
+    const byAddress = await receiver();
+    const byName = await receiver();
+    const literal = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, byAddress.url, []));
+    const named = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, byName.url.replace("127.0.0.1", "localhost"), []));
+    await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Internal Corp" }));
+
+    const deliveries = await settledDeliveries(db.orm, org.id, 2);
+    for (const delivery of deliveries) {
+      expect(delivery.status).toBe("failed");
+      expect(delivery.attempts).toHaveLength(2);
+      for (const attempt of delivery.attempts) expect(attempt).toMatchObject({ status_code: null, response_body: null });
+    }
+    const errorsOf = (endpointId: number) => deliveries.find((d) => d.endpoint_id === endpointId)!.attempts.map((a) => a.error);
+    expect(errorsOf(literal.id)).toEqual(Array(2).fill("ESSRF: refused: 127.0.0.1 is an internal address"));
+    for (const error of errorsOf(named.id)) expect(error).toMatch(/^ESSRF: refused: localhost resolves to internal address/);
+    expect(byAddress.received).toHaveLength(0);
+    expect(byName.received).toHaveLength(0);
+
+    expect((await dispatcher.terminate()).code).toBe(0);
+  });
+});
+
+describe("WEBHOOK_SIGNATURE_HEADER", () => {
+  it("names the header that carries the signature", async () => {
+    const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_SIGNATURE_HEADER: "X-Acme-Signature" });
+    const org = await createOrganization(db.orm, "Branded Caterers");
+    const target = await receiver();
+    const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, target.url, []));
+    const { id } = await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Acme" }));
+
+    const [delivery] = await settledDeliveries(db.orm, org.id, 1);
+    expect(delivery!.status).toBe("succeeded");
+    expect(target.received).toHaveLength(1);
+    expect(target.received[0]!.headers["x-platter-signature"]).toBeUndefined();
+    await expectSignedEnvelope(target.received[0]!, {
+      type: "client.created", secret: endpoint.secret, dataId: id, dataName: "Acme", signatureHeader: "x-acme-signature",
+    });
+
+    expect((await dispatcher.terminate()).code).toBe(0);
+  });
+});

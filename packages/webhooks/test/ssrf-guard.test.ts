@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { guardedLookup, isForbiddenAddress, refusedUrlReason } from "../src/ssrf-guard.ts";
+
+describe("isForbiddenAddress", () => {
+  it.each([
+    ["127.0.0.1", "IPv4 loopback"],
+    ["127.255.0.9", "the rest of 127/8"],
+    ["10.0.0.1", "private 10/8"],
+    ["10.255.255.254", "private 10/8, top"],
+    ["172.16.0.1", "private 172.16/12"],
+    ["172.31.255.1", "private 172.16/12, top"],
+    ["192.168.1.1", "private 192.168/16"],
+    ["169.254.169.254", "cloud metadata (link-local)"],
+    ["169.254.0.1", "link-local"],
+    ["100.64.0.1", "carrier-grade NAT"],
+    ["100.127.255.254", "carrier-grade NAT, top"],
+    ["0.0.0.0", "this host"],
+    ["224.0.0.1", "multicast"],
+    ["::1", "IPv6 loopback"],
+    ["::", "IPv6 unspecified"],
+    ["fc00::1", "unique-local"],
+    ["fd12:3456::1", "unique-local (fd)"],
+    ["fe80::1", "IPv6 link-local"],
+    ["::ffff:127.0.0.1", "IPv4-mapped loopback"],
+    ["::ffff:169.254.169.254", "IPv4-mapped metadata"],
+    ["::ffff:7f00:1", "IPv4-mapped loopback, hex form (as URL parsing writes it)"],
+    ["not an address", "something that is not an IP at all"],
+  ])("refuses %s (%s)", (address) => {
+    expect(isForbiddenAddress(address)).toBe(true);
+  });
+
+  it.each([
+    ["8.8.8.8"],
+    ["1.1.1.1"],
+    ["172.32.0.1"], // just outside 172.16/12
+    ["100.128.0.1"], // just outside 100.64/10
+    ["2606:4700::1111"],
+    ["2001:4860:4860::8888"],
+    ["::ffff:8.8.8.8"], // a mapped public address is judged by its IPv4 part
+    ["::ffff:808:808"],
+  ])("allows %s", (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
+});
+
+describe("refusedUrlReason", () => {
+  it("refuses URLs that are not http(s), with or without the guard", async () => {
+    for (const allowPrivate of [false, true]) {
+      expect(await refusedUrlReason("ftp://example.com/hook", allowPrivate)).toBe("url must use http or https");
+      expect(await refusedUrlReason("not-a-url", allowPrivate)).toBe("url must be an absolute http(s) URL");
+    }
+  });
+
+  it("refuses literal internal addresses", async () => {
+    expect(await refusedUrlReason("http://127.0.0.1/x", false)).toBe("127.0.0.1 resolves to 127.0.0.1, a private or internal address");
+    expect(await refusedUrlReason("http://[::1]/", false)).toBe("::1 resolves to ::1, a private or internal address");
+    expect(await refusedUrlReason("https://169.254.169.254/latest/meta-data", false)).toMatch(/169\.254\.169\.254.*private or internal/);
+    expect(await refusedUrlReason("http://10.1.2.3:8080/hook", false)).toMatch(/10\.1\.2\.3.*private or internal/);
+    expect(await refusedUrlReason("http://[::ffff:127.0.0.1]/x", false)).toBe(
+      "::ffff:7f00:1 resolves to ::ffff:7f00:1, a private or internal address",
+    );
+  });
+
+  it("refuses a host name that resolves to loopback", async () => {
+    expect(await refusedUrlReason("http://localhost/x", false)).toMatch(/^localhost resolves to (127\.0\.0\.1|::1), a private or internal address$/);
+  });
+
+  it("accepts public literal addresses", async () => {
+    expect(await refusedUrlReason("https://8.8.8.8/hook", false)).toBeUndefined();
+    expect(await refusedUrlReason("https://[2606:4700::1111]/hook", false)).toBeUndefined();
+  });
+
+  it("lets everything http(s) through when private networks are allowed", async () => {
+    for (const url of ["http://127.0.0.1/x", "http://localhost/x", "http://[::1]/", "http://192.168.0.10:3000/hook"]) {
+      expect(await refusedUrlReason(url, true), url).toBeUndefined();
+    }
+  });
+});
+
+describe("guardedLookup", () => {
+  const lookup = (hostname: string, options: object) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number }>((done) =>
+      guardedLookup(hostname, options, (error, address, family) => done({ error, address, family })),
+    );
+
+  it("refuses, at connect time, a host name resolving to an internal address", async () => {
+    for (const options of [{}, { all: true }]) {
+      const { error } = await lookup("localhost", options);
+      expect(error?.code).toBe("ESSRF");
+      expect(error?.message).toMatch(/^refused: localhost resolves to internal address (127\.0\.0\.1|::1)$/);
+    }
+  });
+
+  it("passes a literal public address through in the form asked for", async () => {
+    expect(await lookup("8.8.8.8", {})).toEqual({ error: null, address: "8.8.8.8", family: 4 });
+    expect(await lookup("8.8.8.8", { all: true })).toEqual({ error: null, address: [{ address: "8.8.8.8", family: 4 }], family: undefined });
+  });
+});
