@@ -44,12 +44,16 @@ export const toHttpError = (error: ApiError): HttpErrorResponse => {
       return { status: 413, error: `Request body must be at most ${error.limitBytes} bytes` };
     case "UnsupportedMediaType":
       return { status: 415, error: "Content-Type must be application/json" };
+    case "IdempotencyKeyReused":
+      return { status: 422, error: "This Idempotency-Key was already used with a different request" };
+    case "IdempotencyKeyInProgress":
+      return { status: 409, error: "A request with this Idempotency-Key is still being processed; retry shortly" };
   }
 };
 
 const API_ERROR_TAGS: ReadonlySet<string> = new Set([
   "Unauthenticated", "Forbidden", "NotFound", "UnknownEndpoint", "InvalidInput", "InvalidCursor", "InvalidTransition",
-  "PayloadTooLarge", "UnsupportedMediaType",
+  "PayloadTooLarge", "UnsupportedMediaType", "IdempotencyKeyReused", "IdempotencyKeyInProgress",
 ]);
 
 /** Whether a thrown value is one of our expected errors (and not a defect). */

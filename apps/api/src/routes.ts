@@ -2,7 +2,8 @@ import Router from "@koa/router";
 import {
   ClientCreate, ClientRepository, clientListing, decodeInput, EventCreate, EventRepository, eventListing,
   InvoiceRepository, invoiceListing, NotFound, OrganizationRepository, parsePageRequest, parseRecordId,
-  RecipeRepository, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey,
+  RecipeRepository, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey, type Created,
+  type IdempotencyRequest, parseIdempotencyKey, requestFingerprint,
 } from "@platter/domain";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
@@ -30,10 +31,18 @@ const idOf = (ctx: Context): number => {
   return id;
 };
 
-const inputOf = async <A>(ctx: Context, schema: Parameters<typeof decodeInput<A>>[0]): Promise<A> => {
-  const input = decodeInput(schema, await readJsonBody(ctx));
+/** A create's decoded input, and its idempotency key and fingerprint when the caller sent a key. */
+const createRequestOf = async <A>(
+  ctx: Context,
+  schema: Parameters<typeof decodeInput<A>>[0],
+): Promise<{ input: A; idempotency: IdempotencyRequest | undefined }> => {
+  const body = await readJsonBody(ctx);
+  const input = decodeInput(schema, body);
   if (Result.isFailure(input)) throw input.failure;
-  return input.success;
+  const key = parseIdempotencyKey(ctx.get("idempotency-key") || undefined);
+  if (Result.isFailure(key)) throw key.failure;
+  const idempotency = key.success === undefined ? undefined : { key: key.success, fingerprint: requestFingerprint(ctx.path, body) };
+  return { input: input.success, idempotency };
 };
 
 export const createRouter = (runtime: ApiRuntime): Router => {
@@ -45,9 +54,13 @@ export const createRouter = (runtime: ApiRuntime): Router => {
     ctx.body = body;
     return body;
   };
-  const created = async (ctx: Context, resource: string, program: Program<{ id: number }>) => {
-    const { id } = await respond(ctx, 201, program);
+  /** 201 `{id}` with a Location; a replay of an idempotent create says so in `Idempotent-Replayed`. */
+  const created = async (ctx: Context, resource: string, program: Program<Created>) => {
+    const { id, replayed } = await runProgram(runtime, program(scopeOf(ctx)));
+    ctx.status = 201;
+    ctx.body = { id };
     ctx.set("location", `/v1/${resource}/${id}`);
+    if (replayed) ctx.set("idempotent-replayed", "true");
   };
 
   router.get("/me", auth, (ctx) => respond(ctx, 200, (scope) => OrganizationRepository.use((r) => r.current(scope))));
@@ -61,8 +74,8 @@ export const createRouter = (runtime: ApiRuntime): Router => {
     return respond(ctx, 200, (scope) => EventRepository.use((r) => r.get(scope, id)));
   });
   router.post("/events", auth, requireWriteAccess, async (ctx) => {
-    const input = await inputOf(ctx, EventCreate);
-    await created(ctx, "events", (scope) => EventRepository.use((r) => r.create(scope, input)));
+    const { input, idempotency } = await createRequestOf(ctx, EventCreate);
+    await created(ctx, "events", (scope) => EventRepository.use((r) => r.create(scope, input, idempotency)));
   });
 
   router.get("/recipes", auth, (ctx) => {
@@ -79,8 +92,8 @@ export const createRouter = (runtime: ApiRuntime): Router => {
     return respond(ctx, 200, (scope) => ClientRepository.use((r) => r.list(scope, page)));
   });
   router.post("/clients", auth, requireWriteAccess, async (ctx) => {
-    const input = await inputOf(ctx, ClientCreate);
-    await created(ctx, "clients", (scope) => ClientRepository.use((r) => r.create(scope, input)));
+    const { input, idempotency } = await createRequestOf(ctx, ClientCreate);
+    await created(ctx, "clients", (scope) => ClientRepository.use((r) => r.create(scope, input, idempotency)));
   });
 
   router.get("/invoices", auth, (ctx) => {

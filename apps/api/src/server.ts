@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createOpsServer } from "@platter/ops";
-import { migrate, openOrm, repositoriesLayer, startLocalPostgres } from "@platter/persistence";
+import { migrate, openOrm, pruneIdempotencyKeys, repositoriesLayer, startLocalPostgres } from "@platter/persistence";
 import { ManagedRuntime } from "effect";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
@@ -43,6 +43,9 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
   });
   api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
   const ops = createOpsServer({ isReady: () => orm.em.getConnection().execute("select 1").then(() => true) });
+  // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
+  const prune = setInterval(() => void pruneIdempotencyKeys(orm).catch((err) => logger.warn({ err }, "prune failed")), 3_600_000);
+  prune.unref();
   const port = await listen(api, config.port, config.host);
   const opsPort = await listen(ops, config.opsPort, config.host);
   logger.info({ port, opsPort }, "api listening");
@@ -51,6 +54,7 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
     opsPort,
     stop: async () => {
       draining = true;
+      clearInterval(prune);
       await closeGracefully(api, config.shutdownGraceMs);
       await new Promise((done) => ops.close(done));
       await runtime.dispose();

@@ -24,5 +24,14 @@ export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("
   message: Schema.String,
 }) {}
 
+
+/** An Idempotency-Key reused with a different request. */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {}) {}
+
+/** An Idempotency-Key whose first request is still being processed. */
+export class IdempotencyKeyInProgress extends Schema.TaggedError<IdempotencyKeyInProgress>()("IdempotencyKeyInProgress", {}) {}
+
 /** Every expected failure of the domain. */
-export type DomainError = Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition;
+export type DomainError =
+  | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition
+  | IdempotencyKeyReused | IdempotencyKeyInProgress;

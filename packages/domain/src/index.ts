@@ -19,3 +19,4 @@ export * from "./transitions.ts";
 export * from "./webhook-delivery.ts";
 export * from "./webhook-store.port.ts";
 export * from "./settings.ts";
+export * from "./idempotency.ts";

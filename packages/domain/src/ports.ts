@@ -1,5 +1,6 @@
 import { Context, type Effect } from "effect";
-import type { InvalidInput, NotFound, Unauthenticated } from "./errors.ts";
+import type { IdempotencyKeyInProgress, IdempotencyKeyReused, InvalidInput, NotFound, Unauthenticated } from "./errors.ts";
+import type { IdempotencyRequest } from "./idempotency.ts";
 import type { ListPage, PageRequest } from "./pagination.ts";
 import type { Client, ClientCreate } from "./resources/client.ts";
 import type { Event, EventCreate, EventDetail } from "./resources/event.ts";
@@ -17,10 +18,14 @@ import type { OrgScope } from "./scope.ts";
 type TimeKey = PageRequest<readonly [string, number]>;
 type NameKey = PageRequest<readonly [string, number]>;
 
-/** The id of a newly created record. */
+/** The id of a newly created record; `replayed` when an earlier request with the same Idempotency-Key created it. */
 export interface Created {
   readonly id: number;
+  readonly replayed: boolean;
 }
+
+/** Why an idempotent create did not run. */
+export type IdempotencyError = IdempotencyKeyReused | IdempotencyKeyInProgress;
 
 export class ApiKeyRepository extends Context.Service<
   ApiKeyRepository,
@@ -37,7 +42,11 @@ export class EventRepository extends Context.Service<
   {
     readonly list: (scope: OrgScope, page: TimeKey) => Effect.Effect<ListPage<Event>>;
     readonly get: (scope: OrgScope, id: number) => Effect.Effect<EventDetail, NotFound>;
-    readonly create: (scope: OrgScope, input: EventCreate) => Effect.Effect<Created, InvalidInput>;
+    readonly create: (
+      scope: OrgScope,
+      input: EventCreate,
+      idempotency?: IdempotencyRequest,
+    ) => Effect.Effect<Created, InvalidInput | IdempotencyError>;
   }
 >()("platter/EventRepository") {}
 
@@ -53,7 +62,11 @@ export class ClientRepository extends Context.Service<
   ClientRepository,
   {
     readonly list: (scope: OrgScope, page: NameKey) => Effect.Effect<ListPage<Client>>;
-    readonly create: (scope: OrgScope, input: ClientCreate) => Effect.Effect<Created>;
+    readonly create: (
+      scope: OrgScope,
+      input: ClientCreate,
+      idempotency?: IdempotencyRequest,
+    ) => Effect.Effect<Created, IdempotencyError>;
   }
 >()("platter/ClientRepository") {}
 

@@ -1,8 +1,9 @@
 import { type Client, ClientRepository, clientListing, type OrgScope } from "@platter/domain";
-import { Effect, Layer } from "effect";
+import { Layer } from "effect";
 import type { Orm } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
+import { createOnce } from "./idempotent-create.ts";
 import { recordOutboxEvent } from "./outbox.ts";
 
 /** Clients: keyset list by name and id, and creation with its `client.created` event. */
@@ -37,23 +38,21 @@ export const makeClientRepository = (orm: Orm): ClientRepository["Service"] => (
       page,
       toClient,
     ),
-  create: (scope: OrgScope, input) =>
-    Effect.promise(() =>
-      orm.em.fork().transactional(async (em) => {
-        const id = Number(
-          await em.insert(ClientEntity, {
-            organizationId: scope.organizationId,
-            name: input.name,
-            email: input.email ?? null,
-            phone: input.phone ?? null,
-            company: input.company ?? null,
-          }),
-        );
-        const [row] = await em.execute<ClientRow[]>(`${SELECT} and c.id = ?`, [scope.organizationId, id]);
-        await recordOutboxEvent(em, scope, { type: "client.created", data: toClient(row!) });
-        return { id };
-      }),
-    ),
+  create: (scope: OrgScope, input, idempotency) =>
+    createOnce(orm, scope, idempotency, async (em) => {
+      const id = Number(
+        await em.insert(ClientEntity, {
+          organizationId: scope.organizationId,
+          name: input.name,
+          email: input.email ?? null,
+          phone: input.phone ?? null,
+          company: input.company ?? null,
+        }),
+      );
+      const [row] = await em.execute<ClientRow[]>(`${SELECT} and c.id = ?`, [scope.organizationId, id]);
+      await recordOutboxEvent(em, scope, { type: "client.created", data: toClient(row!) });
+      return id;
+    }),
 });
 
 export const ClientRepositoryLive = (orm: Orm) => Layer.succeed(ClientRepository, makeClientRepository(orm));

@@ -1,11 +1,12 @@
 import {
   type Event, type EventDetail, EventRepository, eventListing, fromMinorUnits, InvalidInput, NotFound, type OrgScope,
-  toMinorUnits, type EventCreate, currencyExponent,
+  toMinorUnits, type EventCreate, currencyExponent, type IdempotencyRequest,
 } from "@platter/domain";
 import { Effect, Layer } from "effect";
 import type { Orm } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
+import { createOnce } from "./idempotent-create.ts";
 import { recordOutboxEvent } from "./outbox.ts";
 
 /** Events: keyset list newest first, detail with dishes, creation with its `event.created` event. */
@@ -58,26 +59,24 @@ const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<
     : Effect.succeed(minor);
 };
 
-const insertEvent = (orm: Orm, scope: OrgScope, input: EventCreate, priceMinor: number | null) =>
-  Effect.promise(() =>
-    orm.em.fork().transactional(async (em) => {
-      const id = Number(
-        await em.insert(EventEntity, {
-          organizationId: scope.organizationId,
-          clientId: null,
-          name: input.name,
-          eventDate: input.event_date ?? null,
-          guests: input.guests ?? null,
-          pricePerHeadMinor: priceMinor,
-          eventType: input.event_type ?? null,
-          status: "inquiry",
-        }),
-      );
-      const [row] = await em.execute<EventRow[]>(`${EVENT_SELECT} and e.id = ?`, [scope.organizationId, id]);
-      await recordOutboxEvent(em, scope, { type: "event.created", data: toEvent(row!, scope.currency) });
-      return { id };
-    }),
-  );
+const insertEvent = (orm: Orm, scope: OrgScope, input: EventCreate, priceMinor: number | null, idempotency?: IdempotencyRequest) =>
+  createOnce(orm, scope, idempotency, async (em) => {
+    const id = Number(
+      await em.insert(EventEntity, {
+        organizationId: scope.organizationId,
+        clientId: null,
+        name: input.name,
+        eventDate: input.event_date ?? null,
+        guests: input.guests ?? null,
+        pricePerHeadMinor: priceMinor,
+        eventType: input.event_type ?? null,
+        status: "inquiry",
+      }),
+    );
+    const [row] = await em.execute<EventRow[]>(`${EVENT_SELECT} and e.id = ?`, [scope.organizationId, id]);
+    await recordOutboxEvent(em, scope, { type: "event.created", data: toEvent(row!, scope.currency) });
+    return id;
+  });
 
 export const makeEventRepository = (orm: Orm): EventRepository["Service"] => ({
   list: (scope, page) =>
@@ -92,8 +91,10 @@ export const makeEventRepository = (orm: Orm): EventRepository["Service"] => ({
     Effect.flatMap(scopedSql(orm, scope).rows<EventDetailRow>(SELECT_DETAIL, [id]), ([row]) =>
       row === undefined ? Effect.fail(new NotFound()) : Effect.succeed({ ...toEvent(row, scope.currency), dishes: row.dishes }),
     ),
-  create: (scope, input) =>
-    Effect.flatMap(pricePerHeadMinor(input, scope.currency), (priceMinor) => insertEvent(orm, scope, input, priceMinor)),
+  create: (scope, input, idempotency) =>
+    Effect.flatMap(pricePerHeadMinor(input, scope.currency), (priceMinor) =>
+      insertEvent(orm, scope, input, priceMinor, idempotency),
+    ),
 });
 
 export const EventRepositoryLive = (orm: Orm) => Layer.succeed(EventRepository, makeEventRepository(orm));

@@ -8,6 +8,7 @@ import { RecipeRepositoryLive } from "./recipe.repository.ts";
 
 export * from "./client.repository.ts";
 export * from "./event.repository.ts";
+export * from "./idempotent-create.ts";
 export * from "./invoice.repository.ts";
 export * from "./organization.repository.ts";
 export * from "./outbox.ts";
