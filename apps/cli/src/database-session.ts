@@ -1,5 +1,6 @@
 import { migrate, openOrm, type Orm, startLocalPostgres } from "@platter/persistence";
 import type { DatabaseSettings } from "@platter/domain";
+import { CommandFailed } from "./failures.ts";
 
 /**
  * The database a command works on: `DATABASE_URL`, else the local embedded server (joined when
@@ -43,4 +44,11 @@ export const findOrganization = async (orm: Orm, id: number) => {
     .getConnection()
     .execute<{ id: string; name: string; currency: string }[]>("select id, name, currency from organizations where id = ?", [id]);
   return row === undefined ? undefined : { id: Number(row.id), name: row.name, currency: row.currency };
+};
+
+/** The organization with `id`, or a failure naming it: commands on an unknown organization exit 1. */
+export const requireOrganization = async (orm: Orm, id: number) => {
+  const organization = await findOrganization(orm, id);
+  if (organization === undefined) throw new CommandFailed(`organization ${id} does not exist`);
+  return organization;
 };

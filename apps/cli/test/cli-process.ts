@@ -39,6 +39,17 @@ export const runCliJson = async (args: readonly string[], env: Record<string, st
   return JSON.parse(lines[0]!);
 };
 
+/**
+ * Runs a `--json` command that must fail: fails unless it exited non-zero with nothing on stdout,
+ * and returns its exit code and stderr for the test to check.
+ */
+export const runCliFailing = async (args: readonly string[], env: Record<string, string>): Promise<CliResult> => {
+  const result = await runCli([...args, "--json"], env);
+  if (result.code === 0) throw new Error(`platter ${args.join(" ")} succeeded, expected it to fail:\n${result.stdout}`);
+  if (result.stdout !== "") throw new Error(`platter ${args.join(" ")} failed but printed on stdout:\n${result.stdout}`);
+  return result;
+};
+
 /** A TCP port free on 127.0.0.1 at the time of asking. */
 export const freePort = (): Promise<number> =>
   new Promise((done, fail) => {

@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { Effect } from "effect";
 import { jsonFlag, oneOf, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { withDatabase } from "../database-session.ts";
+import { requireOrganization, withDatabase } from "../database-session.ts";
 import { runOperatorAction, UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
@@ -27,7 +27,10 @@ const list = defineCommand({
       ...(args.endpoint === undefined ? {} : { endpointId: positiveInteger("endpoint", args.endpoint) }),
       limit: Math.min(positiveInteger("limit", args.limit), 1000),
     };
-    const deliveries = await withDatabase(loadCliConfig(), (orm) => Effect.runPromise(listDeliveries(orm, filter)));
+    const deliveries = await withDatabase(loadCliConfig(), async (orm) => {
+      await requireOrganization(orm, filter.organizationId);
+      return Effect.runPromise(listDeliveries(orm, filter));
+    });
     const lines = deliveries.map((d) => {
       const last = d.attempts[d.attempts.length - 1];
       const outcome = last ? ` last: ${last.status_code ?? last.error}` : "";
@@ -47,9 +50,12 @@ const retry = defineCommand({
   },
   run: async ({ args }) => {
     const config = loadCliConfig();
+    if (args["all-failed"] && args.id !== undefined) throw new UsageError("give either --id or --all-failed, not both");
     if (args["all-failed"]) {
       const endpointId = positiveInteger("endpoint", args.endpoint);
-      const result = await withDatabase(config, (orm) => Effect.runPromise(retryFailedDeliveries(orm, endpointId)));
+      const result = await withDatabase(config, (orm) =>
+        runOperatorAction(retryFailedDeliveries(orm, endpointId), `endpoint ${endpointId} does not exist`),
+      );
       return report(args.json, result, `${result.retried} failed deliveries of endpoint ${endpointId} are due again`);
     }
     if (args.id === undefined) throw new UsageError("give --id <delivery>, or --all-failed --endpoint <id>");

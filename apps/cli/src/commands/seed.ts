@@ -1,9 +1,8 @@
-import { type Orm, seedBulk, seedDemo } from "@platter/persistence";
+import { seedBulk, seedDemo } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { count, jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { findOrganization, withDatabase } from "../database-session.ts";
-import { CommandFailed } from "../failures.ts";
+import { requireOrganization, withDatabase } from "../database-session.ts";
 import { report } from "../output.ts";
 import { progressFor } from "../progress-bar.ts";
 
@@ -11,11 +10,6 @@ import { progressFor } from "../progress-bar.ts";
 
 const orgArg = { type: "string", required: true, description: "Organization id" } as const;
 
-const requireOrganization = async (orm: Orm, id: number) => {
-  const organization = await findOrganization(orm, id);
-  if (organization === undefined) throw new CommandFailed(`organization ${id} does not exist`);
-  return organization;
-};
 
 const demo = defineCommand({
   meta: { name: "demo", description: "Seed a small, realistic catering data set (one transaction)" },

@@ -7,7 +7,7 @@ import { defineCommand } from "citty";
 import { Effect, Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { withDatabase } from "../database-session.ts";
+import { requireOrganization, withDatabase } from "../database-session.ts";
 import { runOperatorAction, UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
@@ -46,7 +46,10 @@ const list = defineCommand({
   args: { org: { type: "string", required: true, description: "Organization id" }, json: jsonFlag },
   run: async ({ args }) => {
     const organizationId = positiveInteger("org", args.org);
-    const endpoints = await withDatabase(loadCliConfig(), (orm) => Effect.runPromise(listWebhookEndpoints(orm, organizationId)));
+    const endpoints = await withDatabase(loadCliConfig(), async (orm) => {
+      await requireOrganization(orm, organizationId);
+      return Effect.runPromise(listWebhookEndpoints(orm, organizationId));
+    });
     const lines = endpoints.map(
       (e) =>
         `${e.id}\t${e.enabled ? "enabled " : "disabled"}\t${e.url}\t${e.event_types.join(",") || "all events"}` +

@@ -71,11 +71,17 @@ export const retryDelivery = (orm: Orm, deliveryId: number) =>
 
 /** Makes every failed delivery of an endpoint due again now. */
 export const retryFailedDeliveries = (orm: Orm, endpointId: number) =>
-  Effect.promise(async () => {
-    const rows = await orm.em.getConnection().execute<{ id: string }[]>(
-      `update webhook_deliveries set status = 'pending', next_attempt_at = now(), completed_at = null
-       where endpoint_id = ? and status = 'failed' returning id`,
-      [endpointId],
-    );
-    return { retried: rows.length };
-  });
+  Effect.flatMap(
+    Effect.promise(() =>
+      orm.em.getConnection().execute<{ endpoint_found: boolean; retried: string }[]>(
+        `with retried as (
+           update webhook_deliveries set status = 'pending', next_attempt_at = now(), completed_at = null
+           where endpoint_id = ? and status = 'failed' returning id
+         )
+         select exists (select 1 from webhook_endpoints where id = ?) as endpoint_found,
+           (select count(*) from retried) as retried`,
+        [endpointId, endpointId],
+      ),
+    ),
+    ([row]) => (row?.endpoint_found ? Effect.succeed({ retried: Number(row.retried) }) : Effect.fail(new NotFound())),
+  );

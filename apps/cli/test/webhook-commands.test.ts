@@ -1,0 +1,163 @@
+import { addWebhookEndpoint } from "@platter/persistence";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { Effect } from "effect";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCliFailing, runCliJson } from "./cli-process.ts";
+
+/** `platter webhook add|list|enable|disable|rotate-secret` as real processes; what they wrote is checked in SQL. */
+
+let db: TestDatabase;
+let env: Record<string, string>;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  // The SSRF guard is on unless a test turns it off, whatever the surrounding environment says.
+  env = { DATABASE_URL: db.url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" };
+});
+afterAll(() => db?.dispose());
+
+const rows = <Row>(sql: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(sql, params);
+
+const endpointCount = async (): Promise<number> =>
+  (await rows<{ n: number }>("select count(*)::int as n from webhook_endpoints"))[0]!.n;
+
+const newOrganization = async (): Promise<number> => (await createOrganization(db.orm, "Webhook Test")).id;
+
+/** An endpoint registered in-process, for tests about the commands that manage existing endpoints. */
+const registeredEndpoint = (organizationId: number, url = "https://93.184.216.34/hooks") =>
+  Effect.runPromise(addWebhookEndpoint(db.orm, organizationId, url, []));
+
+/** A public address written as an IP literal, so registration needs no DNS. */
+const PUBLIC_URL = "https://93.184.216.34/platter/hooks";
+const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+
+describe("platter webhook add", () => {
+  it("registers an endpoint for the given event types and prints its signing secret", async () => {
+    const org = await newOrganization();
+    const added = await runCliJson(
+      ["webhook", "add", "--org", String(org), "--url", PUBLIC_URL, "--events", "invoice.paid,invoice.sent"],
+      env,
+    );
+    expect(added).toEqual({ id: expect.any(Number), secret: expect.stringMatching(SECRET) });
+    const stored = await rows("select organization_id::int, url, secret, event_types, enabled from webhook_endpoints where id = ?", [
+      added.id,
+    ]);
+    expect(stored).toEqual([
+      { organization_id: org, url: PUBLIC_URL, secret: added.secret, event_types: ["invoice.paid", "invoice.sent"], enabled: true },
+    ]);
+  });
+
+  it("subscribes to every event type when --events is left out", async () => {
+    const org = await newOrganization();
+    const added = await runCliJson(["webhook", "add", "--org", String(org), "--url", PUBLIC_URL], env);
+    const [stored] = await rows<{ event_types: string[] }>("select event_types from webhook_endpoints where id = ?", [added.id]);
+    expect(stored!.event_types).toEqual([]);
+  });
+
+  it("accepts a loopback URL when WEBHOOK_ALLOW_PRIVATE_NETWORKS=true", async () => {
+    const org = await newOrganization();
+    const added = await runCliJson(["webhook", "add", "--org", String(org), "--url", "http://127.0.0.1:9/x"], {
+      ...env,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    });
+    expect(added).toEqual({ id: expect.any(Number), secret: expect.stringMatching(SECRET) });
+    const [stored] = await rows<{ url: string }>("select url from webhook_endpoints where id = ?", [added.id]);
+    expect(stored!.url).toBe("http://127.0.0.1:9/x");
+  });
+
+  it.each([
+    { url: "ftp://x", message: "url must use http or https" },
+    { url: "not a url", message: "url must be an absolute http(s) URL" },
+    { url: "http://127.0.0.1:9/x", message: "127.0.0.1 resolves to 127.0.0.1, a private or internal address" },
+  ])("refuses the URL $url with exit 2 and registers nothing", async ({ url, message }) => {
+    const org = await newOrganization();
+    const before = await endpointCount();
+    const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", url], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(await endpointCount()).toBe(before);
+  });
+
+  it("refuses an unknown event type with exit 2 and registers nothing", async () => {
+    const org = await newOrganization();
+    const before = await endpointCount();
+    const result = await runCliFailing(
+      ["webhook", "add", "--org", String(org), "--url", PUBLIC_URL, "--events", "invoice.paid,invoice.lost"],
+      env,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('unknown event type "invoice.lost"');
+    expect(await endpointCount()).toBe(before);
+  });
+
+  it("fails with exit 1 for an unknown organization and registers nothing", async () => {
+    const before = await endpointCount();
+    const result = await runCliFailing(["webhook", "add", "--org", "999999", "--url", PUBLIC_URL], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("organization 999999 does not exist");
+    expect(await endpointCount()).toBe(before);
+  });
+});
+
+describe("platter webhook list", () => {
+  it("lists the organization's endpoints, and only those", async () => {
+    const org = await newOrganization();
+    const first = await registeredEndpoint(org, "https://93.184.216.34/first");
+    const second = await Effect.runPromise(
+      addWebhookEndpoint(db.orm, org, "https://93.184.216.34/second", ["event.inquiry", "proposal.approved"]),
+    );
+    await registeredEndpoint(await newOrganization(), "https://93.184.216.34/someone-else");
+
+    const listed = await runCliJson(["webhook", "list", "--org", String(org)], env);
+    expect(listed).toEqual({
+      endpoints: [
+        {
+          id: first.id, url: "https://93.184.216.34/first", event_types: [], enabled: true, disabled_reason: null,
+          created_at: expect.any(String),
+        },
+        {
+          id: second.id, url: "https://93.184.216.34/second", event_types: ["event.inquiry", "proposal.approved"], enabled: true,
+          disabled_reason: null, created_at: expect.any(String),
+        },
+      ],
+    });
+    // The signing secret is shown once, at registration, never in a listing.
+    expect(JSON.stringify(listed)).not.toContain("whsec_");
+  });
+
+  it("lists nothing for an organization without endpoints", async () => {
+    expect(await runCliJson(["webhook", "list", "--org", String(await newOrganization())], env)).toEqual({ endpoints: [] });
+  });
+});
+
+describe("platter webhook disable, enable", () => {
+  it("disables an endpoint and enables it again, as the listing shows", async () => {
+    const org = await newOrganization();
+    const endpoint = await registeredEndpoint(org);
+    const listed = async () => (await runCliJson(["webhook", "list", "--org", String(org)], env)).endpoints[0];
+
+    expect(await runCliJson(["webhook", "disable", "--id", String(endpoint.id)], env)).toEqual({ id: endpoint.id, enabled: false });
+    expect(await listed()).toMatchObject({ id: endpoint.id, enabled: false, disabled_reason: "disabled by an operator" });
+
+    expect(await runCliJson(["webhook", "enable", "--id", String(endpoint.id)], env)).toEqual({ id: endpoint.id, enabled: true });
+    expect(await listed()).toMatchObject({ id: endpoint.id, enabled: true, disabled_reason: null });
+  });
+});
+
+describe("platter webhook rotate-secret", () => {
+  it("replaces the signing secret with a new one", async () => {
+    const endpoint = await registeredEndpoint(await newOrganization());
+    const rotated = await runCliJson(["webhook", "rotate-secret", "--id", String(endpoint.id)], env);
+    expect(rotated).toEqual({ id: endpoint.id, secret: expect.stringMatching(SECRET) });
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    const [stored] = await rows<{ secret: string }>("select secret from webhook_endpoints where id = ?", [endpoint.id]);
+    expect(stored!.secret).toBe(rotated.secret);
+  });
+});
+
+describe("an unknown endpoint id", () => {
+  it.each([["disable"], ["enable"], ["rotate-secret"]])("fails `webhook %s` with exit 1", async (command) => {
+    const result = await runCliFailing(["webhook", command, "--id", "999999"], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("endpoint 999999 does not exist");
+  });
+});
