@@ -1,5 +1,4 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 /** The CLI as a real process: Node 24 (vitest's own) running the TypeScript source. */
@@ -50,13 +49,4 @@ export const runCliFailing = async (args: readonly string[], env: Record<string,
   return result;
 };
 
-/** A TCP port free on 127.0.0.1 at the time of asking. */
-export const freePort = (): Promise<number> =>
-  new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
+

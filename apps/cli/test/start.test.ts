@@ -1,9 +1,9 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { request } from "node:http";
 import { connect } from "node:net";
-import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
-import { freePort, spawnCli } from "./cli-process.ts";
+import { spawnCli } from "./cli-process.ts";
 
 /**
  * `platter start` (what `npm start` runs) as a real process on an empty database: first-run demo

@@ -22,9 +22,8 @@ export interface DueDelivery {
   readonly leaseToken: string;
 }
 
-/** What one try did, and what happens next. */
-export interface AttemptRecord {
-  readonly delivery: DueDelivery;
+/** What one try did. */
+export interface AttemptResult {
   readonly startedAt: Date;
   readonly durationMs: number;
   readonly statusCode: number | undefined;
@@ -32,6 +31,11 @@ export interface AttemptRecord {
   /** The first KiB of the response body. */
   readonly responseBody: string | undefined;
   readonly outcome: AttemptOutcome;
+}
+
+/** One try of a delivery, and what happens next. */
+export interface AttemptRecord extends AttemptResult {
+  readonly delivery: DueDelivery;
   /** When failed: delay before the next try, or undefined when the schedule is exhausted. */
   readonly retryDelayMs: number | undefined;
 }

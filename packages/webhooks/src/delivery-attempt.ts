@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { type AttemptOutcome, type DueDelivery, outcomeOf, signPayload } from "@platter/domain";
+import { type AttemptResult, type DueDelivery, outcomeOf, signPayload } from "@platter/domain";
 import { Agent, request } from "undici";
 import { guardedLookup, isForbiddenAddress } from "./ssrf-guard.ts";
 
@@ -10,15 +10,6 @@ export interface AttemptSettings {
   readonly signatureHeader: string;
   readonly timeoutMs: number;
   readonly allowPrivateNetworks: boolean;
-}
-
-export interface AttemptResult {
-  readonly startedAt: Date;
-  readonly durationMs: number;
-  readonly statusCode: number | undefined;
-  readonly error: string | undefined;
-  readonly responseBody: string | undefined;
-  readonly outcome: AttemptOutcome;
 }
 
 const RESPONSE_BODY_BYTES = 1024;

@@ -16,7 +16,8 @@ export interface TestPostgres {
   readonly stop: () => Promise<void>;
 }
 
-const freePort = (): Promise<number> =>
+/** A TCP port free on 127.0.0.1 right now (for servers a test starts). */
+export const freePort = (): Promise<number> =>
   new Promise((done, fail) => {
     const server = createServer();
     server.once("error", fail);

@@ -1,0 +1,67 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createOrganization, createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+/** The API as operators run it: `apps/api/src/main.ts` in a process of its own. */
+
+const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+let db: TestDatabase;
+const children: ChildProcessWithoutNullStreams[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await db?.dispose();
+});
+
+const spawnApi = (env: Record<string, string>) => {
+  const child = spawn(process.execPath, ["--conditions=@platter/source", MAIN], {
+    env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", ...env },
+  });
+  children.push(child);
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  return { child, exited, stderr: () => stderr };
+};
+
+const waitUntilHealthy = async (opsPort: number) => {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const ok = await fetch(`http://127.0.0.1:${opsPort}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the API did not become healthy");
+};
+
+describe("the API process", () => {
+  it("serves the API and the ops port, and exits 0 on SIGTERM", async () => {
+    const org = await createOrganization(db.orm);
+    const [port, opsPort] = [await freePort(), await freePort()];
+    const api = spawnApi({ DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(opsPort) });
+    await waitUntilHealthy(opsPort);
+    expect((await fetch(`http://127.0.0.1:${opsPort}/readyz`)).status).toBe(200);
+    // The ops port serves probes only; the public port serves the API only.
+    expect((await fetch(`http://127.0.0.1:${opsPort}/v1/me`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(404);
+    const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${org.readKey}` } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ id: org.id, currency: "EUR" });
+    api.child.kill("SIGTERM");
+    expect(await api.exited).toBe(0);
+  });
+
+  it.each([
+    [{ PORT: "abc" }, "PORT must be an integer"],
+    [{ DATABASE_URL: "mysql://nope" }, "DATABASE_URL must be a postgres:// URL"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of"],
+  ])("refuses to start with %o: exit 2 naming the variable", async (env, message) => {
+    const api = spawnApi({ DATABASE_URL: db.url, ...env });
+    expect(await api.exited).toBe(2);
+    expect(api.stderr()).toContain(message);
+  });
+});
