@@ -62,10 +62,10 @@ const COMPONENTS: ReadonlyArray<readonly [string, Schema.Top]> = [
  * annotations, so the domain needs no OpenAPI-specific annotations.
  */
 const componentSchemas = (): JsonSchema.Definitions => {
-  const nameOf = new Map<unknown, string>();
-  for (const [name, schema] of COMPONENTS) nameOf.set(Schema.toCodecJson(schema).ast, name);
-  const roots = COMPONENTS.map(([, schema]) => Schema.toCodecJson(schema).ast);
-  const representations = SchemaRepresentation.toRepresentations(roots as [typeof roots[0], ...typeof roots], {
+  const encoded = COMPONENTS.map(([name, schema]) => [name, Schema.toCodecJson(schema).ast] as const);
+  const nameOf = new Map<unknown, string>(encoded.map(([name, ast]) => [ast, name]));
+  const [first, ...rest] = encoded.map(([, ast]) => ast);
+  const representations = SchemaRepresentation.toRepresentations([first!, ...rest], {
     referencePolicy: ({ ast }) => nameOf.get(ast),
   });
   const jsonSchemas = SchemaRepresentation.toJsonSchemaMultiDocument(representations, { onExcessProperty: "error" });
@@ -229,7 +229,7 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
       RequestId: { description: "Identifies the request in the service's logs: quote it in support requests.", schema: { type: "string" } },
     },
     responses: {
-      InvalidInput: errorResponse("The body is not a valid create input; the text names the field (`name is required`)."),
+      InvalidInput: errorResponse("The body is not a valid create input (the text names the field: `name is required`), or the Idempotency-Key is malformed."),
       InvalidCursor: errorResponse("`Invalid cursor`: corrupted, altered or issued by another endpoint."),
       Unauthenticated: errorResponse("No API key, a malformed key or a revoked key."),
       ReadOnlyKey: errorResponse("A read-only key used for a create."),

@@ -11,9 +11,34 @@ export interface ScopedSql {
   readonly rows: <Row>(sql: string, params?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
 }
 
+/** `?` placeholders rewritten to `$1…$n`, once per statement text (a bounded cache: texts are constants). */
+const numberedStatements = new Map<string, string>();
+const numbered = (sql: string): string => {
+  let text = numberedStatements.get(sql);
+  if (text === undefined) {
+    let position = 0;
+    text = sql.replace(/\?/g, () => `$${++position}`);
+    if (numberedStatements.size >= 1_000) numberedStatements.clear();
+    numberedStatements.set(sql, text);
+  }
+  return text;
+};
+
+/**
+ * Runs a read on the ORM's own `pg` pool with bound parameters. Every `?` is a placeholder.
+ * The hot read path skips MikroORM's `execute` layers (parameter inlining into the SQL text,
+ * Kysely's executor): tools/bench measured about a quarter less API CPU per list request. Same
+ * pool, same type parsers, so rows come back exactly as `execute` returns them.
+ */
+export const queryRows = async <Row>(orm: Orm, sql: string, params: ReadonlyArray<unknown>): Promise<Row[]> => {
+  const pool = await orm.em.getConnection().getNativeClient();
+  const result = await pool.query(numbered(sql), [...params]);
+  return result.rows as Row[];
+};
+
 export const scopedSql = (orm: Orm, scope: OrgScope): ScopedSql => ({
   rows: <Row>(sql: string, params: ReadonlyArray<unknown> = []) =>
-    Effect.promise(() => orm.em.getConnection().execute<Row[]>(sql, [scope.organizationId, ...params])),
+    Effect.promise(() => queryRows<Row>(orm, sql, [scope.organizationId, ...params])),
 });
 
 /** How a keyset list is read: a scoped select, and the SQL expressions of the listing's sort key. */

@@ -4,7 +4,7 @@ import {
 } from "@platter/domain";
 import { Effect, Layer } from "effect";
 import type { Orm } from "../database.ts";
-import { isoTimestamp, scopedSql } from "../scoped-sql.ts";
+import { isoTimestamp, queryRows, scopedSql } from "../scoped-sql.ts";
 
 /** Organizations and API-key authentication. */
 
@@ -31,7 +31,8 @@ export const makeApiKeyRepository = (orm: Orm): ApiKeyRepository["Service"] => {
     authenticate: (secret) =>
       Effect.flatMap(
         Effect.promise(() =>
-          orm.em.getConnection().execute<KeyRow[]>(
+          queryRows<KeyRow>(
+            orm,
             `select k.id, k.organization_id, k.access, o.currency from api_keys k
              join organizations o on o.id = k.organization_id
              where k.key_hash = ? and k.revoked_at is null`,

@@ -1,0 +1,19 @@
+/** @platter/sdk: the TypeScript client of the Platter API. */
+export { Platter, type PlatterOptions } from "./platter.ts";
+export { PageList } from "./pagination.ts";
+export {
+  ApiError, AuthenticationError, ConflictError, ConnectionError, InvalidRequestError, NotFoundError, PermissionError,
+  PlatterError, RateLimitError, type PlatterErrorDetails,
+} from "./errors.ts";
+export { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WebhookSignatureError } from "./webhooks.ts";
+export type {
+  Client, ClientCreate, Created, CreateOptions, Dish, Event, EventCreate, EventDetail, Ingredient, Invoice, InvoiceDetail,
+  LineItem, ListPage, ListParams, Organization, Recipe, RecipeDetail, WebhookEvent, WebhookEventType,
+} from "./types.ts";
+export type { EventsResource } from "./resources/events.ts";
+export type { RecipesResource } from "./resources/recipes.ts";
+export type { ClientsResource } from "./resources/clients.ts";
+export type { InvoicesResource } from "./resources/invoices.ts";
+export type { MeResource } from "./resources/me.ts";
+/** The raw generated OpenAPI types, for advanced use. */
+export type { components, operations, paths, webhooks } from "./generated/api-types.ts";

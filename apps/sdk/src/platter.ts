@@ -1,0 +1,63 @@
+import { ClientsResource } from "./resources/clients.ts";
+import { EventsResource } from "./resources/events.ts";
+import { InvoicesResource } from "./resources/invoices.ts";
+import { MeResource } from "./resources/me.ts";
+import { RecipesResource } from "./resources/recipes.ts";
+import { Transport } from "./transport.ts";
+
+/** How to reach the API. */
+export interface PlatterOptions {
+  /** An API key: `platter_ro_…` (read-only) or `platter_rw_…` (read/write). */
+  readonly apiKey: string;
+  /** The base URL, including the version segment: `https://…/v1`. */
+  readonly baseUrl: string;
+  /** Retries of a failed safe request (connection failure, timeout, 429, 5xx). Default 2; 0 disables them. */
+  readonly maxRetries?: number;
+  /** Time limit of one attempt, response body included, in milliseconds. Default 30 000. */
+  readonly timeoutMs?: number;
+  /** A `fetch` to use instead of the global one (a proxy-aware one, or one with instrumentation). */
+  readonly fetch?: typeof globalThis.fetch;
+}
+
+const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * The Platter API client. One per API key; it holds no connection of its own, so create it once
+ * and share it.
+ *
+ * ```ts
+ * const platter = new Platter({ apiKey: process.env.PLATTER_API_KEY!, baseUrl: "https://…/v1" });
+ * for await (const event of platter.events.list()) console.log(event.name);
+ * ```
+ */
+export class Platter {
+  /** The organization of the API key. */
+  readonly me: MeResource;
+  /** Events: list, retrieve, create. */
+  readonly events: EventsResource;
+  /** Recipes: list, retrieve. */
+  readonly recipes: RecipesResource;
+  /** Clients: list, create. */
+  readonly clients: ClientsResource;
+  /** Invoices: list, retrieve. */
+  readonly invoices: InvoicesResource;
+
+  constructor(options: PlatterOptions) {
+    const { apiKey, baseUrl, maxRetries = DEFAULT_MAX_RETRIES, timeoutMs = DEFAULT_TIMEOUT_MS } = options ?? {};
+    if (typeof apiKey !== "string" || apiKey.trim() === "") throw new TypeError("Platter: `apiKey` is required");
+    if (typeof baseUrl !== "string" || !/^https?:\/\//i.test(baseUrl)) {
+      throw new TypeError("Platter: `baseUrl` is required: the API's http(s) URL including the version segment, e.g. https://…/v1");
+    }
+    if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError("Platter: `maxRetries` must be a whole number ≥ 0");
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError("Platter: `timeoutMs` must be a positive number");
+    const fetch = options.fetch ?? globalThis.fetch;
+    if (typeof fetch !== "function") throw new TypeError("Platter: no global `fetch`: use Node.js 18 or newer, or pass `fetch`");
+    const transport = new Transport({ apiKey, baseUrl: baseUrl.replace(/\/+$/, ""), maxRetries, timeoutMs, fetch });
+    this.me = new MeResource(transport);
+    this.events = new EventsResource(transport);
+    this.recipes = new RecipesResource(transport);
+    this.clients = new ClientsResource(transport);
+    this.invoices = new InvoicesResource(transport);
+  }
+}

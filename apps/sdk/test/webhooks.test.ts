@@ -1,0 +1,124 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { envelopeBody, signPayload } from "@platter/domain";
+import { describe, expect, it } from "vitest";
+import { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WebhookSignatureError } from "../src/index.ts";
+
+/**
+ * Webhook verification against bodies and signatures made by the server's own code: the
+ * dispatcher's `envelopeBody` (the exact bytes) and `signPayload` (the signature).
+ */
+
+const SECRET = "whsec_0123456789abcdef0123456789abcdef";
+const body = envelopeBody({
+  envelopeId: "evt_0f3c2a1b",
+  type: "client.created",
+  createdAt: "2027-04-17T09:30:00.125Z",
+  payload: { version: 1, data: { id: 42, name: "Anna Müller 🍰", email: "anna@example.com" } },
+})!;
+const signature = signPayload(SECRET, body);
+
+describe("verifyWebhook", () => {
+  it("returns the envelope of a delivery with a valid signature (string body)", async () => {
+    expect(await verifyWebhook(body, signature, SECRET)).toEqual({
+      id: "evt_0f3c2a1b",
+      type: "client.created",
+      created_at: "2027-04-17T09:30:00.125Z",
+      data: { id: 42, name: "Anna Müller 🍰", email: "anna@example.com" },
+    });
+  });
+
+  it("accepts the body as a Buffer and as a Uint8Array, including a view into a larger buffer", async () => {
+    const bytes = Buffer.from(body, "utf8");
+    expect(await verifyWebhook(bytes, signature, SECRET)).toEqual(JSON.parse(body));
+    expect(await verifyWebhook(new Uint8Array(bytes), signature, SECRET)).toEqual(JSON.parse(body));
+    const padded = Buffer.concat([Buffer.from("xxxx"), bytes, Buffer.from("yyyy")]);
+    expect(await verifyWebhook(padded.subarray(4, 4 + bytes.length), signature, SECRET)).toEqual(JSON.parse(body));
+  });
+
+  it("accepts Node's header value as given: a one-element array, surrounding spaces, upper-case hex", async () => {
+    await expect(verifyWebhook(body, [signature], SECRET)).resolves.toMatchObject({ id: "evt_0f3c2a1b" });
+    await expect(verifyWebhook(body, ` ${signature} `, SECRET)).resolves.toMatchObject({ id: "evt_0f3c2a1b" });
+    await expect(verifyWebhook(body, signature.toUpperCase(), SECRET)).resolves.toMatchObject({ id: "evt_0f3c2a1b" });
+  });
+
+  it("names the header the dispatcher signs with by default", () => {
+    expect(WEBHOOK_SIGNATURE_HEADER).toBe("x-platter-signature");
+  });
+
+  it.each<[string, string | Buffer]>([
+    ["a changed character", body.replace("Anna", "Anne")],
+    ["an added space", body.replace(`"id":42`, `"id": 42`)],
+    ["a trailing newline", `${body}\n`],
+    ["re-serialised JSON", JSON.stringify(JSON.parse(body), null, 1)],
+    ["the body in another encoding", Buffer.from(body, "latin1")],
+    ["an empty body", ""],
+  ])("refuses a tampered body: %s", async (_label, tampered) => {
+    await expect(verifyWebhook(tampered, signature, SECRET)).rejects.toThrow(
+      new WebhookSignatureError("Webhook signature does not match the body and secret"),
+    );
+  });
+
+  it.each([
+    ["another secret", "whsec_another"],
+    ["the secret with a trailing space", `${SECRET} `],
+  ])("refuses a signature made with %s", async (_label, secret) => {
+    await expect(verifyWebhook(body, signature, secret)).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
+  it.each<[string, string | string[] | undefined | null, RegExp]>([
+    ["missing", undefined, /^Missing x-platter-signature header$/],
+    ["null", null, /^Missing/],
+    ["empty", "", /^Missing/],
+    ["two values", [signature, signature], /^Missing/],
+    ["too short", signature.slice(0, 63), /^Malformed x-platter-signature header/],
+    ["too long", `${signature}0`, /^Malformed/],
+    ["not hex", signature.replace(/^../, "zz"), /^Malformed/],
+    ["prefixed", `sha256=${signature}`, /^Malformed/],
+    ["base64", Buffer.from(signature, "hex").toString("base64"), /^Malformed/],
+  ])("refuses a %s signature header", async (_label, header, message) => {
+    const failure = verifyWebhook(body, header, SECRET);
+    await expect(failure).rejects.toBeInstanceOf(WebhookSignatureError);
+    await expect(failure).rejects.toThrow(message);
+  });
+
+  it("refuses a signature of the right shape that is wrong in its last digit", async () => {
+    const wrong = signature.slice(0, 63) + (signature.endsWith("0") ? "1" : "0");
+    await expect(verifyWebhook(body, wrong, SECRET)).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
+  it.each<[string, unknown]>([
+    ["a parsed object", JSON.parse(body)],
+    ["an array", [1, 2]],
+    ["null", null],
+    ["a number", 42],
+  ])("refuses %s with a TypeError that says to pass the raw body", async (_label, parsed) => {
+    const failure = verifyWebhook(parsed as string, signature, SECRET);
+    await expect(failure).rejects.toBeInstanceOf(TypeError);
+    await expect(failure).rejects.toThrow(/needs the raw request body .* parsed as JSON before/);
+  });
+
+  it("refuses a missing secret with a TypeError", async () => {
+    await expect(verifyWebhook(body, signature, "")).rejects.toThrow(new TypeError("verifyWebhook needs the endpoint's signing secret"));
+  });
+});
+
+describe("on a runtime without a global crypto (Node 18)", () => {
+  it("falls back to node:crypto's Web Crypto for verification and idempotency keys", async () => {
+    const script = `
+      delete globalThis.crypto;
+      if (globalThis.crypto !== undefined) throw new Error("global crypto still present");
+      const { verifyWebhook } = await import(${JSON.stringify(fileURLToPath(new URL("../src/index.ts", import.meta.url)))});
+      const envelope = await verifyWebhook(process.env.BODY, process.env.SIGNATURE, process.env.SECRET);
+      const { randomUuid } = await import(${JSON.stringify(fileURLToPath(new URL("../src/web-crypto.ts", import.meta.url)))});
+      console.log(JSON.stringify({ id: envelope.id, uuid: await randomUuid() }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "--eval", script], {
+      env: { ...process.env, BODY: body, SIGNATURE: signature, SECRET },
+    });
+    const result = JSON.parse(stdout);
+    expect(result.id).toBe("evt_0f3c2a1b");
+    expect(result.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});

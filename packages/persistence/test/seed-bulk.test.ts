@@ -1,0 +1,162 @@
+import { EVENT_STATUSES, EVENT_TYPES, INVOICE_STATUSES, InvalidInput, NotFound } from "@platter/domain";
+import { Effect } from "effect";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { makeEventRepository, makeInvoiceRepository, seedBulk } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+afterAll(() => db?.dispose());
+
+const query = <Row>(sql: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(sql, params);
+
+const countsOf = async (org: OrganizationFixture) => {
+  const [row] = await query<{ clients: string; events: string; invoices: string; lines: string }>(
+    `select (select count(*) from clients where organization_id = ?) as clients,
+       (select count(*) from events where organization_id = ?) as events,
+       (select count(*) from invoices where organization_id = ?) as invoices,
+       (select count(*) from invoice_line_items where organization_id = ?) as lines`,
+    [org.id, org.id, org.id, org.id],
+  );
+  return { clients: Number(row!.clients), events: Number(row!.events), invoices: Number(row!.invoices), lines: Number(row!.lines) };
+};
+
+describe("seedBulk", () => {
+  let org: OrganizationFixture;
+  let other: OrganizationFixture;
+  const progress = new Map<string, { done: number; total: number; calls: number }>();
+
+  beforeAll(async () => {
+    org = await createOrganization(db.orm, "Bulk Catering");
+    other = await createOrganization(db.orm, "Bystander Catering");
+    await seedBulk(db.orm, { organizationId: org.id, events: 2_000, clients: 300, invoices: 250 }, (label, done, total) => {
+      const seen = progress.get(label);
+      expect(done).toBeGreaterThan(seen?.done ?? 0);
+      progress.set(label, { done, total, calls: (seen?.calls ?? 0) + 1 });
+    });
+  });
+
+  it("inserts exactly the requested rows into the organization and nothing elsewhere", async () => {
+    expect(await countsOf(org)).toMatchObject({ clients: 300, events: 2_000, invoices: 250 });
+    expect(await countsOf(other)).toEqual({ clients: 0, events: 0, invoices: 0, lines: 0 });
+  });
+
+  it("reports progress up to each total", () => {
+    expect(Object.fromEntries([...progress].map(([label, { done, total }]) => [label, { done, total }]))).toEqual({
+      clients: { done: 300, total: 300 },
+      events: { done: 2_000, total: 2_000 },
+      invoices: { done: 250, total: 250 },
+    });
+  });
+
+  it("gives every invoice one to five line items of its own organization", async () => {
+    const rows = await query<{ lines: string; foreign_lines: string }>(
+      `select count(l.id) as lines, count(l.id) filter (where l.organization_id <> i.organization_id) as foreign_lines
+       from invoices i left join invoice_line_items l on l.invoice_id = i.id
+       where i.organization_id = ? group by i.id`,
+      [org.id],
+    );
+    expect(rows).toHaveLength(250);
+    for (const row of rows) {
+      expect(Number(row.lines)).toBeGreaterThanOrEqual(1);
+      expect(Number(row.lines)).toBeLessThanOrEqual(5);
+      expect(Number(row.foreign_lines)).toBe(0);
+    }
+  });
+
+  it("links events and invoices only to the organization's own records", async () => {
+    const [row] = await query<{ foreign: string; linked: string }>(
+      `select
+         (select count(*) from events e join clients c on c.id = e.client_id
+           where e.organization_id = ? and c.organization_id <> e.organization_id)
+         + (select count(*) from invoices i left join clients c on c.id = i.client_id left join events e on e.id = i.event_id
+           where i.organization_id = ? and (c.organization_id <> i.organization_id or e.organization_id <> i.organization_id))
+           as foreign,
+         (select count(*) from events where organization_id = ? and client_id is not null) as linked`,
+      [org.id, org.id, org.id],
+    );
+    expect(Number(row!.foreign)).toBe(0);
+    expect(Number(row!.linked)).toBeGreaterThan(0);
+  });
+
+  it("writes values the domain accepts, varied, with some equal timestamps", async () => {
+    const [row] = await query<Record<string, string>>(
+      `select count(distinct created_at) as distinct_times, count(distinct name) as names,
+         count(distinct status) as statuses, count(distinct event_type) as types,
+         count(*) filter (where status <> all (?::text[]) or (event_type is not null and event_type <> all (?::text[]))) as unknown,
+         min(created_at) < now() - interval '2 years' as spans_years, max(created_at) <= now() as not_future
+       from events where organization_id = ?`,
+      [`{${EVENT_STATUSES.join(",")}}`, `{${EVENT_TYPES.join(",")}}`, org.id],
+    );
+    expect(Number(row!["unknown"])).toBe(0);
+    expect(Number(row!["distinct_times"])).toBeGreaterThan(1_500);
+    expect(Number(row!["distinct_times"])).toBeLessThan(2_000);
+    expect(Number(row!["names"])).toBeGreaterThan(50);
+    expect(Number(row!["statuses"])).toBe(EVENT_STATUSES.length);
+    expect(Number(row!["types"])).toBe(EVENT_TYPES.length);
+    expect(row!["spans_years"]).toBe(true);
+    expect(row!["not_future"]).toBe(true);
+    const [clients] = await query<{ emails: string; phones: string; companies: string }>(
+      "select count(email) as emails, count(phone) as phones, count(company) as companies from clients where organization_id = ?",
+      [org.id],
+    );
+    for (const filled of Object.values(clients!)) expect(Number(filled)).toBeGreaterThan(0);
+  });
+
+  it("produces rows the repositories read back: events page through, paid invoices are settled", async () => {
+    const events = makeEventRepository(db.orm);
+    const seen = new Set<number>();
+    let after: readonly [string, number] | undefined;
+    for (;;) {
+      const page = await Effect.runPromise(events.list(org.scope, { limit: 500, after }));
+      for (const event of page.data) seen.add(event.id);
+      if (!page.has_more) break;
+      const last = page.data[page.data.length - 1]!;
+      after = [last.created_at, last.id];
+    }
+    expect(seen.size).toBe(2_000);
+
+    const invoices = await Effect.runPromise(makeInvoiceRepository(db.orm).list(org.scope, { limit: 500, after: undefined }));
+    expect(invoices.data).toHaveLength(250);
+    for (const invoice of invoices.data) {
+      expect(INVOICE_STATUSES).toContain(invoice.status);
+      expect(invoice.currency).toBe("EUR");
+      expect(invoice.total).toBeGreaterThan(0);
+      if (invoice.status === "paid") expect(invoice.balance_due).toBe(0);
+      else expect(invoice.amount_paid).toBe(0);
+    }
+  });
+
+  it("seeds the same organization again without clashing invoice numbers", async () => {
+    await seedBulk(db.orm, { organizationId: org.id, events: 100, clients: 10, invoices: 250 });
+    expect(await countsOf(org)).toMatchObject({ clients: 310, events: 2_100, invoices: 500 });
+    const [row] = await query<{ numbers: string }>(
+      "select count(distinct number) as numbers from invoices where organization_id = ?",
+      [org.id],
+    );
+    expect(Number(row!.numbers)).toBe(500);
+  });
+
+  it("numbers invoices INV-<batch>-0000001 upwards", async () => {
+    const [row] = await query<{ number: string }>(
+      "select number from invoices where organization_id = ? order by id limit 1",
+      [org.id],
+    );
+    expect(row!.number).toMatch(/^INV-[0-9A-F]{8}-0000001$/);
+  });
+
+  it("refuses an unknown organization or a bad count before writing anything", async () => {
+    const before = await countsOf(other);
+    await expect(seedBulk(db.orm, { organizationId: 999_999, events: 1, clients: 1, invoices: 1 })).rejects.toBeInstanceOf(NotFound);
+    await expect(seedBulk(db.orm, { organizationId: other.id, events: -1, clients: 1, invoices: 0 })).rejects.toBeInstanceOf(InvalidInput);
+    await expect(seedBulk(db.orm, { organizationId: other.id, events: 1.5, clients: 1, invoices: 0 })).rejects.toBeInstanceOf(InvalidInput);
+    expect(await countsOf(other)).toEqual(before);
+  });
+
+  it("seeds nothing when every count is zero", async () => {
+    await seedBulk(db.orm, { organizationId: other.id, events: 0, clients: 0, invoices: 0 });
+    expect(await countsOf(other)).toEqual({ clients: 0, events: 0, invoices: 0, lines: 0 });
+  });
+});

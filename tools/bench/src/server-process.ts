@@ -1,0 +1,60 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createApiApp, createLogger } from "@platter/api";
+import { openOrm, repositoriesLayer } from "@platter/persistence";
+import { ManagedRuntime } from "effect";
+import { startReferenceServer } from "./reference-server.ts";
+
+/**
+ * One server under load, in a process of its own so that neither the load generator nor the
+ * other server shares its event loop or its heap: `BENCH_SERVER=api` is the real API (Koa app,
+ * repositories runtime, silent logger), `BENCH_SERVER=reference` the hand-written reference.
+ * Both listen on 127.0.0.1 with a pool of `BENCH_POOL_SIZE`. Started by main.ts with `fork`; reports
+ * its port over IPC and stops when told to or when its parent goes away.
+ */
+
+export type ServerKind = "api" | "reference";
+
+const kind = process.env["BENCH_SERVER"];
+const databaseUrl = process.env["BENCH_DATABASE_URL"];
+const poolSize = Number(process.env["BENCH_POOL_SIZE"] ?? 10);
+if ((kind !== "api" && kind !== "reference") || !databaseUrl || process.send === undefined) {
+  throw new Error("server-process.ts is started by the benchmark (main.ts)");
+}
+
+const listen = (server: Server): Promise<number> =>
+  new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => done((server.address() as AddressInfo).port));
+  });
+
+const startApi = async () => {
+  const orm = await openOrm(databaseUrl, { poolSize });
+  const runtime = ManagedRuntime.make(repositoriesLayer(orm));
+  const server = createServer(createApiApp(runtime, createLogger("api", "silent")).callback());
+  const port = await listen(server);
+  return {
+    port,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+      await runtime.dispose();
+      await orm.close(true);
+    },
+  };
+};
+
+const running = kind === "api" ? await startApi() : await startReferenceServer(databaseUrl, poolSize);
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await running.stop();
+  process.disconnect?.();
+};
+process.on("message", (message) => {
+  if (message === "stop") void stop();
+});
+process.on("disconnect", () => void stop());
+process.send(running.port);
