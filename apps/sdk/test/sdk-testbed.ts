@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { createApiApp, createLogger } from "@platter/api";
 import { repositoriesLayer } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { ManagedRuntime } from "effect";
 import { inject } from "vitest";
 import { Platter, type PlatterOptions } from "../src/index.ts";
@@ -20,6 +20,8 @@ export type Sql = <Row = Record<string, unknown>>(statement: string, params?: Re
 export interface SdkTestbed {
   /** The API's base URL as an integrator configures it: `http://127.0.0.1:…/v1`. */
   readonly baseUrl: string;
+  /** The test database (for setting up webhook endpoints and starting a dispatcher on it). */
+  readonly db: TestDatabase;
   readonly org: OrganizationFixture;
   readonly sql: Sql;
   readonly newOrganization: (name?: string, currency?: string) => Promise<OrganizationFixture>;
@@ -38,6 +40,7 @@ export const startSdkTestbed = async (): Promise<SdkTestbed> => {
   const org = await createOrganization(db.orm, "SDK Catering", "EUR");
   return {
     baseUrl,
+    db,
     org,
     sql: (statement, params = []) => db.orm.em.getConnection().execute(statement, [...params]),
     newOrganization: (name, currency) => createOrganization(db.orm, name, currency),
