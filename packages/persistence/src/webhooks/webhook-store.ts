@@ -38,8 +38,13 @@ interface DueRow {
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
-const fanOut = (orm: Orm) => (limit: number, bodyOf: (record: OutboxRecord) => string | undefined) =>
-  orm.em.fork().transactional(async (em) => {
+const fanOut = (orm: Orm) => async (limit: number, bodyOf: (record: OutboxRecord) => string | undefined) => {
+  // Most rounds find the outbox empty: one cheap look first instead of a transaction's three round trips.
+  const [waiting] = await orm.em.getConnection().execute<{ id: string }[]>(
+    "select id from outbox_events where fanned_out_at is null order by id limit 1",
+  );
+  if (waiting === undefined) return 0;
+  return orm.em.fork().transactional(async (em) => {
     const events = await em.execute<OutboxRow[]>(
       `select o.id, o.organization_id, o.envelope_id, o.type, ${isoTimestamp("o.created_at")} as created_at, o.payload
        from outbox_events o where o.fanned_out_at is null order by o.id limit ? for update skip locked`,
@@ -80,25 +85,32 @@ const fanOut = (orm: Orm) => (limit: number, bodyOf: (record: OutboxRecord) => s
     ]);
     return events.length;
   });
+};
 
 const claimDue = (orm: Orm) => async (limit: number, leaseMs: number): Promise<DueDelivery[]> => {
-  const rows = await orm.em.getConnection().execute<DueRow[]>(
-    `with due as (
-       select d.id from webhook_deliveries d
-       join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
-       where d.status = 'pending' and d.next_attempt_at <= now()
-         and (d.lease_expires_at is null or d.lease_expires_at < now())
-       order by d.next_attempt_at, d.id
-       limit ? for update of d skip locked
-     )
-     update webhook_deliveries d
-       set lease_token = gen_random_uuid(), lease_expires_at = now() + (? * interval '1 millisecond'),
-           attempts = d.attempts + 1
-     from due, webhook_endpoints e
-     where d.id = due.id and e.id = d.endpoint_id
-     returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret, d.envelope_id, d.body, d.attempts, d.lease_token`,
-    [limit, leaseMs],
-  );
+  // A claim must walk the due index in order and stop after `limit` rows. Right after a burst of
+  // fan-out the statistics lag behind and the planner would sort every pending row on each claim
+  // instead (tens of ms per claim at 100k pending, measured by npm run bench:webhooks).
+  const rows = await orm.em.fork().transactional(async (em) => {
+    await em.execute("set local enable_sort = off");
+    return em.execute<DueRow[]>(
+      `with due as (
+         select d.id from webhook_deliveries d
+         join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
+         where d.status = 'pending' and d.next_attempt_at <= now()
+           and (d.lease_expires_at is null or d.lease_expires_at < now())
+         order by d.next_attempt_at, d.id
+         limit ? for update of d skip locked
+       )
+       update webhook_deliveries d
+         set lease_token = gen_random_uuid(), lease_expires_at = now() + (? * interval '1 millisecond'),
+             attempts = d.attempts + 1
+       from due, webhook_endpoints e
+       where d.id = due.id and e.id = d.endpoint_id
+       returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret, d.envelope_id, d.body, d.attempts, d.lease_token`,
+      [limit, leaseMs],
+    );
+  });
   return rows.map((row) => ({
     id: Number(row.id),
     organizationId: Number(row.organization_id),

@@ -1,0 +1,66 @@
+import type { WebhookStore } from "@platter/domain";
+import { percentile } from "./report.ts";
+
+/**
+ * A WebhookStore that times every call of the real one, for the profile scenario: where a
+ * dispatcher's time goes (fan-out, claims, result writes) and how big each batch was.
+ */
+
+/** Timings of one store operation over a run. */
+export interface OperationTimings {
+  readonly operation: string;
+  readonly calls: number;
+  readonly totalMs: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Mean rows per call: outbox rows fanned out, deliveries claimed, results written. */
+  readonly meanRows: number;
+  /** Mean `limit` asked for (claims), else the same as `meanRows`. */
+  readonly meanAsked: number;
+}
+
+interface Samples {
+  readonly durations: number[];
+  rows: number;
+  asked: number;
+}
+
+/** Wraps `store`; `timings()` summarises every call made so far. */
+export const timedStore = (store: WebhookStore): { store: WebhookStore; timings: () => OperationTimings[] } => {
+  const samples = new Map<string, Samples>();
+  /** Calls that found nothing to do are counted apart (`fanOut (none)`): they are the loop's idle cost. */
+  const time = async <T>(operation: string, asked: number, call: () => Promise<T>, rowsOf: (result: T) => number): Promise<T> => {
+    const began = performance.now();
+    const result = await call();
+    const rows = rowsOf(result);
+    const name = rows === 0 ? `${operation} (none)` : operation;
+    const entry = samples.get(name) ?? { durations: [], rows: 0, asked: 0 };
+    entry.durations.push(performance.now() - began);
+    entry.rows += rows;
+    entry.asked += asked;
+    samples.set(name, entry);
+    return result;
+  };
+  return {
+    store: {
+      fanOut: (limit, bodyOf) => time("fanOut", limit, () => store.fanOut(limit, bodyOf), (n) => n),
+      claimDue: (limit, leaseMs) => time("claimDue", limit, () => store.claimDue(limit, leaseMs), (rows) => rows.length),
+      recordAttempts: (records, failureWindowMs) =>
+        time("recordAttempts", records.length, () => store.recordAttempts(records, failureWindowMs), () => records.length),
+      queueDepth: () => time("queueDepth", 1, () => store.queueDepth(), (n) => n),
+      nextDueInMs: () => time("nextDueInMs", 1, () => store.nextDueInMs(), (ms) => (ms === undefined ? 0 : 1)),
+    },
+    timings: () =>
+      [...samples].sort(([a], [b]) => a.localeCompare(b)).map(([operation, s]) => ({
+        operation,
+        calls: s.durations.length,
+        totalMs: s.durations.reduce((a, d) => a + d, 0),
+        p50Ms: percentile(s.durations, 0.5),
+        p99Ms: percentile(s.durations, 0.99),
+        maxMs: s.durations.reduce((a, d) => Math.max(a, d), 0),
+        meanRows: s.rows / s.durations.length,
+        meanAsked: s.asked / s.durations.length,
+      })),
+  };
+};

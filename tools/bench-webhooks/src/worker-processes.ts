@@ -1,0 +1,107 @@
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * The delivery workers under measurement, each a process of its own: the real dispatcher
+ * (apps/dispatcher/src/main.ts, configured by environment as in production) and the pg-boss
+ * reference worker (pg-boss-worker.ts).
+ */
+
+const DISPATCHER_MAIN = resolve(import.meta.dirname, "../../../apps/dispatcher/src/main.ts");
+const PG_BOSS_WORKER = resolve(import.meta.dirname, "pg-boss-worker.ts");
+
+/** A started worker process. */
+export interface WorkerProcess {
+  readonly pid: number | undefined;
+  /** `Date.now()` when it was spawned. */
+  readonly spawnedAt: number;
+  /** Resolves once it is ready to deliver; rejects if it exits first or takes over 60 s. */
+  readonly ready: Promise<void>;
+  /** SIGTERM, then SIGKILL after 20 s; resolves when it has exited. */
+  readonly stop: () => Promise<void>;
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });
+
+const exited = (child: ChildProcess): Promise<void> =>
+  new Promise((done) => (child.exitCode !== null || child.signalCode !== null ? done() : child.once("exit", () => done())));
+
+const stopper = (child: ChildProcess) => async (): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const kill = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  child.kill("SIGTERM");
+  await exited(child);
+  clearTimeout(kill);
+};
+
+const failOnExit = (child: ChildProcess, name: string): Promise<never> =>
+  new Promise((_, fail) => child.once("exit", (code, signal) => fail(new Error(`${name} exited early (${code ?? signal})`))));
+
+const pollReady = async (url: string, deadline: number): Promise<void> => {
+  while (Date.now() < deadline) {
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await sleep(25);
+  }
+  throw new Error(`${url} did not answer within 60 s`);
+};
+
+/** Spawns `apps/dispatcher/src/main.ts` against `databaseUrl`, allowed to deliver to 127.0.0.1. */
+export const startDispatcherProcess = async (databaseUrl: string, concurrency: number): Promise<WorkerProcess> => {
+  const opsPort = await freePort();
+  const spawnedAt = Date.now();
+  const child = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER_MAIN], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      DISPATCHER_OPS_PORT: String(opsPort),
+      HOST: "127.0.0.1",
+      DISPATCHER_CONCURRENCY: String(concurrency),
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const ready = Promise.race([pollReady(`http://127.0.0.1:${opsPort}/readyz`, spawnedAt + 60_000), failOnExit(child, "dispatcher")]);
+  ready.catch(() => {}); // the caller awaits it; an early exit after ready must not be unhandled
+  return { pid: child.pid, spawnedAt, ready, stop: stopper(child) };
+};
+
+/** How the pg-boss reference worker polls and how many POSTs it keeps in flight. */
+export interface PgBossWorkerSettings {
+  readonly queue: string;
+  /** `boss.work` subscriptions in the process. */
+  readonly workers: number;
+  readonly batchSize: number;
+  /** POSTs in flight per subscription, so workers × this is the process's concurrency. */
+  readonly postsPerWorker: number;
+  readonly pollingIntervalSeconds: number;
+  readonly secret: string;
+  readonly signatureHeader: string;
+}
+
+/** Forks the pg-boss reference worker; it reports `ready` over IPC once its subscriptions exist. */
+export const startPgBossWorker = (databaseUrl: string, settings: PgBossWorkerSettings): WorkerProcess => {
+  const spawnedAt = Date.now();
+  const child = fork(PG_BOSS_WORKER, {
+    execArgv: ["--conditions=@platter/source"],
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PGBOSS_SETTINGS: JSON.stringify(settings) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const ready = Promise.race([
+    new Promise<void>((done) => child.once("message", () => done())),
+    failOnExit(child, "pg-boss worker"),
+  ]);
+  ready.catch(() => {});
+  return { pid: child.pid, spawnedAt, ready, stop: stopper(child) };
+};
