@@ -33,6 +33,7 @@ export class WebhookDispatcher {
   private readonly agent: Agent;
   private readonly writer: AttemptWriter;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly minimumClaim: number;
   private stopping = false;
   private wakeUp: (() => void) | undefined;
   /** A wake that arrived while the loop was busy: the next sleep returns at once. */
@@ -44,6 +45,7 @@ export class WebhookDispatcher {
     this.settings = settings;
     this.observer = observer;
     this.agent = createDeliveryAgent(settings);
+    this.minimumClaim = Math.max(1, Math.floor(settings.concurrency / 4));
     // Once results are written, retries due at once can be claimed: wake the loop.
     this.writer = new AttemptWriter(store, settings.failureWindowMs, (e) => observer.failedLoop?.(e), () => this.wake());
   }
@@ -90,7 +92,9 @@ export class WebhookDispatcher {
   private async tick(): Promise<boolean> {
     const fannedOut = await this.store.fanOut(FAN_OUT_BATCH, envelopeBody);
     const free = this.settings.concurrency - this.inFlight.size;
-    if (free <= 0) {
+    // Claim in batches: a claim per freed slot would spend the database round trips one by one.
+    // (`free < minimumClaim` implies attempts in flight, so the race below always settles.)
+    if (free < this.minimumClaim) {
       await Promise.race(this.inFlight);
       return true;
     }
