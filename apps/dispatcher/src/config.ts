@@ -43,7 +43,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     host: env["HOST"] || "0.0.0.0",
     logLevel: readChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     poolSize: readInteger(env, "DATABASE_POOL_SIZE", 10, 1, 200),
-    concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 64, 1, 10_000),
+    concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 256, 1, 10_000),
     retryScheduleMs: retrySchedule(env),
     timeoutMs,
     leaseMs,

@@ -11,7 +11,7 @@ describe("loadDispatcherConfig", () => {
     expect(loadDispatcherConfig({})).toMatchObject({
       databaseUrl: undefined,
       opsPort: 9465,
-      concurrency: 64,
+      concurrency: 256,
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       timeoutMs: 15_000,
       leaseMs: 45_000,

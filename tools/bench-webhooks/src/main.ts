@@ -43,7 +43,7 @@ const setting = (name: string, fallback: number): number => {
 const SIGNATURE_HEADER = "x-platter-signature";
 const settings = {
   events: setting("BENCH_WEBHOOK_EVENTS", 100_000),
-  concurrency: setting("BENCH_WEBHOOK_CONCURRENCY", 64),
+  concurrency: setting("BENCH_WEBHOOK_CONCURRENCY", 256),
   latencyRate: setting("BENCH_WEBHOOK_LATENCY_RATE", 50),
   latencySeconds: setting("BENCH_WEBHOOK_LATENCY_S", 10),
   pgBossWorkers: setting("BENCH_PGBOSS_WORKERS", 4),
