@@ -1,9 +1,10 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { createApiApp, createLogger } from "@platter/api";
 import { repositoriesLayer } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import {
+  createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase,
+} from "@platter/persistence/testing";
 import { ManagedRuntime } from "effect";
 import { inject } from "vitest";
 import { Platter, type PlatterOptions } from "../src/index.ts";
@@ -118,12 +119,4 @@ export const insertEvents = async (sql: Sql, organizationId: number, count: numb
 };
 
 /** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
-export const closedPort = (): Promise<number> =>
-  new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
+export const closedPort = freePort;

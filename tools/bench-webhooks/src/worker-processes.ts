@@ -1,5 +1,5 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { freePort } from "@platter/persistence/testing";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -22,16 +22,6 @@ export interface WorkerProcess {
   /** SIGTERM, then SIGKILL after 20 s; resolves when it has exited. */
   readonly stop: () => Promise<void>;
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
 
 const exited = (child: ChildProcess): Promise<void> =>
   new Promise((done) => (child.exitCode !== null || child.signalCode !== null ? done() : child.once("exit", () => done())));
