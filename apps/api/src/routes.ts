@@ -39,7 +39,9 @@ const createRequestOf = async <A>(
   const body = await readJsonBody(ctx);
   const input = decodeInput(schema, body);
   if (Result.isFailure(input)) throw input.failure;
-  const key = parseIdempotencyKey(ctx.get("idempotency-key") || undefined);
+  // An empty header is a mistake (an unset variable in a script), not "no key": refuse it.
+  const header = ctx.req.headers["idempotency-key"];
+  const key = parseIdempotencyKey(Array.isArray(header) ? header.join(",") : header);
   if (Result.isFailure(key)) throw key.failure;
   const idempotency = key.success === undefined ? undefined : { key: key.success, fingerprint: requestFingerprint(ctx.path, body) };
   return { input: input.success, idempotency };

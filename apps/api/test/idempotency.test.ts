@@ -90,6 +90,7 @@ describe("Idempotency-Key on POST", () => {
   });
 
   it.each([
+    ["empty", ""],
     ["too long", "k".repeat(256)],
     ["not ASCII", "clé"],
     ["a control character", "a\tb"],

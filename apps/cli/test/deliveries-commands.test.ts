@@ -191,7 +191,7 @@ describe("platter deliveries retry --id", () => {
     const { id } = await createOrganization(db.orm, "Pending Test");
     await Effect.runPromise(addWebhookEndpoint(db.orm, id, `${receiverUrl}/ok`, []));
     await recordInquiries(id, ["Still Waiting"]);
-    await makeWebhookStore(db.orm).fanOut(500, envelopeBody); // a delivery exists, nothing has attempted it
+    await makeWebhookStore(db.orm).fanOut(500, envelopeBody, 0); // a delivery exists, nothing has attempted it
     const [pending] = await rows<{ id: number }>("select id::int from webhook_deliveries where organization_id = ?", [id]);
 
     const result = await runCliFailing(["deliveries", "retry", "--id", String(pending!.id)], env);

@@ -47,6 +47,8 @@ describe("loadDispatcherConfig", () => {
   it.each([
     [{ WEBHOOK_RETRY_SCHEDULE: "0s,soon" }, /^WEBHOOK_RETRY_SCHEDULE must be durations/],
     [{ WEBHOOK_TIMEOUT: "15" }, /^WEBHOOK_TIMEOUT must be a duration/],
+    [{ WEBHOOK_TIMEOUT: "0s" }, /^WEBHOOK_TIMEOUT must be at least 1ms/],
+    [{ DISPATCHER_POLL_INTERVAL: "0ms" }, /^DISPATCHER_POLL_INTERVAL must be at least 1ms/],
     [{ WEBHOOK_TIMEOUT: "2s", WEBHOOK_LEASE: "2s" }, /^WEBHOOK_LEASE must be longer than WEBHOOK_TIMEOUT/],
     [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "maybe" }, /^WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false/],
     [{ WEBHOOK_SIGNATURE_HEADER: "x sig" }, /^WEBHOOK_SIGNATURE_HEADER must be a header name/],

@@ -30,13 +30,24 @@ export const decodeInput = <A>(schema: Schema.Codec<A, unknown>, body: unknown):
 export const noNul = (field: string) =>
   Schema.makeFilter((s: string) => !s.includes("\u0000"), { message: `${field} must not contain NUL characters` });
 
+/** At most `max` characters, counted as Unicode code points (an emoji is one). */
+const maxCharacters = (field: string, max: number) =>
+  Schema.makeFilter((s: string) => s.length <= max || [...s].length <= max, {
+    message: `${field} must be at most ${max} characters`,
+  });
+
+/** A lone surrogate cannot be stored as UTF-8: refuse it rather than store a replacement character. */
+const wellFormed = (field: string) =>
+  Schema.makeFilter((s: string) => s.isWellFormed(), { message: `${field} must be valid Unicode text` });
+
 /** A required text field: a string with at least one non-blank character, at most `max` long. */
 export const requiredText = (field: string, max: number) =>
   Schema.String.annotate({ message: `${field} must be a string` })
     .check(
       Schema.makeFilter((s: string) => s.trim().length > 0, { message: `${field} must not be empty` }),
-      Schema.isMaxLength(max, { message: `${field} must be at most ${max} characters` }),
+      maxCharacters(field, max),
       noNul(field),
+      wellFormed(field),
     )
     .annotateKey({ messageMissingKey: `${field} is required` });
 
@@ -47,10 +58,7 @@ export const optionalField = <S extends Schema.Top>(schema: S, typeMessage: stri
 /** An optional text field of at most `max` characters. */
 export const optionalText = (field: string, max: number) =>
   optionalField(
-    Schema.String.check(
-      Schema.isMaxLength(max, { message: `${field} must be at most ${max} characters` }),
-      noNul(field),
-    ),
+    Schema.String.check(maxCharacters(field, max), noNul(field), wellFormed(field)),
     `${field} must be a string`,
   );
 

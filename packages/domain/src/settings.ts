@@ -44,12 +44,13 @@ export const readBoolean = (env: Environment, name: string, fallback: boolean): 
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 };
 
-/** A duration such as `15s`, `500ms`, `5d`, or `fallback` (ms) when unset. */
-export const readDuration = (env: Environment, name: string, fallbackMs: number): number => {
+/** A duration such as `15s`, `500ms`, `5d` of at least `minimumMs`, or `fallback` (ms) when unset. */
+export const readDuration = (env: Environment, name: string, fallbackMs: number, minimumMs = 1): number => {
   const raw = present(env, name);
   if (raw === undefined) return fallbackMs;
   const ms = parseDuration(raw);
   if (ms === undefined) throw new ConfigError(`${name} must be a duration such as 500ms, 15s, 5m, 2h or 5d, got "${raw}"`);
+  if (ms < minimumMs) throw new ConfigError(`${name} must be at least ${minimumMs}ms, got "${raw}"`);
   return ms;
 };
 

@@ -43,10 +43,14 @@ export interface AttemptRecord extends AttemptResult {
 export interface WebhookStore {
   /**
    * Turns up to `limit` unprocessed outbox rows into one delivery per subscribed, enabled
-   * endpoint, in the transaction that reads them. `bodyOf` renders the bytes to send.
-   * Returns how many outbox rows were processed.
+   * endpoint, in the transaction that reads them. `bodyOf` renders the bytes to send; the first
+   * try is due `firstAttemptDelayMs` from now. Returns how many outbox rows were processed.
    */
-  readonly fanOut: (limit: number, bodyOf: (record: OutboxRecord) => string | undefined) => Promise<number>;
+  readonly fanOut: (
+    limit: number,
+    bodyOf: (record: OutboxRecord) => string | undefined,
+    firstAttemptDelayMs: number,
+  ) => Promise<number>;
   /** Leases up to `limit` due deliveries of enabled endpoints for `leaseMs`. */
   readonly claimDue: (limit: number, leaseMs: number) => Promise<DueDelivery[]>;
   /**

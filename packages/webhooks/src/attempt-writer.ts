@@ -34,9 +34,19 @@ export class AttemptWriter {
     const batch = this.buffer;
     this.buffer = [];
     if (batch.length === 0) return this.flushing;
-    this.flushing = this.flushing
-      .then(() => this.store.recordAttempts(batch, this.failureWindowMs))
-      .then(this.onWritten, this.onError);
+    this.flushing = this.flushing.then(() => this.write(batch)).then(this.onWritten);
     return this.flushing;
+  }
+
+  /** One transaction for the batch; if it fails, each result on its own, so one bad row cannot sink the others. */
+  private async write(batch: ReadonlyArray<AttemptRecord>): Promise<void> {
+    try {
+      await this.store.recordAttempts(batch, this.failureWindowMs);
+    } catch (error) {
+      if (batch.length === 1) return this.onError(error);
+      for (const record of batch) {
+        await this.store.recordAttempts([record], this.failureWindowMs).catch(this.onError);
+      }
+    }
   }
 }

@@ -17,7 +17,7 @@ for (const [network, prefix] of [
 // No rule for ::ffff:0:0/96: BlockList already judges IPv4-mapped IPv6 addresses by the IPv4 rules
 // above, and checks IPv4 addresses against IPv6 rules in mapped form, so such a rule would refuse all of IPv4.
 for (const [network, prefix] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96],
+  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["2002::", 16], ["64:ff9b::", 96],
 ] as const) {
   forbidden.addSubnet(network, prefix, "ipv6");
 }

@@ -90,7 +90,7 @@ export class WebhookDispatcher {
 
   /** One round: fan out, then fill free slots. Returns whether there may be more to do at once. */
   private async tick(): Promise<boolean> {
-    const fannedOut = await this.store.fanOut(FAN_OUT_BATCH, envelopeBody);
+    const fannedOut = await this.store.fanOut(FAN_OUT_BATCH, envelopeBody, this.settings.retryScheduleMs[0] ?? 0);
     const free = this.settings.concurrency - this.inFlight.size;
     // Claim in batches: a claim per freed slot would spend the database round trips one by one.
     // (`free < minimumClaim` implies attempts in flight, so the race below always settles.)

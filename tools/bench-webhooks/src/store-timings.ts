@@ -44,7 +44,7 @@ export const timedStore = (store: WebhookStore): { store: WebhookStore; timings:
   };
   return {
     store: {
-      fanOut: (limit, bodyOf) => time("fanOut", limit, () => store.fanOut(limit, bodyOf), (n) => n),
+      fanOut: (limit, bodyOf, delayMs) => time("fanOut", limit, () => store.fanOut(limit, bodyOf, delayMs), (n) => n),
       claimDue: (limit, leaseMs) => time("claimDue", limit, () => store.claimDue(limit, leaseMs), (rows) => rows.length),
       recordAttempts: (records, failureWindowMs) =>
         time("recordAttempts", records.length, () => store.recordAttempts(records, failureWindowMs), () => records.length),

@@ -43,6 +43,8 @@ export const EventDetail = Schema.Struct({ ...Event.fields, dishes: Schema.Array
 export type EventDetail = typeof EventDetail.Type;
 
 export const MAX_GUESTS = 100_000;
+/** In major units; keeps every amount within exact integer arithmetic in any currency we accept. */
+export const MAX_PRICE_PER_HEAD = 1_000_000_000;
 const EVENT_TYPE_MESSAGE = `event_type must be one of ${EVENT_TYPES.join(", ")}`;
 
 /** Body of `POST /events`. Only `name` is required; `price_per_head` is in the organization's currency. */
@@ -58,6 +60,7 @@ export const EventCreate = Schema.Struct({
   price_per_head: optionalField(
     Schema.Finite.annotate({ message: "price_per_head must be a number" }).check(
       Schema.isGreaterThanOrEqualTo(0, { message: "price_per_head must not be negative" }),
+      Schema.isLessThanOrEqualTo(MAX_PRICE_PER_HEAD, { message: `price_per_head must be at most ${MAX_PRICE_PER_HEAD}` }),
     ),
     "price_per_head must be a number",
   ),

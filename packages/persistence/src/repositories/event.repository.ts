@@ -33,7 +33,7 @@ export const EVENT_SELECT = `select ${COLUMNS} from events e where e.organizatio
 const SELECT_DETAIL = `select ${COLUMNS},
     coalesce((select json_agg(json_build_object('id', d.id, 'recipe_id', d.recipe_id, 'recipe_name', r.name,
         'course', d.course, 'servings', d.servings) order by d.position, d.id)
-      from dishes d join recipes r on r.id = d.recipe_id
+      from dishes d join recipes r on r.id = d.recipe_id and r.organization_id = d.organization_id
       where d.event_id = e.id and d.organization_id = e.organization_id), '[]') as dishes
   from events e where e.organization_id = ? and e.id = ?`;
 

@@ -38,7 +38,11 @@ interface DueRow {
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
-const fanOut = (orm: Orm) => async (limit: number, bodyOf: (record: OutboxRecord) => string | undefined) => {
+const fanOut = (orm: Orm) => async (
+  limit: number,
+  bodyOf: (record: OutboxRecord) => string | undefined,
+  firstAttemptDelayMs: number,
+) => {
   // Most rounds find the outbox empty: one cheap look first instead of a transaction's three round trips.
   const [waiting] = await orm.em.getConnection().execute<{ id: string }[]>(
     "select id from outbox_events where fanned_out_at is null order by id limit 1",
@@ -72,12 +76,14 @@ const fanOut = (orm: Orm) => async (limit: number, bodyOf: (record: OutboxRecord
     });
     if (deliveries.length > 0) {
       await em.execute(
-        `insert into webhook_deliveries (organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body)
-         select organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body
+        `insert into webhook_deliveries (organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body,
+           next_attempt_at)
+         select organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body,
+           now() + ? * interval '1 millisecond'
          from jsonb_to_recordset(?::jsonb) as d(organization_id bigint, endpoint_id bigint, outbox_event_id bigint,
            envelope_id text, event_type text, body text)
          on conflict (endpoint_id, outbox_event_id) do nothing`,
-        [JSON.stringify(deliveries)],
+        [firstAttemptDelayMs, JSON.stringify(deliveries)],
       );
     }
     await em.execute("update outbox_events set fanned_out_at = now() where id = any(?::bigint[])", [
@@ -128,6 +134,9 @@ const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_i
   started_at timestamptz, duration_ms int, status_code int, error text, response_body text, outcome text,
   retry_delay_ms bigint)`;
 
+/** jsonb (and text) cannot hold NUL: a receiver's bytes must never make a result unwritable. */
+const storable = (text: string | undefined): string | null => (text === undefined ? null : text.replaceAll("\u0000", "\uFFFD"));
+
 const toResultRow = (r: AttemptRecord) => ({
   delivery_id: r.delivery.id,
   organization_id: r.delivery.organizationId,
@@ -137,8 +146,8 @@ const toResultRow = (r: AttemptRecord) => ({
   started_at: r.startedAt.toISOString(),
   duration_ms: Math.round(r.durationMs),
   status_code: r.statusCode ?? null,
-  error: r.error ?? null,
-  response_body: r.responseBody ?? null,
+  error: storable(r.error),
+  response_body: storable(r.responseBody),
   outcome: r.outcome,
   retry_delay_ms: r.outcome === "failed" ? (r.retryDelayMs ?? null) : null,
 });
