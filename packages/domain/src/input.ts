@@ -30,11 +30,9 @@ export const decodeInput = <A>(schema: Schema.Codec<A, unknown>, body: unknown):
 export const noNul = (field: string) =>
   Schema.makeFilter((s: string) => !s.includes("\u0000"), { message: `${field} must not contain NUL characters` });
 
-/** At most `max` characters, counted as Unicode code points (an emoji is one). */
+/** At most `max` characters, counted as Unicode code points (an emoji is one), as JSON Schema's maxLength counts. */
 const maxCharacters = (field: string, max: number) =>
-  Schema.makeFilter((s: string) => s.length <= max || [...s].length <= max, {
-    message: `${field} must be at most ${max} characters`,
-  });
+  Schema.isMaxCodePoints(max, { message: `${field} must be at most ${max} characters` });
 
 /** A lone surrogate cannot be stored as UTF-8: refuse it rather than store a replacement character. */
 const wellFormed = (field: string) =>
