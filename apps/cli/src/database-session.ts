@@ -1,6 +1,7 @@
 import { migrate, openOrm, type Orm, startLocalPostgres } from "@platter/persistence";
 import type { DatabaseSettings } from "@platter/domain";
 import { CommandFailed } from "./failures.ts";
+import { note } from "./output.ts";
 
 /**
  * The database a command works on: `DATABASE_URL`, else the local embedded server (joined when
@@ -12,10 +13,13 @@ export interface PlatformDatabase {
   readonly release: () => Promise<void>;
 }
 
-export const openPlatformDatabase = (config: DatabaseSettings): Promise<PlatformDatabase> =>
-  config.databaseUrl
-    ? Promise.resolve({ url: config.databaseUrl, release: async () => {} })
-    : startLocalPostgres(config.dataDir, config.localPostgresPort);
+export const openPlatformDatabase = async (config: DatabaseSettings): Promise<PlatformDatabase> => {
+  if (config.databaseUrl) return { url: config.databaseUrl, release: async () => {} };
+  const local = await startLocalPostgres(config.dataDir, config.localPostgresPort);
+  // PLATTER_DATA_DIR is relative to where the command runs: say so when that made an empty database.
+  if (local.created) note(`platter: created a new local database in ${local.dataDir}`);
+  return local;
+};
 
 /** Connects to `url`, brings the schema up to date, runs `work`, then closes the pool. */
 export const withMigratedOrm = async <T>(url: string, work: (orm: Orm) => Promise<T>): Promise<T> => {

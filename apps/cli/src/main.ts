@@ -64,4 +64,5 @@ const main = async (args: string[]): Promise<number> => {
 };
 
 // Exit explicitly: a command is over when it returns, whatever timers or sockets a library left behind.
-main(process.argv.slice(2)).then((code) => process.exit(code));
+// Exit only once stdout has been flushed: on some systems pipe writes are asynchronous.
+main(process.argv.slice(2)).then((code) => process.stdout.write("", () => process.exit(code)));

@@ -23,6 +23,11 @@ export class PlatterError extends Error {
   readonly requestId: string | undefined;
   /** The response headers, when a response arrived. */
   readonly headers: Headers | undefined;
+  /**
+   * The Idempotency-Key a failed create was sent with. A create that failed after its retries may
+   * still have been made: retry it with this key, never a new one, to avoid a duplicate.
+   */
+  idempotencyKey: string | undefined;
 
   constructor(message: string, details: PlatterErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });

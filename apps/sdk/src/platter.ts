@@ -50,7 +50,10 @@ export class Platter {
       throw new TypeError("Platter: `baseUrl` is required: the API's http(s) URL including the version segment, e.g. https://…/v1");
     }
     if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError("Platter: `maxRetries` must be a whole number ≥ 0");
-    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError("Platter: `timeoutMs` must be a positive number");
+    // Timers cannot wait longer than 2^31-1 ms; a larger value would fire at once.
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
+      throw new TypeError("Platter: `timeoutMs` must be a positive number of milliseconds, at most 2147483647");
+    }
     const fetch = options.fetch ?? globalThis.fetch;
     if (typeof fetch !== "function") throw new TypeError("Platter: no global `fetch`: use Node.js 18 or newer, or pass `fetch`");
     const transport = new Transport({ apiKey, baseUrl: baseUrl.replace(/\/+$/, ""), maxRetries, timeoutMs, fetch });

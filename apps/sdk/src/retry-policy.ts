@@ -29,9 +29,18 @@ export const isRetryable = (
   return error instanceof ConnectionError || error instanceof RateLimitError || error instanceof ApiError;
 };
 
+/**
+ * A 409 means the first request with this key is still running on the server (often one that
+ * outlived our timeout): wait at least this long, growing, so the retry finds it finished.
+ */
+const CONFLICT_MIN_DELAY_MS = 1_000;
+
 /** Milliseconds to wait before retry number `retry` (0 for the first retry): `Retry-After` if sent, else full jitter. */
-export const retryDelayMs = (retry: number, error: PlatterError, random: () => number = Math.random): number =>
-  retryAfterOf(error.headers) ?? Math.floor(random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** retry));
+export const retryDelayMs = (retry: number, error: PlatterError, random: () => number = Math.random): number => {
+  const jitter = Math.floor(random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** retry));
+  const floor = error instanceof ConflictError ? CONFLICT_MIN_DELAY_MS * 2 ** retry : 0;
+  return retryAfterOf(error.headers) ?? floor + jitter;
+};
 
 /** A `Retry-After` header in milliseconds: delay-seconds or an HTTP date; `undefined` when absent or unreadable. */
 export const retryAfterOf = (headers: Headers | undefined, now: number = Date.now()): number | undefined => {

@@ -73,7 +73,9 @@ export class Transport {
       try {
         return (await this.#attempt(request)) as Body;
       } catch (error) {
-        if (!(error instanceof PlatterError) || retry >= this.#settings.maxRetries || !isRetryable(error, request)) throw error;
+        if (!(error instanceof PlatterError)) throw error;
+        error.idempotencyKey = request.idempotencyKey;
+        if (retry >= this.#settings.maxRetries || !isRetryable(error, request)) throw error;
         await wait(retryDelayMs(retry, error));
       }
     }
@@ -85,17 +87,17 @@ export class Transport {
     const headers: Record<string, string> = { authorization: `Bearer ${apiKey}`, accept: "application/json" };
     if (request.body !== undefined) headers["content-type"] = "application/json";
     if (request.idempotencyKey !== undefined) headers["idempotency-key"] = request.idempotencyKey;
+    // Built before sending: a mistake in the caller's input (a BigInt in the body, a key fetch
+    // refuses) is a TypeError now, not a connection failure to retry.
+    const url = urlOf(baseUrl, request);
+    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+    new Headers(headers);
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     let response: Response;
     let text: string;
     try {
-      response = await fetch(urlOf(baseUrl, request), {
-        method: request.method,
-        headers,
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        signal: abort.signal,
-      });
+      response = await fetch(url, { method: request.method, headers, body, signal: abort.signal });
       text = await response.text();
     } catch (error) {
       const message = abort.signal.aborted
@@ -105,15 +107,15 @@ export class Transport {
     } finally {
       clearTimeout(timer);
     }
-    const body = parseJson(text);
-    if (!response.ok) throw errorOf(response.status, response.headers, body, text);
-    if (body === undefined) {
+    const parsed = parseJson(text);
+    if (!response.ok) throw errorOf(response.status, response.headers, parsed, text);
+    if (parsed === undefined) {
       throw new PlatterError(`Expected a JSON body, got: ${text.slice(0, 200) || "nothing"}`, {
         status: response.status,
         headers: response.headers,
         requestId: response.headers.get("x-request-id") ?? undefined,
       });
     }
-    return body;
+    return parsed;
   }
 }

@@ -13,6 +13,9 @@ import { importEmbeddedPostgres } from "./embedded-postgres.ts";
 
 export interface LocalPostgres {
   readonly url: string;
+  /** Where its data lives, and whether this call created it (an empty new cluster). */
+  readonly dataDir: string;
+  readonly created: boolean;
   /** Stops the server if this process started it; a no-op otherwise. */
   readonly release: () => Promise<void>;
 }
@@ -31,8 +34,8 @@ const isListening = (port: number): Promise<boolean> =>
 /** Starts (or joins) the local server on `port` with data under `dataDir`, and ensures the database exists. */
 export const startLocalPostgres = async (dataDir: string, port: number): Promise<LocalPostgres> => {
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
-  if (await isListening(port)) return { url, release: async () => {} };
   const databaseDir = resolve(join(dataDir, "postgres"));
+  if (await isListening(port)) return { url, dataDir: databaseDir, created: false, release: async () => {} };
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
@@ -54,6 +57,8 @@ export const startLocalPostgres = async (dataDir: string, port: number): Promise
   const child = () => (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
   return {
     url,
+    dataDir: databaseDir,
+    created: fresh,
     release: async () => {
       const running = child();
       if (running && running.exitCode === null && running.signalCode === null) await server.stop();
