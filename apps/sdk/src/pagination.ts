@@ -38,6 +38,9 @@ export class PageList<Item> implements AsyncIterable<Item> {
   /** Collects the records into an array: all of them, or the first `max`. Stops fetching once it has enough. */
   async toArray(options: { readonly max?: number } = {}): Promise<Item[]> {
     const max = options.max ?? Number.POSITIVE_INFINITY;
+    if (!(max === Number.POSITIVE_INFINITY || (Number.isInteger(max) && max >= 0))) {
+      throw new TypeError("toArray: `max` must be a whole number ≥ 0");
+    }
     const items: Item[] = [];
     if (max <= 0) return items;
     for await (const item of this) {

@@ -53,24 +53,32 @@ const signatureOf = (header: string | ReadonlyArray<string> | null | undefined):
  * Throws `WebhookSignatureError` when the delivery is not authentic (answer 400), and `TypeError`
  * when called with a parsed body or without a secret (a bug in the receiver, not a bad delivery).
  */
+/** The raw body as bytes: a string, a Buffer/Uint8Array (or any typed-array view), or an ArrayBuffer (`await req.arrayBuffer()`). */
+const bytesOfBody = (rawBody: unknown): Uint8Array | undefined => {
+  if (typeof rawBody === "string") return encoder.encode(rawBody);
+  if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
+  if (ArrayBuffer.isView(rawBody)) return new Uint8Array(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  return undefined;
+};
+
 export const verifyWebhook = async (
-  rawBody: string | Uint8Array,
+  rawBody: string | Uint8Array | ArrayBuffer,
   signatureHeader: string | ReadonlyArray<string> | null | undefined,
   secret: string,
 ): Promise<WebhookEvent> => {
-  if (typeof rawBody !== "string" && !(rawBody instanceof Uint8Array)) {
+  const body = bytesOfBody(rawBody);
+  if (body === undefined) {
     throw new TypeError(
-      "verifyWebhook needs the raw request body (a string or a Buffer/Uint8Array) exactly as received, " +
+      "verifyWebhook needs the raw request body (a string, a Buffer/Uint8Array or an ArrayBuffer) exactly as received, " +
         `but got ${rawBody === null ? "null" : typeof rawBody}: the body was probably parsed as JSON before. ` +
         "Read the webhook route's body raw (e.g. express.raw({ type: \"application/json\" })) and parse it after verifying.",
     );
   }
   if (typeof secret !== "string" || secret === "") throw new TypeError("verifyWebhook needs the endpoint's signing secret");
   const received = bytesOfHex(signatureOf(signatureHeader));
-  const body = typeof rawBody === "string" ? encoder.encode(rawBody) : rawBody;
   const { subtle } = await webCrypto();
   const key = await subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const expected = new Uint8Array(await subtle.sign("HMAC", key, body as Uint8Array<ArrayBuffer>));
   if (!constantTimeEqual(expected, received)) throw new WebhookSignatureError("Webhook signature does not match the body and secret");
-  return JSON.parse(typeof rawBody === "string" ? rawBody : new TextDecoder().decode(rawBody)) as WebhookEvent;
+  return JSON.parse(typeof rawBody === "string" ? rawBody : new TextDecoder().decode(body)) as WebhookEvent;
 };

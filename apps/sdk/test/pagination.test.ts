@@ -106,6 +106,10 @@ describe("pages()", () => {
     expect(pages).toEqual([{ data: [], has_more: false, next_cursor: null }]);
     expect(await platter.events.list().toArray()).toEqual([]);
   });
+
+  it.each([2.5, -1, Number.NaN])("refuses toArray({ max: %s }) with a TypeError", async (max) => {
+    await expect(bed.platter().clients.list().toArray({ max })).rejects.toBeInstanceOf(TypeError);
+  });
 });
 
 describe("list({ cursor })", () => {

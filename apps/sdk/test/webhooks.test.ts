@@ -37,6 +37,13 @@ describe("verifyWebhook", () => {
     expect(await verifyWebhook(padded.subarray(4, 4 + bytes.length), signature, SECRET)).toEqual(JSON.parse(body));
   });
 
+  it("accepts the body as an ArrayBuffer, as `await request.arrayBuffer()` gives it in fetch-style runtimes", async () => {
+    const request = new Request("http://receiver.test/hooks", { method: "POST", body });
+    expect(await verifyWebhook(await request.arrayBuffer(), signature, SECRET)).toEqual(JSON.parse(body));
+    const tampered = new TextEncoder().encode(body.replace("Anna", "Hans")).buffer;
+    await expect(verifyWebhook(tampered, signature, SECRET)).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
   it("accepts Node's header value as given: a one-element array, surrounding spaces, upper-case hex", async () => {
     await expect(verifyWebhook(body, [signature], SECRET)).resolves.toMatchObject({ id: "evt_0f3c2a1b" });
     await expect(verifyWebhook(body, ` ${signature} `, SECRET)).resolves.toMatchObject({ id: "evt_0f3c2a1b" });
