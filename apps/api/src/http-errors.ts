@@ -23,39 +23,29 @@ export interface HttpErrorResponse {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Status and text of every expected error; anything else is answered as an opaque 500. */
-export const toHttpError = (error: ApiError): HttpErrorResponse => {
-  switch (error._tag) {
-    case "Unauthenticated":
-      return { status: 401, error: "Missing, malformed or revoked API key", headers: { "www-authenticate": "Bearer" } };
-    case "Forbidden":
-      return { status: 403, error: "This API key is read-only" };
-    case "NotFound":
-      return { status: 404, error: "Not found" };
-    case "UnknownEndpoint":
-      return { status: 404, error: "Unknown endpoint" };
-    case "InvalidInput":
-      return { status: 400, error: error.message };
-    case "InvalidCursor":
-      return { status: 400, error: "Invalid cursor" };
-    case "InvalidTransition":
-      return { status: 409, error: error.message };
-    case "PayloadTooLarge":
-      return { status: 413, error: `Request body must be at most ${error.limitBytes} bytes` };
-    case "UnsupportedMediaType":
-      return { status: 415, error: "Content-Type must be application/json" };
-    case "IdempotencyKeyReused":
-      return { status: 422, error: "This Idempotency-Key was already used with a different request" };
-    case "IdempotencyKeyInProgress":
-      return { status: 409, error: "A request with this Idempotency-Key is still being processed; retry shortly" };
-  }
+type ResponseOf = { readonly [Tag in ApiError["_tag"]]: (error: Extract<ApiError, { _tag: Tag }>) => HttpErrorResponse };
+
+/** Status and text of every expected error, one entry per tag; anything else is an opaque 500. */
+const RESPONSES: ResponseOf = {
+  Unauthenticated: () => ({ status: 401, error: "Missing, malformed or revoked API key", headers: { "www-authenticate": "Bearer" } }),
+  Forbidden: () => ({ status: 403, error: "This API key is read-only" }),
+  NotFound: () => ({ status: 404, error: "Not found" }),
+  UnknownEndpoint: () => ({ status: 404, error: "Unknown endpoint" }),
+  InvalidInput: (error) => ({ status: 400, error: error.message }),
+  InvalidCursor: () => ({ status: 400, error: "Invalid cursor" }),
+  InvalidTransition: (error) => ({ status: 409, error: error.message }),
+  PayloadTooLarge: (error) => ({ status: 413, error: `Request body must be at most ${error.limitBytes} bytes` }),
+  UnsupportedMediaType: () => ({ status: 415, error: "Content-Type must be application/json" }),
+  IdempotencyKeyReused: () => ({ status: 422, error: "This Idempotency-Key was already used with a different request" }),
+  IdempotencyKeyInProgress: () => ({
+    status: 409,
+    error: "A request with this Idempotency-Key is still being processed; retry shortly",
+  }),
 };
 
-const API_ERROR_TAGS: ReadonlySet<string> = new Set([
-  "Unauthenticated", "Forbidden", "NotFound", "UnknownEndpoint", "InvalidInput", "InvalidCursor", "InvalidTransition",
-  "PayloadTooLarge", "UnsupportedMediaType", "IdempotencyKeyReused", "IdempotencyKeyInProgress",
-]);
+export const toHttpError = (error: ApiError): HttpErrorResponse =>
+  (RESPONSES[error._tag] as (error: ApiError) => HttpErrorResponse)(error);
 
 /** Whether a thrown value is one of our expected errors (and not a defect). */
 export const isApiError = (value: unknown): value is ApiError =>
-  typeof value === "object" && value !== null && API_ERROR_TAGS.has((value as { _tag?: unknown })._tag as string);
+  typeof value === "object" && value !== null && Object.hasOwn(RESPONSES, (value as { _tag?: unknown })._tag as string);

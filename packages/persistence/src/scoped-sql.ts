@@ -1,4 +1,4 @@
-import { assemblePage, type Listing, type ListPage, type OrgScope, type PageRequest, type SortKey } from "@platter/domain";
+import { assemblePage, NotFound, type Listing, type ListPage, type OrgScope, type PageRequest, type SortKey } from "@platter/domain";
 import { Effect } from "effect";
 import type { Orm } from "./database.ts";
 
@@ -9,6 +9,8 @@ import type { Orm } from "./database.ts";
  */
 export interface ScopedSql {
   readonly rows: <Row>(sql: string, params?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+  /** The first row, or `NotFound`: a record that does not exist and another organization's look alike. */
+  readonly one: <Row>(sql: string, params?: ReadonlyArray<unknown>) => Effect.Effect<Row, NotFound>;
 }
 
 /** `?` placeholders rewritten to `$1…$n`, once per statement text (a bounded cache: texts are constants). */
@@ -36,10 +38,15 @@ export const queryRows = async <Row>(orm: Orm, sql: string, params: ReadonlyArra
   return result.rows as Row[];
 };
 
-export const scopedSql = (orm: Orm, scope: OrgScope): ScopedSql => ({
-  rows: <Row>(sql: string, params: ReadonlyArray<unknown> = []) =>
-    Effect.promise(() => queryRows<Row>(orm, sql, [scope.organizationId, ...params])),
-});
+export const scopedSql = (orm: Orm, scope: OrgScope): ScopedSql => {
+  const rows = <Row>(sql: string, params: ReadonlyArray<unknown> = []) =>
+    Effect.promise(() => queryRows<Row>(orm, sql, [scope.organizationId, ...params]));
+  return {
+    rows,
+    one: <Row>(sql: string, params: ReadonlyArray<unknown> = []) =>
+      Effect.flatMap(rows<Row>(sql, params), ([row]) => (row === undefined ? Effect.fail(new NotFound()) : Effect.succeed(row))),
+  };
+};
 
 /** How a keyset list is read: a scoped select, and the SQL expressions of the listing's sort key. */
 export interface KeysetQuery {

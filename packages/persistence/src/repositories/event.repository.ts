@@ -1,5 +1,5 @@
 import {
-  type Event, type EventDetail, EventRepository, eventListing, fromMinorUnits, InvalidInput, NotFound, type OrgScope,
+  type Event, type EventDetail, EventRepository, eventListing, fromMinorUnits, InvalidInput, type OrgScope,
   toMinorUnits, type EventCreate, currencyExponent, type IdempotencyRequest,
 } from "@platter/domain";
 import { Effect, Layer } from "effect";
@@ -88,9 +88,10 @@ export const makeEventRepository = (orm: Orm): EventRepository["Service"] => ({
       (row: EventRow) => toEvent(row, scope.currency),
     ),
   get: (scope, id) =>
-    Effect.flatMap(scopedSql(orm, scope).rows<EventDetailRow>(SELECT_DETAIL, [id]), ([row]) =>
-      row === undefined ? Effect.fail(new NotFound()) : Effect.succeed({ ...toEvent(row, scope.currency), dishes: row.dishes }),
-    ),
+    Effect.map(scopedSql(orm, scope).one<EventDetailRow>(SELECT_DETAIL, [id]), (row) => ({
+      ...toEvent(row, scope.currency),
+      dishes: row.dishes,
+    })),
   create: (scope, input, idempotency) =>
     Effect.flatMap(pricePerHeadMinor(input, scope.currency), (priceMinor) =>
       insertEvent(orm, scope, input, priceMinor, idempotency),

@@ -1,6 +1,6 @@
 import {
   fromMinorUnits, type Invoice, type InvoiceDetail, InvoiceRepository, invoiceListing, invoiceTotals, lineNetMinor,
-  type LineItemAmounts, NotFound,
+  type LineItemAmounts,
 } from "@platter/domain";
 import { Effect, Layer } from "effect";
 import type { Orm } from "../database.ts";
@@ -86,9 +86,10 @@ export const makeInvoiceRepository = (orm: Orm): InvoiceRepository["Service"] =>
       toInvoice,
     ),
   get: (scope, id) =>
-    Effect.flatMap(scopedSql(orm, scope).rows<InvoiceRow>(`${INVOICE_SELECT} and i.id = ?`, [id]), ([row]) =>
-      row === undefined ? Effect.fail(new NotFound()) : Effect.succeed({ ...toInvoice(row), line_items: toLineItems(row) }),
-    ),
+    Effect.map(scopedSql(orm, scope).one<InvoiceRow>(`${INVOICE_SELECT} and i.id = ?`, [id]), (row) => ({
+      ...toInvoice(row),
+      line_items: toLineItems(row),
+    })),
 });
 
 export const InvoiceRepositoryLive = (orm: Orm) => Layer.succeed(InvoiceRepository, makeInvoiceRepository(orm));

@@ -1,5 +1,5 @@
 import {
-  type Access, ApiKeyRepository, authenticatedScope, hashApiKey, NotFound, OrganizationRepository, type OrgScope,
+  type Access, ApiKeyRepository, authenticatedScope, hashApiKey, OrganizationRepository, type OrgScope,
   Unauthenticated,
 } from "@platter/domain";
 import { Effect, Layer } from "effect";
@@ -60,14 +60,11 @@ interface OrganizationRow {
 
 export const makeOrganizationRepository = (orm: Orm): OrganizationRepository["Service"] => ({
   current: (scope: OrgScope) =>
-    Effect.flatMap(
-      scopedSql(orm, scope).rows<OrganizationRow>(
+    Effect.map(
+      scopedSql(orm, scope).one<OrganizationRow>(
         `select o.id, o.name, o.currency, ${isoTimestamp("o.created_at")} as created_at from organizations o where o.id = ?`,
       ),
-      ([row]) =>
-        row === undefined
-          ? Effect.fail(new NotFound())
-          : Effect.succeed({ id: Number(row.id), name: row.name, currency: row.currency, created_at: row.created_at }),
+      (row) => ({ id: Number(row.id), name: row.name, currency: row.currency, created_at: row.created_at }),
     ),
 });
 

@@ -1,4 +1,4 @@
-import { NotFound, type Recipe, type RecipeDetail, RecipeRepository, recipeListing } from "@platter/domain";
+import { type Recipe, type RecipeDetail, RecipeRepository, recipeListing } from "@platter/domain";
 import { Effect, Layer } from "effect";
 import type { Orm } from "../database.ts";
 import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
@@ -49,9 +49,10 @@ export const makeRecipeRepository = (orm: Orm): RecipeRepository["Service"] => (
       toRecipe,
     ),
   get: (scope, id) =>
-    Effect.flatMap(scopedSql(orm, scope).rows<RecipeDetailRow>(SELECT_DETAIL, [id]), ([row]) =>
-      row === undefined ? Effect.fail(new NotFound()) : Effect.succeed({ ...toRecipe(row), ingredients: row.ingredients }),
-    ),
+    Effect.map(scopedSql(orm, scope).one<RecipeDetailRow>(SELECT_DETAIL, [id]), (row) => ({
+      ...toRecipe(row),
+      ingredients: row.ingredients,
+    })),
 });
 
 export const RecipeRepositoryLive = (orm: Orm) => Layer.succeed(RecipeRepository, makeRecipeRepository(orm));
