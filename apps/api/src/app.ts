@@ -4,7 +4,7 @@ import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { createRouter } from "./routes.ts";
-import type { ApiRuntime } from "./services.ts";
+import type { PlatformRuntime } from "@platter/persistence";
 
 const SERVED_METHODS = new Set(["GET", "POST"]);
 
@@ -13,7 +13,7 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
  * router → unknown endpoint. The router would answer HEAD (and with allowedMethods, OPTIONS)
  * for GET routes on its own, so other methods are refused before it.
  */
-export const createApiApp = (runtime: ApiRuntime, logger: Logger): Koa => {
+export const createApiApp = (runtime: PlatformRuntime, logger: Logger): Koa => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;

@@ -1,15 +1,18 @@
 import Router from "@koa/router";
 import {
-  ClientCreate, ClientRepository, clientListing, decodeInput, EventCreate, EventRepository, eventListing,
-  InvoiceRepository, invoiceListing, NotFound, OrganizationRepository, parsePageRequest, parseRecordId,
-  RecipeRepository, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey, type Created,
+  ClientCreate, clientListing, decodeInput, EventCreate, eventListing, invoiceListing, NotFound, parsePageRequest,
+  parseRecordId, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey, type Created,
   type IdempotencyRequest, parseIdempotencyKey, requestFingerprint,
 } from "@platter/domain";
+import {
+  ClientRepository, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository,
+} from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import { authenticate, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
 import { readJsonBody } from "./request-body.ts";
-import { type ApiRuntime, type ApiServices, runProgram } from "./services.ts";
+import type { PlatformRuntime } from "@platter/persistence";
+import { runProgram } from "./runtime.ts";
 
 /**
  * The ten endpoints of v1. Each handler decodes its input, makes one repository call with the
@@ -17,7 +20,7 @@ import { type ApiRuntime, type ApiServices, runProgram } from "./services.ts";
  * only a route that exists asks for a key.
  */
 
-type Program<A> = (scope: OrgScope) => Effect.Effect<A, unknown, ApiServices>;
+type Program<A> = (scope: OrgScope) => Effect.Effect<A, unknown, Persistence>;
 
 const pageOf = <Row, Key extends SortKey>(ctx: Context, listing: Listing<Row, Key>): PageRequest<Key> => {
   const page = parsePageRequest(listing, ctx.query as Record<string, string | string[]>);
@@ -47,7 +50,7 @@ const createRequestOf = async <A>(
   return { input: input.success, idempotency };
 };
 
-export const createRouter = (runtime: ApiRuntime): Router => {
+export const createRouter = (runtime: PlatformRuntime): Router => {
   const router = new Router({ prefix: "/v1", strict: true, sensitive: true });
   const auth = authenticate(runtime);
   const respond = async <A>(ctx: Context, status: number, program: Program<A>): Promise<A> => {

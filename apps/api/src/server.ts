@@ -1,17 +1,17 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createOpsServer } from "@platter/ops";
-import { migrate, openOrm, pruneIdempotencyKeys, repositoriesLayer, startLocalPostgres } from "@platter/persistence";
-import { ManagedRuntime } from "effect";
+import { Database, Housekeeping } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
 import type { ApiConfig } from "./config.ts";
+import type { PlatformRuntime } from "@platter/persistence";
 
 /** A running API: its two ports and a graceful stop. */
 export interface RunningApi {
   readonly port: number;
   readonly opsPort: number;
-  /** Stops accepting, lets in-flight requests finish (up to the grace period), then closes the pool. */
+  /** Stops accepting and lets in-flight requests finish (up to the grace period); the platform closes the pool. */
   readonly stop: () => Promise<void>;
 }
 
@@ -28,12 +28,8 @@ const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
     server.closeIdleConnections();
   });
 
-/** Opens the database (embedded when no URL is configured), migrates, and serves both ports. */
-export const startApi = async (config: ApiConfig, logger: Logger): Promise<RunningApi> => {
-  const local = config.databaseUrl ? undefined : await startLocalPostgres(config.dataDir, config.localPostgresPort);
-  const orm = await openOrm(config.databaseUrl ?? local!.url, { poolSize: config.poolSize });
-  await migrate(orm);
-  const runtime = ManagedRuntime.make(repositoriesLayer(orm));
+/** Serves the public API and its ops port on the platform's storage services. */
+export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
   const handle = createApiApp(runtime, logger).callback();
   let draining = false;
   // While draining, tell keep-alive clients to go: their connection closes after this response.
@@ -42,9 +38,12 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
     return handle(req, res);
   });
   api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
-  const ops = createOpsServer({ isReady: () => orm.em.getConnection().execute("select 1").then(() => true) });
+  const ops = createOpsServer({ isReady: () => runtime.runPromise(Database.use((db) => db.ping)).then(() => true) });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
-  const prune = setInterval(() => void pruneIdempotencyKeys(orm).catch((err) => logger.warn({ err }, "prune failed")), 3_600_000);
+  const prune = setInterval(
+    () => void runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())).catch((err) => logger.warn({ err }, "prune failed")),
+    3_600_000,
+  );
   prune.unref();
   const port = await listen(api, config.port, config.host);
   const opsPort = await listen(ops, config.opsPort, config.host);
@@ -57,9 +56,6 @@ export const startApi = async (config: ApiConfig, logger: Logger): Promise<Runni
       clearInterval(prune);
       await closeGracefully(api, config.shutdownGraceMs);
       await new Promise((done) => ops.close(done));
-      await runtime.dispose();
-      await orm.close(true);
-      await local?.release();
     },
   };
 };

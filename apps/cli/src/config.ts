@@ -1,4 +1,4 @@
-import { type DatabaseSettings, type Environment, readBoolean, readDatabaseSettings } from "@platter/domain";
+import { type DatabaseSettings, type Environment, readBoolean, readDatabaseSettings } from "@platter/ops";
 
 /**
  * CLI configuration: where the database is (the same variables and defaults as the API and the

@@ -1,58 +1,52 @@
-import { migrate, openOrm, type Orm, startLocalPostgres } from "@platter/persistence";
-import type { DatabaseSettings } from "@platter/domain";
-import { CommandFailed } from "./failures.ts";
+import type { InvalidInput, InvalidTransition, NotFound, OrgScope } from "@platter/domain";
+import { type DatabaseSettings } from "@platter/ops";
+import { Operator, type OwnedRecord, openPlatform, type Persistence, type PlatformRuntime } from "@platter/persistence";
+import { Cause, Effect, Exit } from "effect";
+import { CommandFailed, UsageError } from "./failures.ts";
 import { note } from "./output.ts";
 
 /**
  * The database a command works on: `DATABASE_URL`, else the local embedded server (joined when
  * `npm start` or another command already runs it, started and afterwards stopped otherwise).
  */
-export interface PlatformDatabase {
-  readonly url: string;
-  /** Stops the local server if this process started it; a no-op otherwise. */
-  readonly release: () => Promise<void>;
-}
 
-export const openPlatformDatabase = async (config: DatabaseSettings): Promise<PlatformDatabase> => {
-  if (config.databaseUrl) return { url: config.databaseUrl, release: async () => {} };
-  const local = await startLocalPostgres(config.dataDir, config.localPostgresPort);
+/** Opens the platform for one command (a small pool, migrations applied), runs `work`, closes all it opened. */
+export const withPlatform = async <T>(config: DatabaseSettings, work: (platform: PlatformRuntime) => Promise<T>): Promise<T> => {
   // PLATTER_DATA_DIR is relative to where the command runs: say so when that made an empty database.
-  if (local.created) note(`platter: created a new local database in ${local.dataDir}`);
-  return local;
-};
-
-/** Connects to `url`, brings the schema up to date, runs `work`, then closes the pool. */
-export const withMigratedOrm = async <T>(url: string, work: (orm: Orm) => Promise<T>): Promise<T> => {
-  const orm = await openOrm(url, { poolSize: 4 });
+  const platform = await openPlatform({ ...config, poolSize: 4 }, (dataDir) => note(`platter: created a new local database in ${dataDir}`));
   try {
-    await migrate(orm);
-    return await work(orm);
+    return await work(platform);
   } finally {
-    await orm.close(true);
+    await platform.dispose();
   }
 };
 
-/** One command's database session: open (or start) the database, migrate, run `work`, close all it opened. */
-export const withDatabase = async <T>(config: DatabaseSettings, work: (orm: Orm) => Promise<T>): Promise<T> => {
-  const database = await openPlatformDatabase(config);
-  try {
-    return await withMigratedOrm(database.url, work);
-  } finally {
-    await database.release();
+type ActionError = InvalidInput | NotFound | InvalidTransition;
+
+/**
+ * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput` a
+ * usage error with the domain's message, `NotFound` a failure saying what was missing,
+ * `InvalidTransition` a failure with the domain's message.
+ */
+export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Effect<A, ActionError, Persistence>, notFound: string): Promise<A> => {
+  const exit = await platform.runPromiseExit(program);
+  if (Exit.isSuccess(exit)) return exit.value;
+  const error = Cause.squash(exit.cause) as ActionError | Error;
+  switch ((error as { _tag?: string })._tag) {
+    case "InvalidInput":
+      throw new UsageError((error as InvalidInput).message);
+    case "NotFound":
+      throw new CommandFailed(notFound);
+    case "InvalidTransition":
+      throw new CommandFailed((error as InvalidTransition).message);
   }
+  throw error;
 };
 
-/** An organization's identity, or `undefined` when there is none with that id. */
-export const findOrganization = async (orm: Orm, id: number) => {
-  const [row] = await orm.em
-    .getConnection()
-    .execute<{ id: string; name: string; currency: string }[]>("select id, name, currency from organizations where id = ?", [id]);
-  return row === undefined ? undefined : { id: Number(row.id), name: row.name, currency: row.currency };
-};
+/** The operator's scope of organization `id`: the explicit step before acting on its data. */
+export const inOrganization = <A, E, R>(id: number, work: (scope: OrgScope) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Operator.use((operator) => operator.scopeOf(id)), work);
 
-/** The organization with `id`, or a failure naming it: commands on an unknown organization exit 1. */
-export const requireOrganization = async (orm: Orm, id: number) => {
-  const organization = await findOrganization(orm, id);
-  if (organization === undefined) throw new CommandFailed(`organization ${id} does not exist`);
-  return organization;
-};
+/** The operator's scope of the organization owning record `id` of `table`. */
+export const inOwnerOf = <A, E, R>(table: OwnedRecord, id: number, work: (scope: OrgScope) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Operator.use((operator) => operator.scopeOfRecord(table, id)), work);

@@ -1,5 +1,4 @@
-import { ConfigError, InvalidInput, InvalidTransition, NotFound } from "@platter/domain";
-import { Cause, Effect, Exit } from "effect";
+import { ConfigError } from "@platter/ops";
 
 /**
  * How commands fail. Every failure ends the command with its message on stderr and nothing on
@@ -22,22 +21,4 @@ export const messageOf = (error: unknown): string => {
   if (error instanceof ConfigError) return `configuration error: ${error.message}`;
   if (error instanceof Error) return error.message;
   return String(error);
-};
-
-/**
- * Runs an operator action from @platter/persistence. Its expected failures become CLI failures:
- * `InvalidInput` a usage error with the domain's message, `NotFound` a failure saying what was
- * missing, `InvalidTransition` a failure with the domain's message.
- */
-export const runOperatorAction = async <A>(
-  action: Effect.Effect<A, InvalidInput | NotFound | InvalidTransition>,
-  notFound: string,
-): Promise<A> => {
-  const exit = await Effect.runPromiseExit(action);
-  if (Exit.isSuccess(exit)) return exit.value;
-  const error = Cause.squash(exit.cause);
-  if (error instanceof InvalidInput) throw new UsageError(error.message);
-  if (error instanceof NotFound) throw new CommandFailed(notFound);
-  if (error instanceof InvalidTransition) throw new CommandFailed(error.message);
-  throw error;
 };

@@ -1,5 +1,5 @@
-import { createApiKey, createOrganization, type DemoCounts, type Orm, seedDemo } from "@platter/persistence";
-import { runOperatorAction } from "./failures.ts";
+import { ApiKeyRepository, type DemoCounts, Operator, type PlatformRuntime, Seeding } from "@platter/persistence";
+import { Effect } from "effect";
 
 /**
  * First run of `npm start`: on a database without organizations, a demo organization with demo
@@ -26,23 +26,22 @@ export type Welcome = DemoWelcome | ExistingWelcome;
 
 const SHOWN_ORGANIZATIONS = 5;
 
-const firstOrganizations = async (orm: Orm) => {
-  const rows = await orm.em
-    .getConnection()
-    .execute<{ id: string; name: string }[]>("select id, name from organizations order by id limit ?", [SHOWN_ORGANIZATIONS]);
-  return rows.map((row) => ({ id: Number(row.id), name: row.name }));
-};
-
 /** Creates the demo organization when there is no organization yet; otherwise says what exists. */
-export const prepareFirstRun = async (orm: Orm): Promise<Welcome> => {
-  const organizations = await firstOrganizations(orm);
-  if (organizations.length > 0) return { kind: "existing", organizations };
-  const { id } = await runOperatorAction(createOrganization(orm, DEMO_ORGANIZATION), "demo organization not created");
-  const seeded = await seedDemo(orm, id);
-  const read = await runOperatorAction(createApiKey(orm, id, "read"), `organization ${id} does not exist`);
-  const write = await runOperatorAction(createApiKey(orm, id, "read_write"), `organization ${id} does not exist`);
-  return { kind: "demo", organizationId: id, seeded, readKey: read.key, writeKey: write.key };
-};
+export const prepareFirstRun = (platform: PlatformRuntime): Promise<Welcome> =>
+  platform.runPromise(
+    Effect.gen(function* () {
+      const operator = yield* Operator;
+      const organizations = yield* operator.organizations(SHOWN_ORGANIZATIONS);
+      if (organizations.length > 0) return { kind: "existing", organizations } as const;
+      const { id } = yield* Effect.orDie(operator.createOrganization(DEMO_ORGANIZATION));
+      const scope = yield* Effect.orDie(operator.scopeOf(id));
+      const seeded = yield* Seeding.use((seeding) => seeding.demo(scope));
+      const keys = yield* ApiKeyRepository;
+      const read = yield* keys.create(scope, "read");
+      const write = yield* keys.create(scope, "read_write");
+      return { kind: "demo", organizationId: id, seeded, readKey: read.key, writeKey: write.key } as const;
+    }),
+  );
 
 /** What `npm start` prints once the API listens: where it is, and how to make a first call. */
 export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string): string => {

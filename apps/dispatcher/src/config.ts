@@ -1,18 +1,16 @@
+import { DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
 import {
-  ConfigError, type DatabaseSettings, DEFAULT_RETRY_SCHEDULE_MS, type Environment, LOG_LEVELS, type LogLevel,
-  parseRetrySchedule, readBoolean, readChoice, readDatabaseSettings, readDuration, readInteger,
-} from "@platter/domain";
+  ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
+  readDatabaseSettings, readDuration, readInteger, readProcessSettings,
+} from "@platter/ops";
 import type { DispatcherSettings } from "@platter/webhooks";
 
 export { ConfigError };
 
 /** Dispatcher configuration: parsed and validated once at start into a typed object. */
-export interface DispatcherConfig extends DatabaseSettings, DispatcherSettings {
+export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, DispatcherSettings {
   /** Operations port: `/healthz`, `/readyz`, `/metrics`. */
   readonly opsPort: number;
-  readonly host: string;
-  readonly logLevel: LogLevel;
-  readonly poolSize: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -20,7 +18,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const retrySchedule = (env: Environment): ReadonlyArray<number> => {
   const raw = env["WEBHOOK_RETRY_SCHEDULE"]?.trim();
   if (!raw) return DEFAULT_RETRY_SCHEDULE_MS;
-  const schedule = parseRetrySchedule(raw);
+  const schedule = parseDurations(raw);
   if (schedule === undefined) throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be durations like 0s,5s,5m, got "${raw}"`);
   return schedule;
 };
@@ -39,10 +37,8 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
   if (leaseMs <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE must be longer than WEBHOOK_TIMEOUT (${timeoutMs} ms)`);
   return {
     ...readDatabaseSettings(env),
+    ...readProcessSettings(env),
     opsPort: readInteger(env, "DISPATCHER_OPS_PORT", 9465, 0, 65535),
-    host: env["HOST"] || "0.0.0.0",
-    logLevel: readChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
-    poolSize: readInteger(env, "DATABASE_POOL_SIZE", 10, 1, 200),
     concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 256, 1, 10_000),
     retryScheduleMs: retrySchedule(env),
     timeoutMs,

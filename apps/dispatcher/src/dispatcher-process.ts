@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
+import { Effect } from "effect";
 import { createOpsServer } from "@platter/ops";
-import { listenForOutbox, makeWebhookStore, migrate, openOrm, startLocalPostgres } from "@platter/persistence";
+import { Database, DeliveryQueue, listenForOutbox, type PlatformRuntime } from "@platter/persistence";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
@@ -9,17 +10,17 @@ import { createDispatcherMetrics } from "./metrics.ts";
 /** A running dispatcher: its ops port and a graceful stop. */
 export interface RunningDispatcher {
   readonly opsPort: number;
-  /** Claims nothing more, finishes in-flight attempts, records them, closes the pool. */
+  /** Claims nothing more, finishes in-flight attempts and records them; the platform closes the pool. */
   readonly stop: () => Promise<void>;
 }
 
-/** Opens the database, migrates, and starts delivering; wakes on NOTIFY, polls as a fallback. */
-export const startDispatcher = async (config: DispatcherConfig, logger: Logger): Promise<RunningDispatcher> => {
-  const local = config.databaseUrl ? undefined : await startLocalPostgres(config.dataDir, config.localPostgresPort);
-  const url = config.databaseUrl ?? local!.url;
-  const orm = await openOrm(url, { poolSize: config.poolSize });
-  await migrate(orm);
-  const store = makeWebhookStore(orm);
+/** Starts delivering on the platform's delivery queue; wakes on NOTIFY, polls as a fallback. */
+export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningDispatcher> => {
+  const { store, url } = await runtime.runPromise(
+    Effect.gen(function* () {
+      return { store: yield* DeliveryQueue, url: (yield* Database).url };
+    }),
+  );
   const metrics = createDispatcherMetrics(store);
   const dispatcher = new WebhookDispatcher(store, config, {
     attempted: (outcome, durationMs, delivery) => {
@@ -34,7 +35,7 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger):
   const listener = listenForOutbox(url, () => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
   dispatcher.start();
   const ops = createOpsServer({
-    isReady: () => orm.em.getConnection().execute("select 1").then(() => true),
+    isReady: () => runtime.runPromise(Database.use((db) => db.ping)).then(() => true),
     metrics: metrics.registry,
   });
   await new Promise<void>((done) => ops.listen(config.opsPort, config.host, done));
@@ -46,8 +47,6 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger):
       await listener.close();
       await dispatcher.stop();
       await new Promise((done) => ops.close(done));
-      await orm.close(true);
-      await local?.release();
     },
   };
 };

@@ -1,9 +1,10 @@
-import type { WebhookStore } from "@platter/domain";
+import type { DeliveryQueue } from "@platter/persistence";
+import { Effect } from "effect";
 import type { DispatcherObserver } from "@platter/webhooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Prometheus metrics of one dispatcher process. */
-export const createDispatcherMetrics = (store: WebhookStore): { registry: Registry; observer: DispatcherObserver } => {
+export const createDispatcherMetrics = (store: DeliveryQueue["Service"]): { registry: Registry; observer: DispatcherObserver } => {
   const registry = new Registry();
   const attempts = new Counter({
     name: "platter_webhook_attempts_total",
@@ -27,7 +28,7 @@ export const createDispatcherMetrics = (store: WebhookStore): { registry: Regist
     help: "Deliveries pending (due now or waiting for a retry).",
     registers: [registry],
     async collect() {
-      this.set(await store.queueDepth());
+      this.set(await Effect.runPromise(store.queueDepth()));
     },
   });
   for (const outcome of ["succeeded", "failed", "gone"]) attempts.inc({ outcome }, 0);

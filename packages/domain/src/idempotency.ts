@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { Result } from "effect";
-import { InvalidInput } from "./errors.ts";
+import { type IdempotencyKeyInProgress, type IdempotencyKeyReused, InvalidInput } from "./errors.ts";
 
 /**
  * Idempotency: safe retries of creates. A key names one logical request of one organization for
@@ -37,3 +37,12 @@ export interface IdempotencyRequest {
   readonly key: string;
   readonly fingerprint: string;
 }
+
+/** The id of a newly created record; `replayed` when an earlier request with the same Idempotency-Key created it. */
+export interface Created {
+  readonly id: number;
+  readonly replayed: boolean;
+}
+
+/** Why an idempotent create did not run. */
+export type IdempotencyError = IdempotencyKeyReused | IdempotencyKeyInProgress;

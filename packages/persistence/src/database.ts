@@ -1,36 +1,106 @@
 import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
+import { Context, Effect, Layer } from "effect";
 import { allEntities } from "./entities/index.ts";
+import { startLocalPostgres } from "./local-postgres.ts";
 import { migrationsList } from "./migrations/index.ts";
 
-/** Database: opening the ORM on a PostgreSQL URL and bringing its schema up to date. */
+/**
+ * The database: one MikroORM (its pool, its schema model, its migrations) per process. Every other
+ * storage service is built on it; organization data is reached only through `OrgSql`.
+ */
 
-export type Orm = MikroORM;
-
-export interface OpenOptions {
-  /** Connection pool size; the API and the dispatcher each keep their own pool. */
-  readonly poolSize?: number;
+/** Where the database is and how to open it. */
+export interface DatabaseOptions {
+  /** PostgreSQL URL; without one the embedded local server under `dataDir` is started (or joined). */
+  readonly url: string | undefined;
+  readonly dataDir: string;
+  readonly localPort: number;
+  /** Connections in this process's pool. */
+  readonly poolSize: number;
+  /** Apply pending migrations before anything uses the database. */
+  readonly migrate: boolean;
+  /** Told when the embedded server's data directory was created empty by this call. */
+  readonly onCreated?: (dataDir: string) => void;
 }
 
 /** Connects to PostgreSQL at `url`. Call `orm.close()` to release the pool. */
-export const openOrm = (url: string, options: OpenOptions = {}): Promise<Orm> =>
+export const openOrm = (url: string, poolSize: number): Promise<MikroORM> =>
   MikroORM.init({
     entities: allEntities,
     clientUrl: url,
     extensions: [Migrator],
     migrations: { migrationsList, silent: true, transactional: true, allOrNothing: true, snapshot: false },
-    pool: { min: 0, max: options.poolSize ?? 10 },
+    pool: { min: 0, max: poolSize },
     // Timestamps are read as UTC strings in SQL; keep the driver from shifting anything.
     forceUtcTimezone: true,
     debug: false,
     allowGlobalContext: false,
   });
 
-/** Applies every pending migration; safe to run at every start and from several processes. */
-export const migrate = async (orm: Orm): Promise<void> => {
+/** Applies every pending migration; safe to run at every start and from several processes at once. */
+export const migrateOrm = async (orm: MikroORM): Promise<void> => {
   // Serialise concurrent starts (API, dispatcher, CLI): the lock is held until this transaction ends.
   await orm.em.fork().transactional(async (em) => {
     await em.execute("select pg_advisory_xact_lock(7270012)");
     await orm.migrator.up();
   });
 };
+
+/** `?` placeholders rewritten to `$1…$n`, once per statement text (a bounded cache: most texts are constants). */
+const numberedStatements = new Map<string, string>();
+const numbered = (text: string): string => {
+  let result = numberedStatements.get(text);
+  if (result === undefined) {
+    let position = 0;
+    result = text.replace(/\?/g, () => `$${++position}`);
+    if (numberedStatements.size >= 1_000) numberedStatements.clear();
+    numberedStatements.set(text, result);
+  }
+  return result;
+};
+
+export class Database extends Context.Service<
+  Database,
+  {
+    /** The ORM: entities, transactions, writes. Only persistence's own modules use it. */
+    readonly orm: MikroORM;
+    /** The URL connected to (the embedded server's when none was configured). */
+    readonly url: string;
+    /**
+     * Rows of one statement on the pool, with bound `?` parameters. Skips MikroORM's `execute`
+     * layers (parameter inlining, Kysely's executor): tools/bench measured about a quarter less
+     * API CPU per list request. Same pool, same type parsers.
+     */
+    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    /** Succeeds when the database answers a trivial query. */
+    readonly ping: Effect.Effect<void>;
+  }
+>()("platter/persistence/Database") {
+  /** Opens the database (starting the embedded one when no URL is given), migrates when asked, closes on release. */
+  static readonly layer = (options: DatabaseOptions) =>
+    Layer.effect(
+      Database,
+      Effect.gen(function* () {
+        const url =
+          options.url ??
+          (yield* Effect.acquireRelease(
+            Effect.promise(async () => {
+              const local = await startLocalPostgres(options.dataDir, options.localPort);
+              if (local.created) options.onCreated?.(local.dataDir);
+              return local;
+            }),
+            (local) => Effect.promise(() => local.release()),
+          )).url;
+        const orm = yield* Effect.acquireRelease(
+          Effect.promise(() => openOrm(url, options.poolSize)),
+          (orm) => Effect.promise(() => orm.close(true)),
+        );
+        if (options.migrate) yield* Effect.promise(() => migrateOrm(orm));
+        const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
+        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
+          Effect.promise(async () => (await pool.query(numbered(text), [...values])).rows as Row[]);
+        return Database.of({ orm, url, rows, ping: Effect.asVoid(rows("select 1")) });
+      }),
+    );
+}

@@ -1,4 +1,6 @@
-import type { AttemptRecord, WebhookStore } from "@platter/domain";
+import type { AttemptRecord } from "@platter/domain";
+import { Effect } from "effect";
+import type { DeliveryStorage } from "./webhook-dispatcher.ts";
 
 /**
  * Buffers attempt results and writes them in batches: one transaction per batch instead of one
@@ -8,12 +10,12 @@ export class AttemptWriter {
   private buffer: AttemptRecord[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
-  private readonly store: WebhookStore;
+  private readonly store: DeliveryStorage;
   private readonly failureWindowMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly onWritten: () => void;
 
-  constructor(store: WebhookStore, failureWindowMs: number, onError: (error: unknown) => void, onWritten: () => void) {
+  constructor(store: DeliveryStorage, failureWindowMs: number, onError: (error: unknown) => void, onWritten: () => void) {
     this.store = store;
     this.failureWindowMs = failureWindowMs;
     this.onError = onError;
@@ -41,11 +43,11 @@ export class AttemptWriter {
   /** One transaction for the batch; if it fails, each result on its own, so one bad row cannot sink the others. */
   private async write(batch: ReadonlyArray<AttemptRecord>): Promise<void> {
     try {
-      await this.store.recordAttempts(batch, this.failureWindowMs);
+      await Effect.runPromise(this.store.recordAttempts(batch, this.failureWindowMs));
     } catch (error) {
       if (batch.length === 1) return this.onError(error);
       for (const record of batch) {
-        await this.store.recordAttempts([record], this.failureWindowMs).catch(this.onError);
+        await Effect.runPromise(this.store.recordAttempts([record], this.failureWindowMs)).catch(this.onError);
       }
     }
   }

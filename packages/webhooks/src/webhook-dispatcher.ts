@@ -1,9 +1,27 @@
-import { type AttemptOutcome, type DueDelivery, envelopeBody, nextRetryDelay, type WebhookStore } from "@platter/domain";
+import {
+  type AttemptOutcome, type AttemptRecord, type DueDelivery, envelopeBody, nextRetryDelay, type StoredMessage,
+} from "@platter/domain";
+import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent } from "./delivery-attempt.ts";
 
 /** The dispatcher loop: fan out the outbox, claim due deliveries, attempt them with bounded concurrency. */
+
+/**
+ * What the dispatcher needs from storage (persistence's `DeliveryQueue` has this shape). The loop
+ * itself is a small Promise loop of I/O that runs each storage call as one Effect.
+ */
+export interface DeliveryStorage {
+  readonly fanOut: (
+    limit: number,
+    bodyOf: (message: StoredMessage) => string | undefined,
+    firstAttemptDelayMs: number,
+  ) => Effect.Effect<number>;
+  readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<DueDelivery[]>;
+  readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => Effect.Effect<void>;
+  readonly nextDueInMs: () => Effect.Effect<number | undefined>;
+}
 
 export interface DispatcherSettings extends AttemptSettings {
   /** Attempts in flight at once. */
@@ -27,7 +45,7 @@ export interface DispatcherObserver {
 const FAN_OUT_BATCH = 500;
 
 export class WebhookDispatcher {
-  private readonly store: WebhookStore;
+  private readonly store: DeliveryStorage;
   private readonly settings: DispatcherSettings;
   private readonly observer: DispatcherObserver;
   private readonly agent: Agent;
@@ -40,7 +58,7 @@ export class WebhookDispatcher {
   private woken = false;
   private loop: Promise<void> | undefined;
 
-  constructor(store: WebhookStore, settings: DispatcherSettings, observer: DispatcherObserver = {}) {
+  constructor(store: DeliveryStorage, settings: DispatcherSettings, observer: DispatcherObserver = {}) {
     this.store = store;
     this.settings = settings;
     this.observer = observer;
@@ -90,7 +108,7 @@ export class WebhookDispatcher {
 
   /** One round: fan out, then fill free slots. Returns whether there may be more to do at once. */
   private async tick(): Promise<boolean> {
-    const fannedOut = await this.store.fanOut(FAN_OUT_BATCH, envelopeBody, this.settings.retryScheduleMs[0] ?? 0);
+    const fannedOut = await Effect.runPromise(this.store.fanOut(FAN_OUT_BATCH, envelopeBody, this.settings.retryScheduleMs[0] ?? 0));
     const free = this.settings.concurrency - this.inFlight.size;
     // Claim in batches: a claim per freed slot would spend the database round trips one by one.
     // (`free < minimumClaim` implies attempts in flight, so the race below always settles.)
@@ -98,7 +116,7 @@ export class WebhookDispatcher {
       await Promise.race(this.inFlight);
       return true;
     }
-    const claimed = await this.store.claimDue(free, this.settings.leaseMs);
+    const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs));
     for (const delivery of claimed) this.launch(delivery);
     return fannedOut === FAN_OUT_BATCH || claimed.length === free;
   }
@@ -120,7 +138,7 @@ export class WebhookDispatcher {
   }
 
   private async idleDelay(): Promise<number> {
-    const due = await this.store.nextDueInMs();
+    const due = await Effect.runPromise(this.store.nextDueInMs());
     return Math.min(this.settings.pollIntervalMs, due ?? Number.POSITIVE_INFINITY);
   }
 

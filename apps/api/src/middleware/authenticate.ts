@@ -1,17 +1,16 @@
-import { ApiKeyRepository, Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain";
+import { Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain";
+import { ApiKeyRepository } from "@platter/persistence";
 import type { Context, Middleware } from "koa";
-import { type ApiRuntime, runProgram } from "../services.ts";
+import type { PlatformRuntime } from "@platter/persistence";
+import { runProgram } from "../runtime.ts";
 
 /** Verifies the bearer key and stores the caller's scope; runs only on routes that exist. */
 export const authenticate =
-  (runtime: ApiRuntime): Middleware =>
+  (runtime: PlatformRuntime): Middleware =>
   async (ctx, next) => {
     const secret = parseBearerKey(ctx.get("authorization") || undefined);
     if (secret === undefined) throw new Unauthenticated();
-    ctx.state["scope"] = await runProgram(
-      runtime,
-ApiKeyRepository.use((keys) => keys.authenticate(secret))
-    );
+    ctx.state["scope"] = await runProgram(runtime, ApiKeyRepository.use((keys) => keys.authenticate(secret)));
     await next();
   };
 

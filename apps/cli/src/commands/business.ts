@@ -1,11 +1,11 @@
-import { decodeInput, InquiryReceive } from "@platter/domain";
-import { approveProposal, payInvoice, receiveInquiry, sendInvoice } from "@platter/persistence";
+import { decodeInput, InquiryReceive, type InvalidTransition, type NotFound } from "@platter/domain";
+import { BusinessActions } from "@platter/persistence";
 import { defineCommand } from "citty";
-import { Result } from "effect";
+import { type Effect, Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { withDatabase } from "../database-session.ts";
-import { runOperatorAction, UsageError } from "../failures.ts";
+import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
+import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
 /**
@@ -21,8 +21,18 @@ const invoiceAction = (name: "send" | "pay") =>
     args: { id: idArg, json: jsonFlag },
     run: async ({ args }) => {
       const id = positiveInteger("id", args.id);
-      const action = name === "send" ? sendInvoice : payInvoice;
-      const result = await withDatabase(loadCliConfig(), (orm) => runOperatorAction(action(orm, id), `invoice ${id} does not exist`));
+      const result = await withPlatform(loadCliConfig(), (platform) =>
+        runAction(
+          platform,
+          inOwnerOf("invoices", id, (scope) =>
+            BusinessActions.use(
+              (actions): Effect.Effect<{ readonly id: number; readonly status: "sent" | "paid" }, NotFound | InvalidTransition> =>
+                name === "send" ? actions.sendInvoice(scope, id) : actions.payInvoice(scope, id),
+            ),
+          ),
+          `invoice ${id} does not exist`,
+        ),
+      );
       report(args.json, result, `invoice ${id} is ${result.status}`);
     },
   });
@@ -40,8 +50,12 @@ export const proposalCommand = defineCommand({
       args: { id: idArg, json: jsonFlag },
       run: async ({ args }) => {
         const id = positiveInteger("id", args.id);
-        const result = await withDatabase(loadCliConfig(), (orm) =>
-          runOperatorAction(approveProposal(orm, id), `proposal ${id} does not exist`),
+        const result = await withPlatform(loadCliConfig(), (platform) =>
+          runAction(
+            platform,
+            inOwnerOf("proposals", id, (scope) => BusinessActions.use((actions) => actions.approveProposal(scope, id))),
+            `proposal ${id} does not exist`,
+          ),
         );
         report(args.json, result, `proposal ${id} is approved`);
       },
@@ -73,8 +87,12 @@ export const inquiryCommand = defineCommand({
           ...(args.guests === undefined ? {} : { guests: positiveInteger("guests", args.guests) }),
         });
         if (Result.isFailure(input)) throw new UsageError(input.failure.message);
-        const result = await withDatabase(loadCliConfig(), (orm) =>
-          runOperatorAction(receiveInquiry(orm, organizationId, input.success), `organization ${organizationId} does not exist`),
+        const result = await withPlatform(loadCliConfig(), (platform) =>
+          runAction(
+            platform,
+            inOrganization(organizationId, (scope) => BusinessActions.use((actions) => actions.receiveInquiry(scope, input.success))),
+            `organization ${organizationId} does not exist`,
+          ),
         );
         report(args.json, result, `inquiry recorded as event ${result.id} (client ${result.client_id})`);
       },

@@ -1,15 +1,14 @@
-import { type DeliveryStatus, listDeliveries, retryDelivery, retryFailedDeliveries } from "@platter/persistence";
+import { DELIVERY_STATUSES, DeliveryRepository } from "@platter/persistence";
 import { defineCommand } from "citty";
-import { Effect } from "effect";
 import { jsonFlag, oneOf, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { requireOrganization, withDatabase } from "../database-session.ts";
-import { runOperatorAction, UsageError } from "../failures.ts";
+import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
+import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
 /** `platter deliveries …`: what was sent where, every attempt, and sending failed ones again. */
 
-const STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed"];
+const STATUSES = DELIVERY_STATUSES;
 
 const list = defineCommand({
   meta: { name: "list", description: "List deliveries (newest first) with their attempts" },
@@ -21,16 +20,19 @@ const list = defineCommand({
     json: jsonFlag,
   },
   run: async ({ args }) => {
+    const organizationId = positiveInteger("org", args.org);
     const filter = {
-      organizationId: positiveInteger("org", args.org),
       ...(args.status === undefined ? {} : { status: oneOf("status", args.status, STATUSES) }),
       ...(args.endpoint === undefined ? {} : { endpointId: positiveInteger("endpoint", args.endpoint) }),
       limit: Math.min(positiveInteger("limit", args.limit), 1000),
     };
-    const deliveries = await withDatabase(loadCliConfig(), async (orm) => {
-      await requireOrganization(orm, filter.organizationId);
-      return Effect.runPromise(listDeliveries(orm, filter));
-    });
+    const deliveries = await withPlatform(loadCliConfig(), (platform) =>
+      runAction(
+        platform,
+        inOrganization(organizationId, (scope) => DeliveryRepository.use((all) => all.list(scope, filter))),
+        `organization ${organizationId} does not exist`,
+      ),
+    );
     const lines = deliveries.map((d) => {
       const last = d.attempts[d.attempts.length - 1];
       const outcome = last ? ` last: ${last.status_code ?? last.error}` : "";
@@ -53,15 +55,23 @@ const retry = defineCommand({
     if (args["all-failed"] && args.id !== undefined) throw new UsageError("give either --id or --all-failed, not both");
     if (args["all-failed"]) {
       const endpointId = positiveInteger("endpoint", args.endpoint);
-      const result = await withDatabase(config, (orm) =>
-        runOperatorAction(retryFailedDeliveries(orm, endpointId), `endpoint ${endpointId} does not exist`),
+      const result = await withPlatform(config, (platform) =>
+        runAction(
+          platform,
+          inOwnerOf("webhook_endpoints", endpointId, (scope) => DeliveryRepository.use((all) => all.retryFailed(scope, endpointId))),
+          `endpoint ${endpointId} does not exist`,
+        ),
       );
       return report(args.json, result, `${result.retried} failed deliveries of endpoint ${endpointId} are due again`);
     }
     if (args.id === undefined) throw new UsageError("give --id <delivery>, or --all-failed --endpoint <id>");
     const id = positiveInteger("id", args.id);
-    const result = await withDatabase(config, (orm) =>
-      runOperatorAction(retryDelivery(orm, id), `delivery ${id} does not exist or is still pending`),
+    const result = await withPlatform(config, (platform) =>
+      runAction(
+        platform,
+        inOwnerOf("webhook_deliveries", id, (scope) => DeliveryRepository.use((all) => all.retry(scope, id))),
+        `delivery ${id} does not exist or is still pending`,
+      ),
     );
     report(args.json, result, `delivery ${id} is due again`);
   },

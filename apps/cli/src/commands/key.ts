@@ -1,10 +1,9 @@
 import { ACCESS_LEVELS } from "@platter/domain";
-import { createApiKey, revokeApiKey } from "@platter/persistence";
+import { ApiKeyRepository } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { jsonFlag, oneOf, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { withDatabase } from "../database-session.ts";
-import { runOperatorAction } from "../failures.ts";
+import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
 import { report } from "../output.ts";
 
 /** `platter key …`: API keys. A key's secret is shown once, at creation; only its hash is stored. */
@@ -21,8 +20,12 @@ export const keyCommand = defineCommand({
       run: async ({ args }) => {
         const organizationId = positiveInteger("org", args.org);
         const access = oneOf("access", args.access, ACCESS_LEVELS);
-        const created = await withDatabase(loadCliConfig(), (orm) =>
-          runOperatorAction(createApiKey(orm, organizationId, access), `organization ${organizationId} does not exist`),
+        const created = await withPlatform(loadCliConfig(), (platform) =>
+          runAction(
+            platform,
+            inOrganization(organizationId, (scope) => ApiKeyRepository.use((keys) => keys.create(scope, access))),
+            `organization ${organizationId} does not exist`,
+          ),
         );
         report(
           args.json,
@@ -40,7 +43,13 @@ export const keyCommand = defineCommand({
       },
       run: async ({ args }) => {
         const keyId = positiveInteger("id", args.id);
-        await withDatabase(loadCliConfig(), (orm) => runOperatorAction(revokeApiKey(orm, keyId), `key ${keyId} does not exist`));
+        await withPlatform(loadCliConfig(), (platform) =>
+          runAction(
+            platform,
+            inOwnerOf("api_keys", keyId, (scope) => ApiKeyRepository.use((keys) => keys.revoke(scope, keyId))),
+            `key ${keyId} does not exist`,
+          ),
+        );
         report(args.json, { id: keyId, revoked: true }, `revoked key ${keyId}`);
       },
     }),

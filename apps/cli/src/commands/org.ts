@@ -1,9 +1,8 @@
-import { createOrganization } from "@platter/persistence";
+import { Operator } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { jsonFlag } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { withDatabase } from "../database-session.ts";
-import { runOperatorAction } from "../failures.ts";
+import { runAction, withPlatform } from "../database-session.ts";
 import { report } from "../output.ts";
 
 /** `platter org …`: organizations. */
@@ -18,8 +17,8 @@ export const orgCommand = defineCommand({
         json: jsonFlag,
       },
       run: async ({ args }) => {
-        const { id } = await withDatabase(loadCliConfig(), (orm) =>
-          runOperatorAction(createOrganization(orm, { name: args.name, currency: args.currency }), "organization not created"),
+        const { id } = await withPlatform(loadCliConfig(), (platform) =>
+          runAction(platform, Operator.use((o) => o.createOrganization({ name: args.name, currency: args.currency })), "organization not created"),
         );
         report(args.json, { id }, `created organization ${id} "${args.name.trim()}" (${args.currency})`);
       },

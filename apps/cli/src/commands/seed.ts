@@ -1,8 +1,8 @@
-import { seedBulk, seedDemo } from "@platter/persistence";
+import { Seeding } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { count, jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { requireOrganization, withDatabase } from "../database-session.ts";
+import { inOrganization, runAction, withPlatform } from "../database-session.ts";
 import { report } from "../output.ts";
 import { progressFor } from "../progress-bar.ts";
 
@@ -16,10 +16,13 @@ const demo = defineCommand({
   args: { org: orgArg, json: jsonFlag },
   run: async ({ args }) => {
     const organizationId = positiveInteger("org", args.org);
-    const counts = await withDatabase(loadCliConfig(), async (orm) => {
-      await requireOrganization(orm, organizationId);
-      return seedDemo(orm, organizationId);
-    });
+    const counts = await withPlatform(loadCliConfig(), (platform) =>
+      runAction(
+        platform,
+        inOrganization(organizationId, (scope) => Seeding.use((seeding) => seeding.demo(scope))),
+        `organization ${organizationId} does not exist`,
+      ),
+    );
     report(
       args.json,
       counts,
@@ -39,24 +42,27 @@ const bulk = defineCommand({
     json: jsonFlag,
   },
   run: async ({ args }) => {
+    const organizationId = positiveInteger("org", args.org);
     const options = {
-      organizationId: positiveInteger("org", args.org),
       events: count("events", args.events),
       clients: count("clients", args.clients),
       invoices: count("invoices", args.invoices),
     };
     const progress = progressFor(args.json);
-    const seconds = await withDatabase(loadCliConfig(), async (orm) => {
-      await requireOrganization(orm, options.organizationId);
+    const seconds = await withPlatform(loadCliConfig(), async (platform) => {
       const started = performance.now();
       try {
-        await seedBulk(orm, options, progress.update);
+        await runAction(
+          platform,
+          inOrganization(organizationId, (scope) => Seeding.use((seeding) => seeding.bulk(scope, options, progress.update))),
+          `organization ${organizationId} does not exist`,
+        );
       } finally {
         progress.stop();
       }
       return Math.round((performance.now() - started) / 100) / 10;
     });
-    const { organizationId, events, clients, invoices } = options;
+    const { events, clients, invoices } = options;
     report(
       args.json,
       { events, clients, invoices, seconds },

@@ -1,16 +1,17 @@
-import { createLogger, loadApiConfig, startApi } from "@platter/api";
+import { loadApiConfig, startApi } from "@platter/api";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
+import { createLogger } from "@platter/ops";
+import { openPlatform } from "@platter/persistence";
 import { defineCommand } from "citty";
-import { openPlatformDatabase, withMigratedOrm } from "../database-session.ts";
 import { CommandFailed } from "../failures.ts";
 import { prepareFirstRun, welcomeText } from "../first-run.ts";
 import { createServiceGroup, shutdownSignal } from "../services.ts";
 
 /**
- * `platter start` (what `npm start` runs): the database (embedded unless `DATABASE_URL` is set),
- * migrations, demo data on first run, then the API and the webhook dispatcher in this process until SIGTERM or SIGINT, which
- * drain it and stop the database this process started. The launcher owns the database so that
- * every service beside the API (the webhook dispatcher) shares it and it stops after all of them.
+ * `platter start` (what `npm start` runs): the platform (the database, embedded unless
+ * `DATABASE_URL` is set, one pool, migrations), demo data on first run, then the API and the webhook
+ * dispatcher on it until SIGTERM or SIGINT, which drain both and then close the platform (and stop
+ * the database this process started).
  */
 /** Local development delivers to localhost receivers unless the operator said otherwise. */
 const localDispatcherEnv = () => ({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ...process.env });
@@ -23,14 +24,12 @@ export const startCommand = defineCommand({
     const shutdown = shutdownSignal();
     const config = loadApiConfig();
     const logger = createLogger("platter", config.logLevel);
-    const database = await openPlatformDatabase(config);
+    const platform = await openPlatform(config, (dataDir) => logger.info({ dataDir }, "created a new local database"));
     const services = createServiceGroup();
     try {
-      const welcome = await withMigratedOrm(database.url, prepareFirstRun);
-      const api = await services.add("api", () => startApi({ ...config, databaseUrl: database.url }, logger));
-      const dispatcher = await services.add("dispatcher", () =>
-        startDispatcher({ ...localDispatcherConfig(), databaseUrl: database.url }, logger),
-      );
+      const welcome = await prepareFirstRun(platform);
+      const api = await services.add("api", () => startApi(config, logger, platform));
+      const dispatcher = await services.add("dispatcher", () => startDispatcher(localDispatcherConfig(), logger, platform));
       process.stdout.write(
         `Webhook dispatcher running (metrics: http://localhost:${dispatcher.opsPort}/metrics).\n` +
           (allowsPrivateNetworks()
@@ -50,7 +49,7 @@ export const startCommand = defineCommand({
       if (ending.crashed !== undefined) throw new CommandFailed(`${ending.crashed} stopped unexpectedly`);
     } finally {
       await services.stopAll((service, error) => logger.error({ service, err: error }, "stop failed"));
-      await database.release();
+      await platform.dispose();
     }
   },
 });

@@ -1,14 +1,12 @@
 import { parseEventTypes, WEBHOOK_EVENT_TYPES } from "@platter/domain";
-import {
-  addWebhookEndpoint, listWebhookEndpoints, rotateWebhookSecret, setWebhookEndpointEnabled,
-} from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { refusedUrlReason } from "@platter/webhooks";
 import { defineCommand } from "citty";
-import { Effect, Result } from "effect";
+import { Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
-import { requireOrganization, withDatabase } from "../database-session.ts";
-import { runOperatorAction, UsageError } from "../failures.ts";
+import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
+import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
 /** `platter webhook …`: endpoints that receive signed deliveries. A signing secret is shown once. */
@@ -30,8 +28,12 @@ const add = defineCommand({
     const config = loadCliConfig();
     const refused = await refusedUrlReason(args.url, config.allowPrivateNetworks);
     if (refused !== undefined) throw new UsageError(refused);
-    const created = await withDatabase(config, (orm) =>
-      runOperatorAction(addWebhookEndpoint(orm, organizationId, args.url, types.success), `organization ${organizationId} does not exist`),
+    const created = await withPlatform(config, (platform) =>
+      runAction(
+        platform,
+        inOrganization(organizationId, (scope) => WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, args.url, types.success))),
+        `organization ${organizationId} does not exist`,
+      ),
     );
     report(
       args.json,
@@ -46,10 +48,13 @@ const list = defineCommand({
   args: { org: { type: "string", required: true, description: "Organization id" }, json: jsonFlag },
   run: async ({ args }) => {
     const organizationId = positiveInteger("org", args.org);
-    const endpoints = await withDatabase(loadCliConfig(), async (orm) => {
-      await requireOrganization(orm, organizationId);
-      return Effect.runPromise(listWebhookEndpoints(orm, organizationId));
-    });
+    const endpoints = await withPlatform(loadCliConfig(), (platform) =>
+      runAction(
+        platform,
+        inOrganization(organizationId, (scope) => WebhookEndpointRepository.use((all) => all.list(scope))),
+        `organization ${organizationId} does not exist`,
+      ),
+    );
     const lines = endpoints.map(
       (e) =>
         `${e.id}\t${e.enabled ? "enabled " : "disabled"}\t${e.url}\t${e.event_types.join(",") || "all events"}` +
@@ -65,8 +70,12 @@ const toggle = (enabled: boolean) =>
     args: { id: idArg, json: jsonFlag },
     run: async ({ args }) => {
       const id = positiveInteger("id", args.id);
-      const result = await withDatabase(loadCliConfig(), (orm) =>
-        runOperatorAction(setWebhookEndpointEnabled(orm, id, enabled), `endpoint ${id} does not exist`),
+      const result = await withPlatform(loadCliConfig(), (platform) =>
+        runAction(
+          platform,
+          inOwnerOf("webhook_endpoints", id, (scope) => WebhookEndpointRepository.use((endpoints) => endpoints.setEnabled(scope, id, enabled))),
+          `endpoint ${id} does not exist`,
+        ),
       );
       report(args.json, result, `endpoint ${id} ${enabled ? "enabled" : "disabled"}`);
     },
@@ -77,8 +86,12 @@ const rotateSecret = defineCommand({
   args: { id: idArg, json: jsonFlag },
   run: async ({ args }) => {
     const id = positiveInteger("id", args.id);
-    const result = await withDatabase(loadCliConfig(), (orm) =>
-      runOperatorAction(rotateWebhookSecret(orm, id), `endpoint ${id} does not exist`),
+    const result = await withPlatform(loadCliConfig(), (platform) =>
+      runAction(
+        platform,
+        inOwnerOf("webhook_endpoints", id, (scope) => WebhookEndpointRepository.use((endpoints) => endpoints.rotateSecret(scope, id))),
+        `endpoint ${id} does not exist`,
+      ),
     );
     report(args.json, result, `new signing secret of endpoint ${id}:\n\n  ${result.secret}`);
   },

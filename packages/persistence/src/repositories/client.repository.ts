@@ -1,12 +1,16 @@
-import { type Client, ClientRepository, clientListing, type OrgScope } from "@platter/domain";
-import { Layer } from "effect";
-import type { Orm } from "../database.ts";
+import {
+  type Client, type ClientCreate, clientListing, type Created, type IdempotencyError, type IdempotencyRequest, type ListPage,
+  type OrgScope, type PageRequest,
+} from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
-import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
-import { recordOutboxEvent } from "./outbox.ts";
+import { recordMessage } from "./webhook-message.ts";
 
-/** Clients: keyset list by name and id, and creation with its `client.created` event. */
+/** Clients: keyset list by name and id, and creation with its `client.created` message. */
 
 interface ClientRow {
   id: string;
@@ -17,8 +21,7 @@ interface ClientRow {
   created_at: string;
 }
 
-const SELECT = `select c.id, c.name, c.email, c.phone, c.company, ${isoTimestamp("c.created_at")} as created_at
-  from clients c where c.organization_id = ?`;
+const COLUMNS = `c.id, c.name, c.email, c.phone, c.company, ${isoTimestamp("c.created_at")} as created_at`;
 
 const toClient = (row: ClientRow): Client => ({
   id: Number(row.id),
@@ -29,30 +32,51 @@ const toClient = (row: ClientRow): Client => ({
   created_at: row.created_at,
 });
 
-export const makeClientRepository = (orm: Orm): ClientRepository["Service"] => ({
-  list: (scope, page) =>
-    readKeysetPage(
-      scopedSql(orm, scope),
-      clientListing,
-      { select: SELECT, keyColumns: ["c.name", "c.id"], keyCasts: ["text", "bigint"] },
-      page,
-      toClient,
-    ),
-  create: (scope: OrgScope, input, idempotency) =>
-    createOnce(orm, scope, idempotency, async (em) => {
-      const id = Number(
-        await em.insert(ClientEntity, {
-          organizationId: scope.organizationId,
-          name: input.name,
-          email: input.email ?? null,
-          phone: input.phone ?? null,
-          company: input.company ?? null,
-        }),
-      );
-      const [row] = await em.execute<ClientRow[]>(`${SELECT} and c.id = ?`, [scope.organizationId, id]);
-      await recordOutboxEvent(em, scope, { type: "client.created", data: toClient(row!) });
-      return id;
-    }),
-});
+/** Reads one client of the scope as the API shows it (inside a create's transaction). */
+export const readClient = (org: OrgSql, id: number) =>
+  Effect.map(org.one<ClientRow>({ columns: COLUMNS, from: "clients", as: "c", where: sql`c.id = ${id}` }), toClient);
 
-export const ClientRepositoryLive = (orm: Orm) => Layer.succeed(ClientRepository, makeClientRepository(orm));
+export class ClientRepository extends Context.Service<
+  ClientRepository,
+  {
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Client>>;
+    readonly create: (
+      scope: OrgScope,
+      input: ClientCreate,
+      idempotency?: IdempotencyRequest,
+    ) => Effect.Effect<Created, IdempotencyError>;
+  }
+>()("platter/persistence/ClientRepository") {
+  static readonly layer = Layer.effect(
+    ClientRepository,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return ClientRepository.of({
+        list: Effect.fn("ClientRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(
+            orgSql(database, scope),
+            clientListing,
+            { columns: COLUMNS, from: "clients", as: "c", keyColumns: ["c.name", "c.id"], keyCasts: ["text", "bigint"] },
+            page,
+            toClient,
+          ),
+        ),
+        create: Effect.fn("ClientRepository.create")((scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>
+          createOnce(orgSql(database, scope), idempotency, (tx) =>
+            Effect.gen(function* () {
+              const id = yield* tx.insert(ClientEntity, {
+                name: input.name,
+                email: input.email ?? null,
+                phone: input.phone ?? null,
+                company: input.company ?? null,
+              });
+              const client = yield* Effect.orDie(readClient(tx, id));
+              yield* recordMessage(tx, { type: "client.created", data: client });
+              return id;
+            }),
+          ),
+        ),
+      });
+    }),
+  );
+}

@@ -1,17 +1,19 @@
 import {
-  type Event, type EventDetail, EventRepository, eventListing, fromMinorUnits, InvalidInput, type OrgScope,
-  toMinorUnits, type EventCreate, currencyExponent, type IdempotencyRequest,
+  type Created, currencyExponent, type Event, type EventCreate, type EventDetail, eventListing, fromMinorUnits,
+  type IdempotencyError, type IdempotencyRequest, InvalidInput, type ListPage, NotFound, type OrgScope, type PageRequest,
+  toMinorUnits,
 } from "@platter/domain";
-import { Effect, Layer } from "effect";
-import type { Orm } from "../database.ts";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
-import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
-import { recordOutboxEvent } from "./outbox.ts";
+import { recordMessage } from "./webhook-message.ts";
 
-/** Events: keyset list newest first, detail with dishes, creation with its `event.created` event. */
+/** Events: keyset list newest first, detail with dishes, creation with its `event.created` message. */
 
-export interface EventRow {
+interface EventRow {
   id: string;
   name: string;
   event_date: string | null;
@@ -29,16 +31,15 @@ interface EventDetailRow extends EventRow {
 
 const COLUMNS = `e.id, e.name, e.event_date::text as event_date, e.guests, e.price_per_head_minor, e.event_type,
   e.status, e.client_id, ${isoTimestamp("e.created_at")} as created_at`;
-export const EVENT_SELECT = `select ${COLUMNS} from events e where e.organization_id = ?`;
-const SELECT_DETAIL = `select ${COLUMNS},
+// Dishes come with the event (one round trip), joined within the event's organization.
+const DETAIL_COLUMNS = `${COLUMNS},
     coalesce((select json_agg(json_build_object('id', d.id, 'recipe_id', d.recipe_id, 'recipe_name', r.name,
         'course', d.course, 'servings', d.servings) order by d.position, d.id)
       from dishes d join recipes r on r.id = d.recipe_id and r.organization_id = d.organization_id
-      where d.event_id = e.id and d.organization_id = e.organization_id), '[]') as dishes
-  from events e where e.organization_id = ? and e.id = ?`;
+      where d.event_id = e.id and d.organization_id = e.organization_id), '[]') as dishes`;
 
 /** Maps a stored event to its API shape; amounts are shown in the organization's currency. */
-export const toEvent = (row: EventRow, currency: string): Event => ({
+const toEvent = (row: EventRow, currency: string): Event => ({
   id: Number(row.id),
   name: row.name,
   event_date: row.event_date,
@@ -51,6 +52,12 @@ export const toEvent = (row: EventRow, currency: string): Event => ({
   created_at: row.created_at,
 });
 
+/** Reads one event of the scope as the API shows it (inside a create's transaction). */
+export const readEvent = (org: OrgSql, id: number): Effect.Effect<Event, NotFound> =>
+  Effect.map(org.one<EventRow>({ columns: COLUMNS, from: "events", as: "e", where: sql`e.id = ${id}` }), (row) =>
+    toEvent(row, org.scope.currency),
+  );
+
 const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<number | null, InvalidInput> => {
   if (input.price_per_head === undefined || input.price_per_head === null) return Effect.succeed(null);
   const minor = toMinorUnits(input.price_per_head, currency);
@@ -59,43 +66,60 @@ const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<
     : Effect.succeed(minor);
 };
 
-const insertEvent = (orm: Orm, scope: OrgScope, input: EventCreate, priceMinor: number | null, idempotency?: IdempotencyRequest) =>
-  createOnce(orm, scope, idempotency, async (em) => {
-    const id = Number(
-      await em.insert(EventEntity, {
-        organizationId: scope.organizationId,
-        clientId: null,
-        name: input.name,
-        eventDate: input.event_date ?? null,
-        guests: input.guests ?? null,
-        pricePerHeadMinor: priceMinor,
-        eventType: input.event_type ?? null,
-        status: "inquiry",
-      }),
-    );
-    const [row] = await em.execute<EventRow[]>(`${EVENT_SELECT} and e.id = ?`, [scope.organizationId, id]);
-    await recordOutboxEvent(em, scope, { type: "event.created", data: toEvent(row!, scope.currency) });
-    return id;
-  });
-
-export const makeEventRepository = (orm: Orm): EventRepository["Service"] => ({
-  list: (scope, page) =>
-    readKeysetPage(
-      scopedSql(orm, scope),
-      eventListing,
-      { select: EVENT_SELECT, keyColumns: ["e.created_at", "e.id"], keyCasts: ["timestamptz", "bigint"] },
-      page,
-      (row: EventRow) => toEvent(row, scope.currency),
-    ),
-  get: (scope, id) =>
-    Effect.map(scopedSql(orm, scope).one<EventDetailRow>(SELECT_DETAIL, [id]), (row) => ({
-      ...toEvent(row, scope.currency),
-      dishes: row.dishes,
-    })),
-  create: (scope, input, idempotency) =>
-    Effect.flatMap(pricePerHeadMinor(input, scope.currency), (priceMinor) =>
-      insertEvent(orm, scope, input, priceMinor, idempotency),
-    ),
-});
-
-export const EventRepositoryLive = (orm: Orm) => Layer.succeed(EventRepository, makeEventRepository(orm));
+export class EventRepository extends Context.Service<
+  EventRepository,
+  {
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Event>>;
+    readonly get: (scope: OrgScope, id: number) => Effect.Effect<EventDetail, NotFound>;
+    readonly create: (
+      scope: OrgScope,
+      input: EventCreate,
+      idempotency?: IdempotencyRequest,
+    ) => Effect.Effect<Created, InvalidInput | IdempotencyError>;
+  }
+>()("platter/persistence/EventRepository") {
+  static readonly layer = Layer.effect(
+    EventRepository,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return EventRepository.of({
+        list: Effect.fn("EventRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(
+            orgSql(database, scope),
+            eventListing,
+            { columns: COLUMNS, from: "events", as: "e", keyColumns: ["e.created_at", "e.id"], keyCasts: ["timestamptz", "bigint"] },
+            page,
+            (row: EventRow) => toEvent(row, scope.currency),
+          ),
+        ),
+        get: Effect.fn("EventRepository.get")(function* (scope: OrgScope, id: number) {
+          const row = yield* orgSql(database, scope).one<EventDetailRow>({
+            columns: DETAIL_COLUMNS,
+            from: "events",
+            as: "e",
+            where: sql`e.id = ${id}`,
+          });
+          return { ...toEvent(row, scope.currency), dishes: row.dishes };
+        }),
+        create: Effect.fn("EventRepository.create")(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
+          const priceMinor = yield* pricePerHeadMinor(input, scope.currency);
+          return yield* createOnce(orgSql(database, scope), idempotency, (tx) =>
+            Effect.gen(function* () {
+              const id = yield* tx.insert(EventEntity, {
+                client: null,
+                name: input.name,
+                eventDate: input.event_date ?? null,
+                guests: input.guests ?? null,
+                pricePerHeadMinor: priceMinor,
+                eventType: input.event_type ?? null,
+                status: "inquiry",
+              });
+              yield* recordMessage(tx, { type: "event.created", data: yield* Effect.orDie(readEvent(tx, id)) });
+              return id;
+            }),
+          );
+        }),
+      });
+    }),
+  );
+}

@@ -1,10 +1,10 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
 import {
-  type Created, IDEMPOTENCY_WINDOW_HOURS, IdempotencyKeyInProgress, IdempotencyKeyReused, type IdempotencyRequest,
-  type OrgScope,
+  type Created, IDEMPOTENCY_WINDOW_HOURS, type IdempotencyError, IdempotencyKeyInProgress, IdempotencyKeyReused,
+  type IdempotencyRequest,
 } from "@platter/domain";
 import { Effect } from "effect";
-import type { Orm } from "../database.ts";
+import { IdempotencyKeyEntity } from "../entities/index.ts";
+import { type OrgSql, sql } from "../org-sql.ts";
 
 /**
  * Creates a record at most once per Idempotency-Key. The key is claimed with a transaction-scoped
@@ -12,67 +12,43 @@ import type { Orm } from "../database.ts";
  * body: replay; other body: 422), and stored in the very transaction that creates the record.
  */
 
-type Outcome = { kind: "created" | "replayed"; id: number } | { kind: "in_progress" } | { kind: "reused" };
-
-const lookUp = async (em: EntityManager, scope: OrgScope, idempotency: IdempotencyRequest): Promise<Outcome | undefined> => {
-  const [lock] = await em.execute<{ locked: boolean }[]>("select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked", [
-    `idempotency:${scope.organizationId}:${idempotency.key}`,
-  ]);
-  if (!lock?.locked) return { kind: "in_progress" };
-  const [stored] = await em.execute<{ request_fingerprint: string; response_body: { id: number }; live: boolean }[]>(
-    `select request_fingerprint, response_body, created_at > now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours' as live
-     from idempotency_keys where organization_id = ? and key = ?`,
-    [scope.organizationId, idempotency.key],
-  );
+/** An earlier request with this key, or `undefined` when the key is new (or expired, and then forgotten). */
+const earlierRequest = Effect.fnUntraced(function* (tx: OrgSql, idempotency: IdempotencyRequest) {
+  if (!(yield* tx.tryLock(`idempotency:${idempotency.key}`))) return yield* new IdempotencyKeyInProgress();
+  const [stored] = yield* tx.select<{ request_fingerprint: string; response_body: { id: number }; live: boolean }>({
+    columns: `k.request_fingerprint, k.response_body, k.created_at > now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours' as live`,
+    from: "idempotency_keys",
+    as: "k",
+    where: sql`k.key = ${idempotency.key}`,
+  });
   if (stored === undefined) return undefined;
   if (!stored.live) {
-    await em.execute("delete from idempotency_keys where organization_id = ? and key = ?", [scope.organizationId, idempotency.key]);
+    yield* tx.delete("idempotency_keys", "k", sql`k.key = ${idempotency.key}`);
     return undefined;
   }
-  return stored.request_fingerprint === idempotency.fingerprint
-    ? { kind: "replayed", id: stored.response_body.id }
-    : { kind: "reused" };
-};
+  if (stored.request_fingerprint !== idempotency.fingerprint) return yield* new IdempotencyKeyReused();
+  return stored.response_body.id;
+});
 
-const remember = (em: EntityManager, scope: OrgScope, idempotency: IdempotencyRequest, id: number) =>
-  em.execute(
-    `insert into idempotency_keys (organization_id, key, request_fingerprint, response_status, response_body)
-     values (?, ?, ?, 201, ?::jsonb)`,
-    [scope.organizationId, idempotency.key, idempotency.fingerprint, JSON.stringify({ id })],
-  );
-
-/** Runs `create` in a transaction, once per key when `idempotency` is given. */
-export const createOnce = (
-  orm: Orm,
-  scope: OrgScope,
+/** Runs `create` in a transaction of the scope, once per key when `idempotency` is given. */
+export const createOnce = <E>(
+  org: OrgSql,
   idempotency: IdempotencyRequest | undefined,
-  create: (em: EntityManager) => Promise<number>,
-): Effect.Effect<Created, IdempotencyKeyReused | IdempotencyKeyInProgress> =>
-  Effect.flatMap(
-    Effect.promise(() =>
-      orm.em.fork().transactional(async (em): Promise<Outcome> => {
-        const earlier = idempotency ? await lookUp(em, scope, idempotency) : undefined;
-        if (earlier) return earlier;
-        const id = await create(em);
-        if (idempotency) await remember(em, scope, idempotency, id);
-        return { kind: "created", id };
-      }),
-    ),
-    (outcome): Effect.Effect<Created, IdempotencyKeyReused | IdempotencyKeyInProgress> => {
-      switch (outcome.kind) {
-        case "created":
-        case "replayed":
-          return Effect.succeed({ id: outcome.id, replayed: outcome.kind === "replayed" });
-        case "in_progress":
-          return Effect.fail(new IdempotencyKeyInProgress());
-        case "reused":
-          return Effect.fail(new IdempotencyKeyReused());
+  create: (tx: OrgSql) => Effect.Effect<number, E>,
+): Effect.Effect<Created, E | IdempotencyError> =>
+  org.transaction(
+    Effect.fnUntraced(function* (tx) {
+      const earlier = idempotency === undefined ? undefined : yield* earlierRequest(tx, idempotency);
+      if (earlier !== undefined) return { id: earlier, replayed: true };
+      const id = yield* create(tx);
+      if (idempotency !== undefined) {
+        yield* tx.insert(IdempotencyKeyEntity, {
+          key: idempotency.key,
+          requestFingerprint: idempotency.fingerprint,
+          responseStatus: 201,
+          responseBody: { id },
+        });
       }
-    },
+      return { id, replayed: false };
+    }),
   );
-
-/** Forgets keys older than the window; run periodically. */
-export const pruneIdempotencyKeys = (orm: Orm): Promise<unknown> =>
-  orm.em
-    .getConnection()
-    .execute(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);

@@ -1,10 +1,11 @@
 import {
-  fromMinorUnits, type Invoice, type InvoiceDetail, InvoiceRepository, invoiceListing, invoiceTotals, lineNetMinor,
-  type LineItemAmounts,
+  fromMinorUnits, type Invoice, type InvoiceDetail, invoiceListing, invoiceTotals, lineNetMinor, type LineItemAmounts,
+  type ListPage, type NotFound, type OrgScope, type PageRequest,
 } from "@platter/domain";
-import { Effect, Layer } from "effect";
-import type { Orm } from "../database.ts";
-import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 
 /** Invoices: keyset list newest first with totals computed exactly, detail with line items. */
 
@@ -31,15 +32,19 @@ export interface InvoiceRow {
 }
 
 // Lines come with each invoice (one round trip); totals are computed in the domain, never in SQL floats.
-export const INVOICE_SELECT = `select i.id, i.number, i.status, i.currency, i.client_id, i.event_id, i.issue_date::text as issue_date,
+const COLUMNS = `i.id, i.number, i.status, i.currency, i.client_id, i.event_id, i.issue_date::text as issue_date,
     i.due_date::text as due_date, i.amount_paid_minor, ${isoTimestamp("i.created_at")} as created_at,
     coalesce((select json_agg(json_build_object('id', l.id, 'description', l.description,
         'quantity_milli', l.quantity_milli, 'unit_price_minor', l.unit_price_minor,
         'tax_rate_basis_points', l.tax_rate_basis_points) order by l.position, l.id)
-      from invoice_line_items l where l.invoice_id = i.id and l.organization_id = i.organization_id), '[]') as lines
-  from invoices i where i.organization_id = ?`;
+      from invoice_line_items l where l.invoice_id = i.id and l.organization_id = i.organization_id), '[]') as lines`;
 
-const amounts = (line: LineRow): LineItemAmounts => ({
+/** Reads one invoice of the scope with its line items, as stored. */
+export const readInvoiceRow = (org: OrgSql, id: number): Effect.Effect<InvoiceRow, NotFound> =>
+  org.one<InvoiceRow>({ columns: COLUMNS, from: "invoices", as: "i", where: sql`i.id = ${id}` });
+
+/** A stored line's amounts in the domain's terms. */
+export const amounts = (line: LineRow): LineItemAmounts => ({
   quantityMilli: line.quantity_milli,
   unitPriceMinor: line.unit_price_minor,
   taxRateBasisPoints: line.tax_rate_basis_points,
@@ -76,20 +81,32 @@ const toLineItems = (row: InvoiceRow): InvoiceDetail["line_items"] =>
     amount: fromMinorUnits(lineNetMinor(amounts(line)), row.currency),
   }));
 
-export const makeInvoiceRepository = (orm: Orm): InvoiceRepository["Service"] => ({
-  list: (scope, page) =>
-    readKeysetPage(
-      scopedSql(orm, scope),
-      invoiceListing,
-      { select: INVOICE_SELECT, keyColumns: ["i.created_at", "i.id"], keyCasts: ["timestamptz", "bigint"] },
-      page,
-      toInvoice,
-    ),
-  get: (scope, id) =>
-    Effect.map(scopedSql(orm, scope).one<InvoiceRow>(`${INVOICE_SELECT} and i.id = ?`, [id]), (row) => ({
-      ...toInvoice(row),
-      line_items: toLineItems(row),
-    })),
-});
-
-export const InvoiceRepositoryLive = (orm: Orm) => Layer.succeed(InvoiceRepository, makeInvoiceRepository(orm));
+export class InvoiceRepository extends Context.Service<
+  InvoiceRepository,
+  {
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Invoice>>;
+    readonly get: (scope: OrgScope, id: number) => Effect.Effect<InvoiceDetail, NotFound>;
+  }
+>()("platter/persistence/InvoiceRepository") {
+  static readonly layer = Layer.effect(
+    InvoiceRepository,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return InvoiceRepository.of({
+        list: Effect.fn("InvoiceRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(
+            orgSql(database, scope),
+            invoiceListing,
+            { columns: COLUMNS, from: "invoices", as: "i", keyColumns: ["i.created_at", "i.id"], keyCasts: ["timestamptz", "bigint"] },
+            page,
+            toInvoice,
+          ),
+        ),
+        get: Effect.fn("InvoiceRepository.get")(function* (scope: OrgScope, id: number) {
+          const row = yield* readInvoiceRow(orgSql(database, scope), id);
+          return { ...toInvoice(row), line_items: toLineItems(row) };
+        }),
+      });
+    }),
+  );
+}

@@ -1,7 +1,10 @@
-import { type Recipe, type RecipeDetail, RecipeRepository, recipeListing } from "@platter/domain";
-import { Effect, Layer } from "effect";
-import type { Orm } from "../database.ts";
-import { isoTimestamp, readKeysetPage, scopedSql } from "../scoped-sql.ts";
+import {
+  type ListPage, type NotFound, type OrgScope, type PageRequest, type Recipe, type RecipeDetail, recipeListing,
+} from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { orgSql, sql } from "../org-sql.ts";
 
 /** Recipes: keyset list by name and id with allergens and diet flags, detail with ingredients. */
 
@@ -23,12 +26,11 @@ interface RecipeDetailRow extends RecipeRow {
 
 const COLUMNS = `r.id, r.name, r.servings, r.allergens, r.vegetarian, r.vegan, r.gluten_free, r.dairy_free,
   ${isoTimestamp("r.created_at")} as created_at`;
-const SELECT = `select ${COLUMNS} from recipes r where r.organization_id = ?`;
-const SELECT_DETAIL = `select ${COLUMNS},
+// Ingredients come with the recipe (one round trip), within the recipe's organization.
+const DETAIL_COLUMNS = `${COLUMNS},
     coalesce((select json_agg(json_build_object('id', i.id, 'name', i.name, 'quantity', i.quantity::float8,
         'unit', i.unit) order by i.position, i.id)
-      from ingredients i where i.recipe_id = r.id and i.organization_id = r.organization_id), '[]') as ingredients
-  from recipes r where r.organization_id = ? and r.id = ?`;
+      from ingredients i where i.recipe_id = r.id and i.organization_id = r.organization_id), '[]') as ingredients`;
 
 const toRecipe = (row: RecipeRow): Recipe => ({
   id: Number(row.id),
@@ -39,20 +41,37 @@ const toRecipe = (row: RecipeRow): Recipe => ({
   created_at: row.created_at,
 });
 
-export const makeRecipeRepository = (orm: Orm): RecipeRepository["Service"] => ({
-  list: (scope, page) =>
-    readKeysetPage(
-      scopedSql(orm, scope),
-      recipeListing,
-      { select: SELECT, keyColumns: ["r.name", "r.id"], keyCasts: ["text", "bigint"] },
-      page,
-      toRecipe,
-    ),
-  get: (scope, id) =>
-    Effect.map(scopedSql(orm, scope).one<RecipeDetailRow>(SELECT_DETAIL, [id]), (row) => ({
-      ...toRecipe(row),
-      ingredients: row.ingredients,
-    })),
-});
-
-export const RecipeRepositoryLive = (orm: Orm) => Layer.succeed(RecipeRepository, makeRecipeRepository(orm));
+export class RecipeRepository extends Context.Service<
+  RecipeRepository,
+  {
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Recipe>>;
+    readonly get: (scope: OrgScope, id: number) => Effect.Effect<RecipeDetail, NotFound>;
+  }
+>()("platter/persistence/RecipeRepository") {
+  static readonly layer = Layer.effect(
+    RecipeRepository,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return RecipeRepository.of({
+        list: Effect.fn("RecipeRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(
+            orgSql(database, scope),
+            recipeListing,
+            { columns: COLUMNS, from: "recipes", as: "r", keyColumns: ["r.name", "r.id"], keyCasts: ["text", "bigint"] },
+            page,
+            toRecipe,
+          ),
+        ),
+        get: Effect.fn("RecipeRepository.get")(function* (scope: OrgScope, id: number) {
+          const row = yield* orgSql(database, scope).one<RecipeDetailRow>({
+            columns: DETAIL_COLUMNS,
+            from: "recipes",
+            as: "r",
+            where: sql`r.id = ${id}`,
+          });
+          return { ...toRecipe(row), ingredients: row.ingredients };
+        }),
+      });
+    }),
+  );
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { EVENT_TYPES, type EventStatus, InvalidInput, type InvoiceStatus, NotFound } from "@platter/domain";
-import type { Orm } from "../database.ts";
+import type { MikroORM } from "@mikro-orm/postgresql";
+import { EVENT_TYPES, type EventStatus, InvalidInput, type InvoiceStatus, type OrgScope } from "@platter/domain";
 
 /**
  * Bulk seeding: large, realistic-looking data for one organization, fast. Every chunk is one
@@ -17,7 +17,6 @@ import type { Orm } from "../database.ts";
  */
 
 export interface BulkSeedOptions {
-  readonly organizationId: number;
   readonly events: number;
   readonly clients: number;
   readonly invoices: number;
@@ -189,15 +188,15 @@ const INVOICES_SQL = `
   from inserted i join src s on s.number = i.number join lines l on l.n = s.n
   order by i.id, l.position`;
 
-const run = (orm: Orm, sql: string, params: readonly unknown[]) => orm.em.getConnection().execute(sql, [...params]);
+const run = (orm: MikroORM, sql: string, params: readonly unknown[]) => orm.em.getConnection().execute(sql, [...params]);
 
-const highestId = async (orm: Orm, table: "clients" | "events"): Promise<number> => {
+const highestId = async (orm: MikroORM, table: "clients" | "events"): Promise<number> => {
   const [row] = await orm.em.getConnection().execute<{ id: string }[]>(`select coalesce(max(id), 0) as id from ${table}`);
   return Number(row?.id ?? 0);
 };
 
 /** A prefix for invoice numbers that no invoice of the organization uses yet. */
-const freshInvoiceBatch = async (orm: Orm, organizationId: number): Promise<string> => {
+const freshInvoiceBatch = async (orm: MikroORM, organizationId: number): Promise<string> => {
   for (;;) {
     const batch = randomBytes(4).toString("hex").toUpperCase();
     const [row] = await orm.em.getConnection().execute<{ taken: boolean }[]>(
@@ -223,28 +222,23 @@ const inChunks = async (
   }
 };
 
-const checkOptions = async (orm: Orm, options: BulkSeedOptions): Promise<void> => {
+const checkOptions = (options: BulkSeedOptions): void => {
   for (const key of ["events", "clients", "invoices"] as const) {
     const value = options[key];
     if (!Number.isSafeInteger(value) || value < 0) throw new InvalidInput({ message: `${key} must be a whole number ≥ 0` });
   }
-  const [found] = await orm.em.getConnection().execute<{ id: string }[]>(
-    "select id from organizations where id = ?",
-    [options.organizationId],
-  );
-  if (found === undefined) throw new NotFound();
 };
 
 /**
  * Seeds `clients`, then `events` (most linked to this seed's clients), then `invoices` with 1–5
- * line items each (most linked to this seed's events), all in `organizationId`, and refreshes the
+ * line items each (most linked to this seed's events), all in the scope's organization (every
+ * statement binds it), and refreshes the
  * planner statistics of the tables it touched. Seeding the same organization again adds more.
- * Rejects with `InvalidInput` for a negative or fractional count and `NotFound` for an unknown
- * organization, before writing anything.
+ * Rejects with `InvalidInput` for a negative or fractional count, before writing anything.
  */
-export const seedBulk = async (orm: Orm, options: BulkSeedOptions, onProgress?: SeedProgress): Promise<void> => {
-  await checkOptions(orm, options);
-  const org = options.organizationId;
+export const seedBulk = async (orm: MikroORM, scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress): Promise<void> => {
+  checkOptions(options);
+  const org = scope.organizationId;
   const end = Date.now();
   const clientsAbove = await highestId(orm, "clients");
   const eventsAbove = await highestId(orm, "events");

@@ -1,9 +1,8 @@
-import type { EntityManager, EntityName, RequiredEntityData } from "@mikro-orm/postgresql";
+import type { EntityManager, EntityName, MikroORM, RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   type Allergen, COURSES, currencyExponent, type EventStatus, type EventType, invoiceTotals, type InvoiceStatus,
-  type ProposalStatus, UNITS,
+  type OrgScope, type ProposalStatus, UNITS,
 } from "@platter/domain";
-import type { Orm } from "../database.ts";
 import {
   ClientEntity, DishEntity, EventEntity, IngredientEntity, InvoiceEntity, InvoiceLineItemEntity, ProposalEntity,
   RecipeEntity,
@@ -387,30 +386,26 @@ const insertCatalogue = async (em: EntityManager, organizationId: number) => {
   const recipeIds = await insertEach(em, RecipeEntity, RECIPES.map((recipe) => {
     const diet = dietOf(recipe);
     return {
-      organizationId, name: recipe.name, servings: recipe.servings, allergens: diet.allergens,
+      organization: organizationId, name: recipe.name, servings: recipe.servings, allergens: diet.allergens,
       vegetarian: diet.vegetarian, vegan: diet.vegan, glutenFree: diet.glutenFree, dairyFree: diet.dairyFree,
     };
   }));
   await em.insertMany(IngredientEntity, RECIPES.flatMap((recipe, index) =>
     recipe.ingredients.map(([name, quantity, unit], position) => ({
-      organizationId, recipeId: recipeIds[index]!, position, name, quantity, unit,
+      organization: organizationId, recipe: recipeIds[index]!, position, name, quantity, unit,
     })),
   ));
-  const clientIds = await insertEach(em, ClientEntity, CLIENTS.map((client) => ({ organizationId, ...client })));
+  const clientIds = await insertEach(em, ClientEntity, CLIENTS.map((client) => ({ organization: organizationId, ...client })));
   return {
     recipeId: new Map(RECIPES.map((recipe, index) => [recipe.name, recipeIds[index]!])),
     clientId: new Map(CLIENTS.map((client, index) => [client.name as string, clientIds[index]!])),
   };
 };
 
-/** Seeds the demo data set into one organization, in one transaction. */
-export const seedDemo = (orm: Orm, organizationId: number): Promise<DemoCounts> =>
+/** Seeds the demo data set into the scope's organization, in one transaction. */
+export const seedDemo = (orm: MikroORM, scope: OrgScope): Promise<DemoCounts> =>
   orm.em.fork().transactional(async (em) => {
-    const [organization] = await em.execute<{ currency: string }[]>(
-      "select currency from organizations where id = ?", [organizationId],
-    );
-    if (organization === undefined) throw new Error(`organization ${organizationId} does not exist`);
-    const currency = organization.currency;
+    const { organizationId, currency } = scope;
     const scale = 10 ** currencyExponent(currency);
     const minor = (major: number) => Math.round(major * scale);
     const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
@@ -423,8 +418,8 @@ export const seedDemo = (orm: Orm, organizationId: number): Promise<DemoCounts> 
     const { recipeId, clientId } = await insertCatalogue(em, organizationId);
 
     const eventIds = await insertEach(em, EventEntity, EVENTS.map((event, index) => ({
-      organizationId,
-      clientId: event.client === null ? null : clientId.get(event.client)!,
+      organization: organizationId,
+      client: event.client === null ? null : clientId.get(event.client)!,
       name: event.name,
       eventDate: calendarDate(today, event.inDays),
       guests: event.guests,
@@ -436,7 +431,7 @@ export const seedDemo = (orm: Orm, organizationId: number): Promise<DemoCounts> 
 
     await em.insertMany(DishEntity, EVENTS.flatMap((event, index) =>
       dishesOf(event.menu, event.guests).map((dish, position) => ({
-        organizationId, eventId: eventIds[index]!, recipeId: recipeId.get(dish.recipe)!, position,
+        organization: organizationId, event: eventIds[index]!, recipe: recipeId.get(dish.recipe)!, position,
         course: dish.course, servings: dish.servings,
       })),
     ));
@@ -444,7 +439,7 @@ export const seedDemo = (orm: Orm, organizationId: number): Promise<DemoCounts> 
     // Proposals go out the day after booking; approved ones come back within the day.
     const proposed = EVENTS.flatMap((event, index) => (event.proposal ? [{ event, index }] : []));
     await em.insertMany(ProposalEntity, proposed.map(({ event, index }) => ({
-      organizationId, eventId: eventIds[index]!, title: `${event.name}: ${event.guests} guests`, status: event.proposal!,
+      organization: organizationId, event: eventIds[index]!, title: `${event.name}: ${event.guests} guests`, status: event.proposal!,
       totalMinor: minor(event.pricePerHead) * event.guests,
       createdAt: at(bookedInDays[index]! + 1, index),
       approvedAt: event.proposal === "approved" ? at(bookedInDays[index]! + 1, 8 * 60 + index) : null,
@@ -461,9 +456,9 @@ export const seedDemo = (orm: Orm, organizationId: number): Promise<DemoCounts> 
       return {
         lines,
         row: {
-          organizationId,
-          clientId: event.client === null ? null : clientId.get(event.client)!,
-          eventId,
+          organization: organizationId,
+          client: event.client === null ? null : clientId.get(event.client)!,
+          event: eventId,
           number: `INV-${String(existingInvoices + index + 1).padStart(5, "0")}`,
           status: invoice.status,
           currency,
@@ -476,7 +471,7 @@ export const seedDemo = (orm: Orm, organizationId: number): Promise<DemoCounts> 
     });
     const invoiceIds = await insertEach(em, InvoiceEntity, invoices.map((invoice) => invoice.row));
     await em.insertMany(InvoiceLineItemEntity, invoices.flatMap((invoice, index) =>
-      invoice.lines.map((line, position) => ({ organizationId, invoiceId: invoiceIds[index]!, position, ...line })),
+      invoice.lines.map((line, position) => ({ organization: organizationId, invoice: invoiceIds[index]!, position, ...line })),
     ));
 
     return { recipes: RECIPES.length, clients: CLIENTS.length, events: EVENTS.length, invoices: invoices.length };

@@ -1,7 +1,8 @@
-import { operatorScope, type OrgScope } from "@platter/domain";
+import type { OrgScope } from "@platter/domain";
 import { Effect } from "effect";
-import type { Orm } from "../database.ts";
-import { createApiKey, createOrganization as createOrg } from "../operator.ts";
+import { Operator } from "../operator/operator.ts";
+import { ApiKeyRepository } from "../repositories/api-key.repository.ts";
+import type { TestDatabase } from "./test-database.ts";
 
 /** Test fixtures: organizations and keys, created the way the CLI creates them. */
 
@@ -15,9 +16,15 @@ export interface OrganizationFixture {
 }
 
 /** An organization with one read-only and one read/write key. */
-export const createOrganization = async (orm: Orm, name = "Test Catering", currency = "EUR"): Promise<OrganizationFixture> => {
-  const { id } = await Effect.runPromise(createOrg(orm, { name, currency }));
-  const read = await Effect.runPromise(createApiKey(orm, id, "read"));
-  const write = await Effect.runPromise(createApiKey(orm, id, "read_write"));
-  return { id, scope: operatorScope(id, currency), readKey: read.key, writeKey: write.key, readKeyId: read.id, writeKeyId: write.id };
-};
+export const createOrganization = (db: TestDatabase, name = "Test Catering", currency = "EUR"): Promise<OrganizationFixture> =>
+  db.run(
+    Effect.gen(function* () {
+      const operator = yield* Operator;
+      const keys = yield* ApiKeyRepository;
+      const { id } = yield* operator.createOrganization({ name, currency });
+      const scope = yield* operator.scopeOf(id);
+      const read = yield* keys.create(scope, "read");
+      const write = yield* keys.create(scope, "read_write");
+      return { id, scope, readKey: read.key, writeKey: write.key, readKeyId: read.id, writeKeyId: write.id };
+    }),
+  );

@@ -1,11 +1,17 @@
 import { randomBytes } from "node:crypto";
+import type { MikroORM } from "@mikro-orm/postgresql";
+import { Effect, ManagedRuntime } from "effect";
 import pg from "pg";
-import { migrate, openOrm, type Orm } from "../database.ts";
+import { Database } from "../database.ts";
+import { type Persistence, persistenceLayer } from "../persistence.ts";
 
 /** A fresh, migrated database of its own for one test file, so files run in parallel without sharing state. */
 export interface TestDatabase {
   readonly url: string;
-  readonly orm: Orm;
+  /** Raw access for a test's own set-up and checks; the code under test goes through the storage services. */
+  readonly orm: MikroORM;
+  /** Runs a program against this database's storage services. */
+  readonly run: <A, E>(program: Effect.Effect<A, E, Persistence>) => Promise<A>;
   /** Closes the pool and drops the database. */
   readonly dispose: () => Promise<void>;
 }
@@ -26,13 +32,16 @@ export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase
   await withAdmin(adminUrl, `create database ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const orm = await openOrm(url.toString(), { poolSize: 5 });
-  await migrate(orm);
+  const runtime = ManagedRuntime.make(
+    persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true }),
+  );
+  const { orm } = await runtime.runPromise(Database.use(Effect.succeed));
   return {
     url: url.toString(),
     orm,
+    run: (program) => runtime.runPromise(program),
     dispose: async () => {
-      await orm.close(true);
+      await runtime.dispose();
       await withAdmin(adminUrl, `drop database if exists ${name} with (force)`);
     },
   };

@@ -1,9 +1,7 @@
-import { parseDuration } from "./webhook-delivery.ts";
-
 /**
- * Settings: reading environment values into typed configuration. Pure functions of the
- * environment record, so each process parses its configuration once, at start, and a bad value
- * stops it with a message naming the variable.
+ * Configuration: reading environment values into typed settings, the one home of every reader.
+ * Pure functions of the environment record, so each process parses its configuration once, at
+ * start, and a bad value stops it with a message naming the variable.
  */
 
 /** A configuration problem, reported before anything starts. */
@@ -61,6 +59,22 @@ export const readDatabaseUrl = (env: Environment, name = "DATABASE_URL"): string
   return raw;
 };
 
+const SECOND = 1000;
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: SECOND, m: 60 * SECOND, h: 3600 * SECOND, d: 86_400 * SECOND };
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+
+/** Parses a duration such as `15s`, `500ms`, `5d`. */
+export const parseDuration = (text: string): number | undefined => {
+  const match = DURATION.exec(text.trim());
+  return match === null ? undefined : Number(match[1]) * UNIT_MS[match[2]!]!;
+};
+
+/** Parses a list of durations (`0s,1s,2s`), such as a retry schedule. */
+export const parseDurations = (text: string): ReadonlyArray<number> | undefined => {
+  const delays = text.split(",").map(parseDuration);
+  return delays.length > 0 && delays.every((d) => d !== undefined) ? (delays as number[]) : undefined;
+};
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -76,4 +90,17 @@ export const readDatabaseSettings = (env: Environment): DatabaseSettings => ({
   databaseUrl: readDatabaseUrl(env),
   dataDir: present(env, "PLATTER_DATA_DIR") ?? ".data",
   localPostgresPort: readInteger(env, "PLATTER_LOCAL_PG_PORT", 54329, 1, 65535),
+});
+
+/** What every server process reads the same way: where to listen, how much to log, its pool. */
+export interface ProcessSettings {
+  readonly host: string;
+  readonly logLevel: LogLevel;
+  readonly poolSize: number;
+}
+
+export const readProcessSettings = (env: Environment): ProcessSettings => ({
+  host: present(env, "HOST") ?? "0.0.0.0",
+  logLevel: readChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+  poolSize: readInteger(env, "DATABASE_POOL_SIZE", 10, 1, 200),
 });

@@ -1,14 +1,20 @@
-import { type AttemptRecord, type DueDelivery, type OutboxRecord, subscribes, type WebhookStore } from "@platter/domain";
-import type { Orm } from "../database.ts";
-import { isoTimestamp } from "../scoped-sql.ts";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { type AttemptRecord, type DueDelivery, type StoredMessage, subscribes } from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
+import { isoTimestamp } from "../keyset-page.ts";
 
 /**
- * The dispatcher's storage: outbox fan-out, leased claims with FOR UPDATE SKIP LOCKED (so any
- * number of dispatchers share the work without running the same attempt twice), and batched
- * result writes (one transaction for many attempts keeps throughput high).
+ * The delivery queue: the dispatcher's storage. Outbox fan-out, leased claims with FOR UPDATE SKIP
+ * LOCKED (so any number of dispatchers share the work without running the same attempt twice), and
+ * batched result writes (one transaction for many attempts keeps throughput high).
+ *
+ * The one system-level store: a dispatcher serves every organization, so these statements work
+ * across organizations by design, carrying each row's own organization along. It is not part of
+ * the API's runtime, and it reads no organization data for anyone.
  */
 
-interface OutboxRow {
+interface MessageRow {
   id: string;
   organization_id: string;
   envelope_id: string;
@@ -38,66 +44,66 @@ interface DueRow {
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
-const fanOut = (orm: Orm) => async (
+const fanOut = (orm: Database["Service"]["orm"]) => async (
   limit: number,
-  bodyOf: (record: OutboxRecord) => string | undefined,
+  bodyOf: (message: StoredMessage) => string | undefined,
   firstAttemptDelayMs: number,
 ) => {
   // Most rounds find the outbox empty: one cheap look first instead of a transaction's three round trips.
   const [waiting] = await orm.em.getConnection().execute<{ id: string }[]>(
-    "select id from outbox_events where fanned_out_at is null order by id limit 1",
+    "select id from webhook_messages where fanned_out_at is null order by id limit 1",
   );
   if (waiting === undefined) return 0;
-  return orm.em.fork().transactional(async (em) => {
-    const events = await em.execute<OutboxRow[]>(
-      `select o.id, o.organization_id, o.envelope_id, o.type, ${isoTimestamp("o.created_at")} as created_at, o.payload
-       from outbox_events o where o.fanned_out_at is null order by o.id limit ? for update skip locked`,
+  return orm.em.fork().transactional(async (em: EntityManager) => {
+    const messages = await em.execute<MessageRow[]>(
+      `select m.id, m.organization_id, m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload
+       from webhook_messages m where m.fanned_out_at is null order by m.id limit ? for update skip locked`,
       [limit],
     );
-    if (events.length === 0) return 0;
-    const organizations = [...new Set(events.map((e) => e.organization_id))];
+    if (messages.length === 0) return 0;
+    const organizations = [...new Set(messages.map((m) => m.organization_id))];
     const endpoints = await em.execute<EndpointRow[]>(
       "select id, organization_id, event_types from webhook_endpoints where enabled and organization_id = any(?::bigint[])",
       [bigintArray(organizations)],
     );
-    const deliveries = events.flatMap((event) => {
-      const body = bodyOf({ envelopeId: event.envelope_id, type: event.type, createdAt: event.created_at, payload: event.payload });
+    const deliveries = messages.flatMap((message) => {
+      const body = bodyOf({ envelopeId: message.envelope_id, type: message.type, createdAt: message.created_at, payload: message.payload });
       if (body === undefined) return []; // an unreadable payload version: nothing sensible to send
       return endpoints
-        .filter((ep) => ep.organization_id === event.organization_id && subscribes(ep.event_types, event.type))
+        .filter((ep) => ep.organization_id === message.organization_id && subscribes(ep.event_types, message.type))
         .map((ep) => ({
-          organization_id: event.organization_id,
+          organization_id: message.organization_id,
           endpoint_id: ep.id,
-          outbox_event_id: event.id,
-          envelope_id: event.envelope_id,
-          event_type: event.type,
+          message_id: message.id,
+          envelope_id: message.envelope_id,
+          event_type: message.type,
           body,
         }));
     });
     if (deliveries.length > 0) {
       await em.execute(
-        `insert into webhook_deliveries (organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body,
+        `insert into webhook_deliveries (organization_id, endpoint_id, message_id, envelope_id, event_type, body,
            next_attempt_at)
-         select organization_id, endpoint_id, outbox_event_id, envelope_id, event_type, body,
+         select organization_id, endpoint_id, message_id, envelope_id, event_type, body,
            now() + ? * interval '1 millisecond'
-         from jsonb_to_recordset(?::jsonb) as d(organization_id bigint, endpoint_id bigint, outbox_event_id bigint,
+         from jsonb_to_recordset(?::jsonb) as d(organization_id bigint, endpoint_id bigint, message_id bigint,
            envelope_id text, event_type text, body text)
-         on conflict (endpoint_id, outbox_event_id) do nothing`,
+         on conflict (endpoint_id, message_id) do nothing`,
         [firstAttemptDelayMs, JSON.stringify(deliveries)],
       );
     }
-    await em.execute("update outbox_events set fanned_out_at = now() where id = any(?::bigint[])", [
-      bigintArray(events.map((e) => e.id)),
+    await em.execute("update webhook_messages set fanned_out_at = now() where id = any(?::bigint[])", [
+      bigintArray(messages.map((m) => m.id)),
     ]);
-    return events.length;
+    return messages.length;
   });
 };
 
-const claimDue = (orm: Orm) => async (limit: number, leaseMs: number): Promise<DueDelivery[]> => {
+const claimDue = (orm: Database["Service"]["orm"]) => async (limit: number, leaseMs: number): Promise<DueDelivery[]> => {
   // A claim must walk the due index in order and stop after `limit` rows. Right after a burst of
   // fan-out the statistics lag behind and the planner would sort every pending row on each claim
   // instead (tens of ms per claim at 100k pending, measured by npm run bench:webhooks).
-  const rows = await orm.em.fork().transactional(async (em) => {
+  const rows = await orm.em.fork().transactional(async (em: EntityManager) => {
     await em.execute("set local enable_sort = off");
     return em.execute<DueRow[]>(
       `with due as (
@@ -152,11 +158,11 @@ const toResultRow = (r: AttemptRecord) => ({
   retry_delay_ms: r.outcome === "failed" ? (r.retryDelayMs ?? null) : null,
 });
 
-const recordAttempts = (orm: Orm) => async (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => {
+const recordAttempts = (orm: Database["Service"]["orm"]) => async (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => {
   if (records.length === 0) return;
   const json = JSON.stringify(records.map(toResultRow));
   const recordset = `jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}`;
-  await orm.em.fork().transactional(async (em) => {
+  await orm.em.fork().transactional(async (em: EntityManager) => {
     await em.execute(
       `insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
          response_body, next_attempt_at)
@@ -203,24 +209,63 @@ const recordAttempts = (orm: Orm) => async (records: ReadonlyArray<AttemptRecord
   });
 };
 
-export const makeWebhookStore = (orm: Orm): WebhookStore => ({
-  fanOut: fanOut(orm),
-  claimDue: claimDue(orm),
-  recordAttempts: recordAttempts(orm),
-  queueDepth: async () => {
-    const [row] = await orm.em.getConnection().execute<{ n: string }[]>(
-      "select count(*) as n from webhook_deliveries where status = 'pending'",
-    );
-    return Number(row?.n ?? 0);
-  },
-  nextDueInMs: async () => {
-    // A leased delivery is not due before its lease runs out.
-    const [row] = await orm.em.getConnection().execute<{ ms: number | null }[]>(
-      `select extract(epoch from (min(greatest(d.next_attempt_at, coalesce(d.lease_expires_at, d.next_attempt_at)))
-         - now())) * 1000 as ms
-       from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
-       where d.status = 'pending'`,
-    );
-    return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
-  },
-});
+export class DeliveryQueue extends Context.Service<
+  DeliveryQueue,
+  {
+    /**
+     * Turns up to `limit` unprocessed messages into one delivery per subscribed, enabled endpoint,
+     * in the transaction that reads them. `bodyOf` renders the bytes to send; the first try is due
+     * `firstAttemptDelayMs` from now. Returns how many messages were processed.
+     */
+    readonly fanOut: (
+      limit: number,
+      bodyOf: (message: StoredMessage) => string | undefined,
+      firstAttemptDelayMs: number,
+    ) => Effect.Effect<number>;
+    /** Leases up to `limit` due deliveries of enabled endpoints for `leaseMs`. */
+    readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<DueDelivery[]>;
+    /**
+     * Writes attempt results in one transaction. A result whose lease was lost (expired and taken
+     * by another dispatcher) is still logged as an attempt but does not change the delivery.
+     * Endpoints that answered 410, or failed for longer than `failureWindowMs`, are disabled.
+     */
+    readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => Effect.Effect<void>;
+    /** Pending deliveries, for the queue-depth gauge. */
+    readonly queueDepth: () => Effect.Effect<number>;
+    /** Milliseconds until the next pending delivery is due (undefined when none), to sleep exactly. */
+    readonly nextDueInMs: () => Effect.Effect<number | undefined>;
+  }
+>()("platter/persistence/DeliveryQueue") {
+  static readonly layer = Layer.effect(
+    DeliveryQueue,
+    Effect.gen(function* () {
+      const { orm, rows } = yield* Database;
+      const fanOutWith = fanOut(orm);
+      const claimWith = claimDue(orm);
+      const recordWith = recordAttempts(orm);
+      return DeliveryQueue.of({
+        fanOut: Effect.fn("DeliveryQueue.fanOut")((limit: number, bodyOf: (message: StoredMessage) => string | undefined, delayMs: number) =>
+          Effect.promise(() => fanOutWith(limit, bodyOf, delayMs)),
+        ),
+        claimDue: Effect.fn("DeliveryQueue.claimDue")((limit: number, leaseMs: number) => Effect.promise(() => claimWith(limit, leaseMs))),
+        recordAttempts: Effect.fn("DeliveryQueue.recordAttempts")((records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) =>
+          Effect.promise(() => recordWith(records, failureWindowMs)),
+        ),
+        queueDepth: Effect.fn("DeliveryQueue.queueDepth")(function* () {
+          const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
+          return Number(row?.n ?? 0);
+        }),
+        nextDueInMs: Effect.fn("DeliveryQueue.nextDueInMs")(function* () {
+          // A leased delivery is not due before its lease runs out.
+          const [row] = yield* rows<{ ms: number | null }>(
+            `select extract(epoch from (min(greatest(d.next_attempt_at, coalesce(d.lease_expires_at, d.next_attempt_at)))
+               - now())) * 1000 as ms
+             from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
+             where d.status = 'pending'`,
+          );
+          return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
+        }),
+      });
+    }),
+  );
+}

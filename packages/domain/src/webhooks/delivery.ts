@@ -1,0 +1,78 @@
+import { Result } from "effect";
+import { InvalidInput } from "../errors.ts";
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
+
+/** Webhook delivery rules: subscriptions, retries, outcomes, and the shapes of a delivery and its attempts. */
+
+/** Whether an endpoint subscribed to `types` (empty: every type) receives an event of `type`. */
+export const subscribes = (types: ReadonlyArray<string>, type: string): boolean =>
+  types.length === 0 || types.includes(type);
+
+/** Parses `--events t1,t2`; every name must be a known event type. */
+export const parseEventTypes = (text: string): Result.Result<WebhookEventType[], InvalidInput> => {
+  const names = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const unknown = names.find((name) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(name));
+  return unknown === undefined
+    ? Result.succeed([...new Set(names)] as WebhookEventType[])
+    : Result.fail(new InvalidInput({ message: `unknown event type "${unknown}"; known: ${WEBHOOK_EVENT_TYPES.join(", ")}` }));
+};
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/** The industry-norm schedule: at once, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then failed. */
+export const DEFAULT_RETRY_SCHEDULE_MS: ReadonlyArray<number> = [
+  0, 5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR,
+];
+
+/**
+ * Delay before the next try after `attemptsMade` tries have failed, or `undefined` when the
+ * schedule is exhausted and the delivery has failed for good.
+ */
+export const nextRetryDelay = (schedule: ReadonlyArray<number>, attemptsMade: number): number | undefined =>
+  schedule[attemptsMade];
+
+/** What an endpoint's answer means for the delivery. */
+export type AttemptOutcome = "succeeded" | "failed" | "gone";
+
+/** 2xx succeeds; 410 Gone also disables the endpoint; anything else (3xx too) is a failed try. */
+export const outcomeOf = (status: number | undefined): AttemptOutcome => {
+  if (status === undefined) return "failed";
+  if (status >= 200 && status < 300) return "succeeded";
+  return status === 410 ? "gone" : "failed";
+};
+
+/** A delivery the dispatcher holds the lease of and should attempt now. */
+export interface DueDelivery {
+  readonly id: number;
+  readonly organizationId: number;
+  readonly endpointId: number;
+  readonly url: string;
+  readonly secret: string;
+  readonly envelopeId: string;
+  /** The exact bytes to send, the same on every try. */
+  readonly body: string;
+  /** 1 for the first try. */
+  readonly attempt: number;
+  /** Proves the lease is still ours when the result is written. */
+  readonly leaseToken: string;
+}
+
+/** What one try did. */
+export interface AttemptResult {
+  readonly startedAt: Date;
+  readonly durationMs: number;
+  readonly statusCode: number | undefined;
+  readonly error: string | undefined;
+  /** The first KiB of the response body. */
+  readonly responseBody: string | undefined;
+  readonly outcome: AttemptOutcome;
+}
+
+/** One try of a delivery, and what happens next. */
+export interface AttemptRecord extends AttemptResult {
+  readonly delivery: DueDelivery;
+  /** When failed: delay before the next try, or undefined when the schedule is exhausted. */
+  readonly retryDelayMs: number | undefined;
+}

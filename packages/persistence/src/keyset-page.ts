@@ -1,0 +1,46 @@
+import { assemblePage, type Listing, type ListPage, type PageRequest, type SortKey } from "@platter/domain";
+import { Effect } from "effect";
+import { type OrgSql, type OrgTable, raw, sql } from "./org-sql.ts";
+
+/** How a keyset list is read: the scoped table, its columns, and the SQL expressions of the listing's sort key. */
+export interface KeysetQuery {
+  readonly columns: string;
+  readonly from: OrgTable;
+  readonly as: string;
+  /** Sort-key columns, most significant first, with the casts their cursor values need. */
+  readonly keyColumns: readonly [string, string];
+  readonly keyCasts: readonly [string, string];
+}
+
+/**
+ * Reads one page of a listing: `limit + 1` rows strictly after the cursor's key, in the listing's
+ * order. The row-value comparison keeps it one index range scan.
+ */
+export const readKeysetPage = <DbRow, Row, Key extends SortKey>(
+  org: OrgSql,
+  listing: Listing<Row, Key>,
+  query: KeysetQuery,
+  page: PageRequest<Key>,
+  toRow: (row: DbRow) => Row,
+): Effect.Effect<ListPage<Row>> => {
+  const [first, second] = query.keyColumns;
+  const direction = listing.direction === "asc" ? "asc" : "desc";
+  const after =
+    page.after === undefined
+      ? undefined
+      : sql`(${raw(`${first}, ${second}`)}) ${raw(direction === "asc" ? ">" : "<")} (${page.after[0]}::${raw(query.keyCasts[0])}, ${page.after[1]}::${raw(query.keyCasts[1])})`;
+  return Effect.map(
+    org.select<DbRow>({
+      columns: query.columns,
+      from: query.from,
+      as: query.as,
+      ...(after === undefined ? {} : { where: after }),
+      rest: sql`order by ${raw(`${first} ${direction}, ${second} ${direction}`)} limit ${page.limit + 1}`,
+    }),
+    (rows) => assemblePage(listing, rows.map(toRow), page.limit),
+  );
+};
+
+/** The API's timestamp format: UTC with milliseconds, computed in SQL so it is exact. */
+export const isoTimestamp = (column: string): string =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

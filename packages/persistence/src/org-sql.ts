@@ -1,0 +1,192 @@
+import type { EntityManager, EntityName, RequiredEntityData } from "@mikro-orm/postgresql";
+import { NotFound, type OrgScope } from "@platter/domain";
+import { Effect, Exit } from "effect";
+import { Database } from "./database.ts";
+
+/**
+ * Organization SQL: the one way to reach organization data. An `OrgSql` is made from a scope (which
+ * only authentication or an explicit operator action can make) and writes the organization filter
+ * of every statement itself, so no statement it builds can read, count or change another
+ * organization's rows. Storage failures are defects (an opaque 500), not values.
+ */
+
+/** Every table that holds organization data, with the column naming its organization. */
+export const ORGANIZATION_TABLES = {
+  organizations: "id",
+  api_keys: "organization_id",
+  clients: "organization_id",
+  recipes: "organization_id",
+  ingredients: "organization_id",
+  events: "organization_id",
+  dishes: "organization_id",
+  proposals: "organization_id",
+  invoices: "organization_id",
+  invoice_line_items: "organization_id",
+  idempotency_keys: "organization_id",
+  webhook_messages: "organization_id",
+  webhook_endpoints: "organization_id",
+  webhook_deliveries: "organization_id",
+  webhook_attempts: "organization_id",
+} as const;
+
+/** A table of organization data. */
+export type OrgTable = keyof typeof ORGANIZATION_TABLES;
+
+/** SQL text with `?` placeholders and their values in text order. */
+export interface Statement {
+  readonly text: string;
+  readonly values: ReadonlyArray<unknown>;
+}
+
+const isStatement = (value: unknown): value is Statement =>
+  typeof value === "object" && value !== null && Object.hasOwn(value, "text") && Object.hasOwn(value, "values");
+
+/**
+ * `sql\`e.id = ${id}\`` → `{ text: "e.id = ?", values: [id] }`: every interpolated value is a bound
+ * parameter, except a nested `Statement`, which is spliced in with its own values.
+ */
+export const sql = (strings: TemplateStringsArray, ...values: ReadonlyArray<unknown>): Statement => {
+  let text = strings[0]!;
+  const bound: unknown[] = [];
+  values.forEach((value, index) => {
+    if (isStatement(value)) {
+      text += value.text;
+      bound.push(...value.values);
+    } else {
+      text += "?";
+      bound.push(value);
+    }
+    text += strings[index + 1]!;
+  });
+  return { text, values: bound };
+};
+
+/** Constant SQL text written in our code (a column list, an order); never caller input. */
+export const raw = (text: string): Statement => ({ text, values: [] });
+
+const EMPTY = raw("");
+
+/** A select confined to the scope: `select <columns> from <from> <as> where <as>.<org> = … [and (<where>)] <rest>`. */
+export interface Select {
+  /** Column expressions; constant text without parameters. */
+  readonly columns: string;
+  readonly from: OrgTable;
+  readonly as: string;
+  readonly where?: Statement;
+  /** `order by …`, `limit …`, `for update`. */
+  readonly rest?: Statement;
+}
+
+/** An update confined to the scope: `update <table> <as> set <set> where <as>.<org> = … and (<where>) returning …`. */
+export interface Update {
+  readonly table: OrgTable;
+  readonly as: string;
+  readonly set: Statement;
+  readonly where: Statement;
+  readonly returning?: string;
+}
+
+export interface OrgSql {
+  readonly scope: OrgScope;
+  readonly select: <Row>(query: Select) => Effect.Effect<Row[]>;
+  /** The first row, or `NotFound`: a record that does not exist and another organization's look alike. */
+  readonly one: <Row>(query: Select) => Effect.Effect<Row, NotFound>;
+  readonly update: <Row>(query: Update) => Effect.Effect<Row[]>;
+  /** Deletes the scope's rows of `table` matching `where`; returns how many. */
+  readonly delete: (table: OrgTable, as: string, where: Statement) => Effect.Effect<number>;
+  /** Inserts one row through its entity with the scope's organization; returns its id. */
+  readonly insert: <Row extends object>(
+    entity: EntityName<Row>,
+    data: Omit<RequiredEntityData<Row>, "organization">,
+  ) => Effect.Effect<number>;
+  /** Inserts many rows through their entity, each with the scope's organization. */
+  readonly insertMany: <Row extends object>(
+    entity: EntityName<Row>,
+    data: ReadonlyArray<Omit<RequiredEntityData<Row>, "organization">>,
+  ) => Effect.Effect<void>;
+  /**
+   * Runs `work` in one transaction on this scope: it commits when `work` succeeds and rolls back
+   * when it fails (an expected failure too), so a failed action writes nothing.
+   */
+  readonly transaction: <A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>) => Effect.Effect<A, E>;
+  /** A transaction-scoped advisory lock on `name` within this organization; false when another transaction holds it. */
+  readonly tryLock: (name: string) => Effect.Effect<boolean>;
+}
+
+/** How statements run: on the pool, or on one transaction's connection. */
+interface Executor {
+  readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[]>;
+  readonly em: () => EntityManager;
+  readonly transaction: <A, E>(work: (em: EntityManager) => Effect.Effect<A, E>) => Effect.Effect<A, E>;
+}
+
+const organizationFilter = (scope: OrgScope, table: OrgTable, as: string): Statement =>
+  sql`${raw(`${as}.${ORGANIZATION_TABLES[table]}`)} = ${scope.organizationId}`;
+
+const andWhere = (where: Statement | undefined): Statement => (where === undefined ? EMPTY : sql` and (${where})`);
+
+const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
+  const select = <Row>(query: Select) =>
+    executor.rows<Row>(
+      sql`select ${raw(query.columns)} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} ${query.rest ?? EMPTY}`,
+    );
+  const withOrganization = <T extends object>(data: T) => ({ ...data, organization: scope.organizationId }) as never;
+  return {
+    scope,
+    select,
+    one: <Row>(query: Select) =>
+      Effect.flatMap(select<Row>(query), ([row]) => (row === undefined ? Effect.fail(new NotFound()) : Effect.succeed(row))),
+    update: <Row>(query: Update) =>
+      executor.rows<Row>(
+        sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`,
+      ),
+    delete: (table, as, where) =>
+      Effect.map(
+        executor.rows<{ n: number }>(
+          sql`with deleted as (delete from ${raw(table)} ${raw(as)} where ${organizationFilter(scope, table, as)}${andWhere(where)} returning 1) select count(*)::int as n from deleted`,
+        ),
+        ([row]) => row?.n ?? 0,
+      ),
+    insert: (entity, data) => Effect.promise(async () => Number(await executor.em().insert(entity, withOrganization(data)))),
+    insertMany: (entity, data) =>
+      Effect.promise(async () => {
+        if (data.length > 0) await executor.em().insertMany(entity, data.map(withOrganization));
+      }),
+    transaction: (work) => executor.transaction((em) => work(makeOrgSql(scope, transactionExecutor(em)))),
+    tryLock: (name) =>
+      Effect.map(
+        executor.rows<{ locked: boolean }>(
+          sql`select pg_try_advisory_xact_lock(hashtextextended(${`${scope.organizationId}:${name}`}, 0)) as locked`,
+        ),
+        ([row]) => row?.locked === true,
+      ),
+  };
+};
+
+/** Runs `work` between `begin` and `commit` (or `rollback` when it fails) on a fresh EntityManager. */
+const inTransaction = <A, E>(em: EntityManager, work: (em: EntityManager) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      const fork = em.fork();
+      await fork.begin();
+      return fork;
+    }),
+    work,
+    (fork, exit) => Effect.promise(() => (Exit.isSuccess(exit) ? fork.commit() : fork.rollback())),
+  );
+
+const transactionExecutor = (em: EntityManager): Executor => ({
+  rows: <Row>(statement: Statement) => Effect.promise(() => em.execute<Row[]>(statement.text, [...statement.values])),
+  em: () => em,
+  // Nested: the outer transaction already holds everything together.
+  transaction: (work) => work(em),
+});
+
+const poolExecutor = (database: Database["Service"]): Executor => ({
+  rows: (statement) => database.rows(statement.text, statement.values),
+  em: () => database.orm.em.fork(),
+  transaction: (work) => inTransaction(database.orm.em, work),
+});
+
+/** The scope's door to its organization's data, on the database's pool. */
+export const orgSql = (database: Database["Service"], scope: OrgScope): OrgSql => makeOrgSql(scope, poolExecutor(database));

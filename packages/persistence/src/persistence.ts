@@ -1,0 +1,64 @@
+import { Layer, ManagedRuntime } from "effect";
+import { Database, type DatabaseOptions } from "./database.ts";
+import { Housekeeping } from "./housekeeping.ts";
+import { BusinessActions } from "./operator/business-actions.ts";
+import { Operator } from "./operator/operator.ts";
+import {
+  ApiKeyRepository, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, OrganizationRepository,
+  RecipeRepository, WebhookEndpointRepository,
+} from "./repositories/index.ts";
+import { Seeding } from "./seed/seeding.ts";
+import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
+
+/** Every storage service, on one database. */
+export const storageServices = Layer.mergeAll(
+  ApiKeyRepository.layer,
+  OrganizationRepository.layer,
+  EventRepository.layer,
+  RecipeRepository.layer,
+  ClientRepository.layer,
+  InvoiceRepository.layer,
+  WebhookEndpointRepository.layer,
+  DeliveryRepository.layer,
+  BusinessActions.layer,
+  Operator.layer,
+  Seeding.layer,
+  DeliveryQueue.layer,
+  Housekeeping.layer,
+);
+
+/** The database and every storage service on it: what a process opens once and its roles share. */
+export const persistenceLayer = (options: DatabaseOptions) => storageServices.pipe(Layer.provideMerge(Database.layer(options)));
+
+/** Everything `persistenceLayer` provides. */
+export type Persistence = Layer.Success<ReturnType<typeof persistenceLayer>>;
+
+/** The storage services a process opened once at start; its roles run their programs on it. */
+export type PlatformRuntime = ManagedRuntime.ManagedRuntime<Persistence, never>;
+
+/** Where the database is, as configuration reads it, and this process's pool size. */
+export interface PlatformSettings {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly localPostgresPort: number;
+  readonly poolSize: number;
+}
+
+/**
+ * Opens the platform a process's roles share: the database (embedded when no URL is configured),
+ * one pool, migrations applied, and every storage service on it. `dispose()` closes it all.
+ */
+export const openPlatform = async (settings: PlatformSettings, onCreated?: (dataDir: string) => void): Promise<PlatformRuntime> => {
+  const runtime = ManagedRuntime.make(
+    persistenceLayer({
+      url: settings.databaseUrl,
+      dataDir: settings.dataDir,
+      localPort: settings.localPostgresPort,
+      poolSize: settings.poolSize,
+      migrate: true,
+      ...(onCreated === undefined ? {} : { onCreated }),
+    }),
+  );
+  await runtime.runPromise(Database.use((db) => db.ping));
+  return runtime;
+};

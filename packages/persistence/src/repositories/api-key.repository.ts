@@ -1,0 +1,117 @@
+import {
+  type Access, authenticatedScope, generateApiKey, hashApiKey, NotFound, type OrgScope, Unauthenticated,
+} from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
+import { ApiKeyEntity } from "../entities/index.ts";
+import { isoTimestamp } from "../keyset-page.ts";
+import { orgSql, sql } from "../org-sql.ts";
+
+/**
+ * API keys: authentication (the one place a request's scope is made), and an organization's keys.
+ * A key's secret is returned once, at creation; only its SHA-256 is stored.
+ */
+
+interface KeyRow {
+  id: string;
+  organization_id: string;
+  access: Access;
+  currency: string;
+}
+
+/** A key as its organization sees it: never the secret, only its recognisable prefix. */
+export interface ApiKeyView {
+  readonly id: number;
+  readonly access: Access;
+  readonly prefix: string;
+  readonly created_at: string;
+  readonly last_used_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+/** `last_used_at` is written at most once a minute per key and process: authentication stays one read. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class ApiKeyRepository extends Context.Service<
+  ApiKeyRepository,
+  {
+    /** The scope of a live key, or `Unauthenticated`. The only maker of request scopes. */
+    readonly authenticate: (secret: string) => Effect.Effect<OrgScope, Unauthenticated>;
+    readonly create: (scope: OrgScope, access: Access) => Effect.Effect<{ readonly id: number; readonly key: string }>;
+    /** Revokes a key at once; revoking it again is harmless. */
+    readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number }, NotFound>;
+    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<ApiKeyView>>;
+  }
+>()("platter/persistence/ApiKeyRepository") {
+  static readonly layer = Layer.effect(
+    ApiKeyRepository,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      const lastWritten = new Map<number, number>();
+      const touch = (scope: OrgScope) => {
+        const now = Date.now();
+        if (now - (lastWritten.get(scope.apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+        lastWritten.set(scope.apiKeyId, now);
+        // Fire and forget: a lost timestamp must never fail the request it describes.
+        Effect.runFork(
+          orgSql(database, scope).update({
+            table: "api_keys",
+            as: "k",
+            set: sql`last_used_at = now()`,
+            where: sql`k.id = ${scope.apiKeyId}`,
+          }).pipe(Effect.ignoreCause),
+        );
+      };
+      return ApiKeyRepository.of({
+        authenticate: Effect.fn("ApiKeyRepository.authenticate")(function* (secret: string) {
+          // Before a scope exists: the key's hash is the only thing that selects the organization.
+          const [row] = yield* database.rows<KeyRow>(
+            `select k.id, k.organization_id, k.access, o.currency from api_keys k
+             join organizations o on o.id = k.organization_id
+             where k.key_hash = ? and k.revoked_at is null`,
+            [hashApiKey(secret)],
+          );
+          if (row === undefined) return yield* new Unauthenticated();
+          const scope = authenticatedScope({
+            organizationId: Number(row.organization_id),
+            access: row.access,
+            currency: row.currency,
+            apiKeyId: Number(row.id),
+          });
+          touch(scope);
+          return scope;
+        }),
+        create: Effect.fn("ApiKeyRepository.create")(function* (scope: OrgScope, access: Access) {
+          const key = generateApiKey(access);
+          const id = yield* orgSql(database, scope).insert(ApiKeyEntity, {
+            keyHash: key.hash,
+            displayPrefix: key.displayPrefix,
+            access,
+          });
+          return { id, key: key.secret };
+        }),
+        revoke: Effect.fn("ApiKeyRepository.revoke")(function* (scope: OrgScope, id: number) {
+          const [row] = yield* orgSql(database, scope).update<{ id: string }>({
+            table: "api_keys",
+            as: "k",
+            set: sql`revoked_at = coalesce(k.revoked_at, now())`,
+            where: sql`k.id = ${id}`,
+            returning: "k.id",
+          });
+          if (row === undefined) return yield* new NotFound();
+          return { id };
+        }),
+        list: Effect.fn("ApiKeyRepository.list")(function* (scope: OrgScope) {
+          const rows = yield* orgSql(database, scope).select<ApiKeyView & { id: string }>({
+            columns: `k.id, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
+              ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at`,
+            from: "api_keys",
+            as: "k",
+            rest: sql`order by k.id`,
+          });
+          return rows.map((row) => ({ ...row, id: Number(row.id) }));
+        }),
+      });
+    }),
+  );
+}

@@ -1,0 +1,32 @@
+import type { InvalidInput, OrgScope } from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
+import { type BulkSeedOptions, type SeedProgress, seedBulk } from "./bulk.ts";
+import { type DemoCounts, seedDemo } from "./demo.ts";
+
+/** Sample data for one organization: an operator action, always within the operator's scope of it. */
+export class Seeding extends Context.Service<
+  Seeding,
+  {
+    /** The small, realistic demo data set, in one transaction. */
+    readonly demo: (scope: OrgScope) => Effect.Effect<DemoCounts>;
+    /** Large generated volumes, chunk by chunk (for load tests). */
+    readonly bulk: (scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) => Effect.Effect<void, InvalidInput>;
+  }
+>()("platter/persistence/Seeding") {
+  static readonly layer = Layer.effect(
+    Seeding,
+    Effect.gen(function* () {
+      const { orm } = yield* Database;
+      return Seeding.of({
+        demo: Effect.fn("Seeding.demo")((scope: OrgScope) => Effect.promise(() => seedDemo(orm, scope))),
+        bulk: Effect.fn("Seeding.bulk")((scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
+          Effect.tryPromise({
+            try: () => seedBulk(orm, scope, options, onProgress),
+            catch: (error) => error as InvalidInput,
+          }),
+        ),
+      });
+    }),
+  );
+}
