@@ -49,4 +49,49 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Isolation by construction: a scope (the key to an organization's data) is made only by
+    // authentication and by the operator's explicit `Operator.scopeOf`, never cast into being.
+    files: ["**/*.ts"],
+    ignores: ["packages/domain/**", "packages/persistence/src/repositories/api-key.repository.ts",
+      "packages/persistence/src/operator/operator.ts", "**/test/**", "**/*.test.ts", "**/testing/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "@platter/domain",
+              importNames: ["authenticatedScope", "operatorScope"],
+              message: "Scopes come from ApiKeyRepository.authenticate or Operator.scopeOf only.",
+            },
+          ],
+        },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
+          message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
+        },
+      ],
+    },
+  },
+  {
+    // Apps reach storage through its services only: no raw ORM, no SQL of their own.
+    files: ["apps/*/src/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
+          message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
+        },
+        {
+          selector: "MemberExpression[property.name=/^(orm|em|getConnection|execute)$/]",
+          message: "Apps use the storage services of @platter/persistence, never the ORM or SQL directly.",
+        },
+      ],
+    },
+  },
 );

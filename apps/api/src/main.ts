@@ -3,17 +3,14 @@ import { openPlatform } from "@platter/persistence";
 import { ConfigError, loadApiConfig } from "./config.ts";
 import { startApi } from "./server.ts";
 
-/** The API process: configuration, the platform (database, pool, migrations), the API, and a graceful drain on SIGTERM or SIGINT. */
-runUntilSignalled(async () => {
+/** The API process: configuration, the platform (database, pool, migrations), then the API on it until SIGTERM or SIGINT. */
+runUntilSignalled(async (services) => {
   const config = loadApiConfig();
   const logger = createLogger("platter-api", config.logLevel);
-  const platform = await openPlatform(config);
-  const api = await startApi(config, logger, platform);
-  return {
-    log: (message, fields) => logger.info(fields ?? {}, message),
-    stop: async () => {
-      await api.stop();
-      await platform.dispose();
-    },
-  };
+  const platform = await services.add("platform", async () => {
+    const runtime = await openPlatform(config);
+    return { runtime, stop: () => runtime.dispose() };
+  });
+  await services.add("api", () => startApi(config, logger, platform.runtime));
+  return (message, fields) => logger.info(fields ?? {}, message);
 }, (error) => error instanceof ConfigError);

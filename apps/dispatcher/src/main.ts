@@ -3,17 +3,14 @@ import { openPlatform } from "@platter/persistence";
 import { ConfigError, loadDispatcherConfig } from "./config.ts";
 import { startDispatcher } from "./dispatcher-process.ts";
 
-/** The dispatcher process: configuration, the platform, delivery, and on SIGTERM or SIGINT finishing in-flight attempts. */
-runUntilSignalled(async () => {
+/** The dispatcher process: configuration, the platform, then delivery until SIGTERM or SIGINT finishes in-flight attempts. */
+runUntilSignalled(async (services) => {
   const config = loadDispatcherConfig();
   const logger = createLogger("platter-dispatcher", config.logLevel);
-  const platform = await openPlatform(config);
-  const dispatcher = await startDispatcher(config, logger, platform);
-  return {
-    log: (message, fields) => logger.info(fields ?? {}, message),
-    stop: async () => {
-      await dispatcher.stop();
-      await platform.dispose();
-    },
-  };
+  const platform = await services.add("platform", async () => {
+    const runtime = await openPlatform(config);
+    return { runtime, stop: () => runtime.dispose() };
+  });
+  await services.add("dispatcher", () => startDispatcher(config, logger, platform.runtime));
+  return (message, fields) => logger.info(fields ?? {}, message);
 }, (error) => error instanceof ConfigError);

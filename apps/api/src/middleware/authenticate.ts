@@ -4,13 +4,16 @@ import type { Context, Middleware } from "koa";
 import type { PlatformRuntime } from "@platter/persistence";
 import { runProgram } from "../runtime.ts";
 
+/** The scope of each authenticated request, as authentication made it. */
+const scopes = new WeakMap<Context, OrgScope>();
+
 /** Verifies the bearer key and stores the caller's scope; runs only on routes that exist. */
 export const authenticate =
   (runtime: PlatformRuntime): Middleware =>
   async (ctx, next) => {
     const secret = parseBearerKey(ctx.get("authorization") || undefined);
     if (secret === undefined) throw new Unauthenticated();
-    ctx.state["scope"] = await runProgram(runtime, ApiKeyRepository.use((keys) => keys.authenticate(secret)));
+    scopes.set(ctx, await runProgram(runtime, ApiKeyRepository.use((keys) => keys.authenticate(secret))));
     await next();
   };
 
@@ -21,4 +24,8 @@ export const requireWriteAccess: Middleware = async (ctx, next) => {
 };
 
 /** The authenticated caller of this request. */
-export const scopeOf = (ctx: Context): OrgScope => ctx.state["scope"] as OrgScope;
+export const scopeOf = (ctx: Context): OrgScope => {
+  const scope = scopes.get(ctx);
+  if (scope === undefined) throw new Unauthenticated();
+  return scope;
+};

@@ -1,11 +1,10 @@
 import { loadApiConfig, startApi } from "@platter/api";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
-import { createLogger } from "@platter/ops";
+import { createLogger, createServiceGroup, shutdownSignal } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { CommandFailed } from "../failures.ts";
 import { prepareFirstRun, welcomeText } from "../first-run.ts";
-import { createServiceGroup, shutdownSignal } from "../services.ts";
 
 /**
  * `platter start` (what `npm start` runs): the platform (the database, embedded unless
@@ -24,9 +23,12 @@ export const startCommand = defineCommand({
     const shutdown = shutdownSignal();
     const config = loadApiConfig();
     const logger = createLogger("platter", config.logLevel);
-    const platform = await openPlatform(config, (dataDir) => logger.info({ dataDir }, "created a new local database"));
     const services = createServiceGroup();
     try {
+      const { runtime: platform } = await services.add("platform", async () => {
+        const runtime = await openPlatform(config, (dataDir) => logger.info({ dataDir }, "created a new local database"));
+        return { runtime, stop: () => runtime.dispose() };
+      });
       const welcome = await prepareFirstRun(platform);
       const api = await services.add("api", () => startApi(config, logger, platform));
       const dispatcher = await services.add("dispatcher", () => startDispatcher(localDispatcherConfig(), logger, platform));
@@ -49,7 +51,6 @@ export const startCommand = defineCommand({
       if (ending.crashed !== undefined) throw new CommandFailed(`${ending.crashed} stopped unexpectedly`);
     } finally {
       await services.stopAll((service, error) => logger.error({ service, err: error }, "stop failed"));
-      await platform.dispose();
     }
   },
 });

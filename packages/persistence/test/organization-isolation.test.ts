@@ -1,0 +1,188 @@
+import { envelopeBody, type OrgScope } from "@platter/domain";
+import { Effect } from "effect";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  ApiKeyRepository, BusinessActions, ClientRepository, DeliveryQueue, DeliveryRepository, EventRepository,
+  InvoiceRepository, Operator, OrganizationRepository, type Persistence, RecipeRepository, Seeding, WebhookEndpointRepository,
+} from "../src/index.ts";
+import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+
+/**
+ * Isolation by construction, proven: organization A has rows in every organization-owned table;
+ * then every method of every scoped storage service runs with organization B's scope (aimed at A's
+ * records where it takes an id), and A's rows must be exactly as they were, and nothing B reads or
+ * counts may name one of A's records.
+ */
+
+let db: TestDatabase;
+let a: OrganizationFixture;
+let b: OrganizationFixture;
+/** Ids of A's records, one of each kind a method can be aimed at. */
+let target: Record<"event" | "recipe" | "invoice" | "draftInvoice" | "proposal" | "endpoint" | "delivery" | "apiKey", number>;
+
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+
+/** Every row of organization `id`, table by table, as PostgreSQL stores it. */
+const snapshot = async (id: number): Promise<Record<string, unknown[]>> => {
+  const tables: Record<string, unknown[]> = {};
+  for (const [table, column] of Object.entries(ORGANIZATION_TABLES)) {
+    tables[table] = await rows(`select to_jsonb(t) as row from ${table} t where t.${column} = ? order by to_jsonb(t)::text`, [id]);
+  }
+  return tables;
+};
+
+/** The ids of `table` that belong to organization `id`. */
+const idsOf = async (table: string, id: number): Promise<Set<number>> =>
+  new Set((await rows<{ id: string }>(`select id from ${table} where organization_id = ?`, [id])).map((row) => Number(row.id)));
+
+const run = <A, E>(program: Effect.Effect<A, E, Persistence>) => db.run(program);
+const notFound = <A, E>(program: Effect.Effect<A, E, Persistence>) =>
+  expect(run(program)).rejects.toMatchObject({ _tag: "NotFound" });
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  a = await createOrganization(db, "Organization A");
+  b = await createOrganization(db, "Organization B");
+  await db.run(
+    Effect.gen(function* () {
+      for (const org of [a, b]) {
+        yield* (yield* Seeding).demo(org.scope);
+        yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, []);
+        // Only A uses this Idempotency-Key; B's create below reuses it.
+        yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
+      }
+      // Each message fanned out to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
+      const queue = yield* DeliveryQueue;
+      yield* queue.fanOut(100, envelopeBody, 0);
+      const claimed = yield* queue.claimDue(100, 60_000);
+      yield* queue.recordAttempts(
+        claimed.map((delivery) => ({
+          delivery, startedAt: new Date(), durationMs: 5, statusCode: 500, error: undefined, responseBody: "no", outcome: "failed",
+          retryDelayMs: undefined,
+        })),
+        86_400_000,
+      );
+    }),
+  );
+  const first = async (statement: string) => Number((await rows<{ id: string }>(statement, [a.id]))[0]!.id);
+  target = {
+    event: await first("select id from events where organization_id = ? order by id limit 1"),
+    recipe: await first("select id from recipes where organization_id = ? order by id limit 1"),
+    invoice: await first("select id from invoices where organization_id = ? order by id limit 1"),
+    draftInvoice: await first("select id from invoices where organization_id = ? and status = 'draft' order by id limit 1"),
+    proposal: await first("select id from proposals where organization_id = ? and status in ('draft', 'sent') order by id limit 1"),
+    endpoint: await first("select id from webhook_endpoints where organization_id = ? order by id limit 1"),
+    delivery: await first("select id from webhook_deliveries where organization_id = ? and status = 'failed' order by id limit 1"),
+    apiKey: a.readKeyId,
+  };
+});
+afterAll(() => db?.dispose());
+
+/** Every method of every scoped service, run with B's scope; each case states what B may see. */
+const cases = (scope: OrgScope) => ({
+  ApiKeyRepository: {
+    create: () => run(ApiKeyRepository.use((r) => r.create(scope, "read"))),
+    revoke: () => notFound(ApiKeyRepository.use((r) => r.revoke(scope, target.apiKey))),
+    list: async () => expectOnlyB("api_keys", (await run(ApiKeyRepository.use((r) => r.list(scope)))).map((k) => k.id)),
+  },
+  OrganizationRepository: {
+    current: async () => expect((await run(OrganizationRepository.use((r) => r.current(scope)))).id).toBe(b.id),
+  },
+  EventRepository: {
+    list: async () => expectOnlyB("events", (await run(EventRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((e) => e.id)),
+    get: () => notFound(EventRepository.use((r) => r.get(scope, target.event))),
+    create: () => run(EventRepository.use((r) => r.create(scope, { name: "B's gala" }))),
+  },
+  RecipeRepository: {
+    list: async () => expectOnlyB("recipes", (await run(RecipeRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((e) => e.id)),
+    get: () => notFound(RecipeRepository.use((r) => r.get(scope, target.recipe))),
+  },
+  ClientRepository: {
+    list: async () => expectOnlyB("clients", (await run(ClientRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((c) => c.id)),
+    // A's Idempotency-Key is not B's: the same key creates B's own client, it does not replay A's.
+    create: async () => {
+      const created = await run(ClientRepository.use((r) => r.create(scope, { name: "Idempotent Bea" }, { key: "shared-key", fingerprint: "f-b" })));
+      expect(created.replayed).toBe(false);
+      await expectOnlyB("clients", [created.id]);
+    },
+  },
+  InvoiceRepository: {
+    list: async () => expectOnlyB("invoices", (await run(InvoiceRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((i) => i.id)),
+    get: () => notFound(InvoiceRepository.use((r) => r.get(scope, target.invoice))),
+  },
+  WebhookEndpointRepository: {
+    add: () => run(WebhookEndpointRepository.use((r) => r.add(scope, "https://b.example/hook", []))),
+    list: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.list(scope)))).map((e) => e.id)),
+    setEnabled: () => notFound(WebhookEndpointRepository.use((r) => r.setEnabled(scope, target.endpoint, false))),
+    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint))),
+  },
+  DeliveryRepository: {
+    list: async () => {
+      const deliveries = await run(DeliveryRepository.use((r) => r.list(scope, { limit: 1000 })));
+      await expectOnlyB("webhook_deliveries", deliveries.map((d) => d.id));
+    },
+    retry: () => notFound(DeliveryRepository.use((r) => r.retry(scope, target.delivery))),
+    retryFailed: () => notFound(DeliveryRepository.use((r) => r.retryFailed(scope, target.endpoint))),
+  },
+  BusinessActions: {
+    sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),
+    payInvoice: () => notFound(BusinessActions.use((r) => r.payInvoice(scope, target.draftInvoice))),
+    approveProposal: () => notFound(BusinessActions.use((r) => r.approveProposal(scope, target.proposal))),
+    receiveInquiry: () => run(BusinessActions.use((r) => r.receiveInquiry(scope, { name: "Grace" }))),
+  },
+  Seeding: {
+    demo: () => run(Seeding.use((s) => s.demo(scope))),
+    bulk: () => run(Seeding.use((s) => s.bulk(scope, { events: 20, clients: 10, invoices: 5 }))),
+  },
+});
+
+/** Every id must belong to B, and B must have at least one row there (a list that read nothing proves nothing). */
+const expectOnlyB = async (table: string, ids: ReadonlyArray<number>) => {
+  const own = await idsOf(table, b.id);
+  expect(ids.length).toBeGreaterThan(0);
+  expect(ids.filter((id) => !own.has(id))).toEqual([]);
+};
+
+const SERVICES = {
+  ApiKeyRepository, OrganizationRepository, EventRepository, RecipeRepository, ClientRepository, InvoiceRepository,
+  WebhookEndpointRepository, DeliveryRepository, BusinessActions, Seeding,
+};
+
+describe("organization isolation", () => {
+  it("knows every organization-owned table", async () => {
+    const owned = await rows<{ table_name: string }>(
+      `select table_name from information_schema.columns where table_schema = 'public' and column_name = 'organization_id'
+       order by table_name`,
+    );
+    expect(["organizations", ...owned.map((row) => row.table_name)].sort()).toEqual(Object.keys(ORGANIZATION_TABLES).sort());
+  });
+
+  it("has rows of A in every organization-owned table before the run", async () => {
+    const tables = await snapshot(a.id);
+    expect(Object.entries(tables).filter(([, rows]) => rows.length === 0).map(([table]) => table)).toEqual([]);
+  });
+
+  it("has a case for every method of every scoped service (authentication makes scopes rather than taking one)", async () => {
+    const all = cases(b.scope);
+    for (const [name, tag] of Object.entries(SERVICES)) {
+      const service = (await db.run(tag.use((s: object) => Effect.succeed(s)) as Effect.Effect<object>)) as Record<string, unknown>;
+      const methods = Object.keys(service).filter((key) => key !== "authenticate").sort();
+      expect([name, ...methods]).toEqual([name, ...Object.keys(all[name as keyof typeof all]).sort()]);
+    }
+  });
+
+  it("a scope of B never reads, counts or changes a row of A", async () => {
+    const before = await snapshot(a.id);
+    for (const service of Object.values(cases(b.scope))) {
+      for (const method of Object.values(service)) await method();
+    }
+    expect(await snapshot(a.id)).toEqual(before);
+  });
+
+  it("the operator's scope of a record is its owner's", async () => {
+    const scope = await run(Operator.use((o) => o.scopeOfRecord("invoices", target.invoice)));
+    expect(scope.organizationId).toBe(a.id);
+    await notFound(Operator.use((o) => o.scopeOfRecord("invoices", 987_654_321)));
+  });
+});
