@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect";
 import { allEntities } from "./entities/index.ts";
 import { startLocalPostgres } from "./local-postgres.ts";
 import { migrationsList } from "./migrations/index.ts";
+import { PostgresNamingStrategy } from "./naming.ts";
 
 /**
  * The database: one MikroORM (its pool, its schema model, its migrations) per process. Every other
@@ -28,6 +29,7 @@ export interface DatabaseOptions {
 export const openOrm = (url: string, poolSize: number): Promise<MikroORM> =>
   MikroORM.init({
     entities: allEntities,
+    namingStrategy: PostgresNamingStrategy,
     clientUrl: url,
     extensions: [Migrator],
     migrations: { migrationsList, silent: true, transactional: true, allOrNothing: true, snapshot: false },

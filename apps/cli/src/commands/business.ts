@@ -10,7 +10,7 @@ import { report } from "../output.ts";
 
 /**
  * Business events made from the command line: `invoice send|pay`, `proposal approve`,
- * `inquiry receive`. Each changes state and records its webhook event in one transaction.
+ * `inquiry receive`. Each changes state and records its webhook message in one transaction.
  */
 
 const idArg = { type: "string", required: true, description: "Record id" } as const;

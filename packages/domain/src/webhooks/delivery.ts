@@ -4,7 +4,7 @@ import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
 
 /** Webhook delivery rules: subscriptions, retries, outcomes, and the shapes of a delivery and its attempts. */
 
-/** Whether an endpoint subscribed to `types` (empty: every type) receives an event of `type`. */
+/** Whether an endpoint subscribed to `types` (empty: every type) receives a message of `type`. */
 export const subscribes = (types: ReadonlyArray<string>, type: string): boolean =>
   types.length === 0 || types.includes(type);
 

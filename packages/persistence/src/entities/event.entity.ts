@@ -1,4 +1,6 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
+import { ClientEntity, RecipeEntity } from "./catalog.entity.ts";
+import { OrganizationEntity } from "./organization.entity.ts";
 
 /** Events with their dishes, and the proposals offered for them. */
 
@@ -6,44 +8,54 @@ export const EventEntity = defineEntity({
   name: "Event",
   tableName: "events",
   properties: {
-    id: p.bigint("number").primary().autoincrement(),
-    organizationId: p.bigint("number"),
-    clientId: p.bigint("number").nullable(),
+    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    organization: p.manyToOne(OrganizationEntity),
+    client: p.manyToOne(ClientEntity).nullable().deleteRule("no action"),
     name: p.text(),
     eventDate: p.date().nullable(),
     guests: p.integer().nullable(),
     pricePerHeadMinor: p.bigint("number").nullable(),
     eventType: p.text().nullable(),
-    status: p.text(),
+    status: p.text().default("inquiry"),
     createdAt: p.datetime(3).defaultRaw("now()"),
   },
+  indexes: [{ name: "events_keyset_idx", expression: "create index events_keyset_idx on events (organization_id, created_at desc, id desc)" }],
+  checks: [
+    { name: "events_guests_check", expression: "guests > 0" },
+    { name: "events_price_per_head_minor_check", expression: "price_per_head_minor >= 0" },
+    { name: "events_status_check", expression: "status in ('inquiry', 'proposed', 'confirmed', 'completed', 'cancelled')" },
+  ],
 });
 
 export const DishEntity = defineEntity({
   name: "Dish",
   tableName: "dishes",
   properties: {
-    id: p.bigint("number").primary().autoincrement(),
-    organizationId: p.bigint("number"),
-    eventId: p.bigint("number"),
-    recipeId: p.bigint("number"),
+    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    organization: p.manyToOne(OrganizationEntity),
+    event: p.manyToOne(EventEntity),
+    recipe: p.manyToOne(RecipeEntity),
     position: p.integer(),
     course: p.text(),
     servings: p.integer(),
   },
+  indexes: [{ name: "dishes_event_idx", properties: ["event", "position"] }],
+  checks: [{ name: "dishes_servings_check", expression: "servings > 0" }],
 });
 
 export const ProposalEntity = defineEntity({
   name: "Proposal",
   tableName: "proposals",
   properties: {
-    id: p.bigint("number").primary().autoincrement(),
-    organizationId: p.bigint("number"),
-    eventId: p.bigint("number"),
+    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    organization: p.manyToOne(OrganizationEntity),
+    event: p.manyToOne(EventEntity),
     title: p.text(),
-    status: p.text(),
-    totalMinor: p.bigint("number"),
+    status: p.text().default("draft"),
+    totalMinor: p.bigint("number").defaultRaw("0"),
     createdAt: p.datetime(3).defaultRaw("now()"),
     approvedAt: p.datetime(3).nullable(),
   },
+  indexes: [{ name: "proposals_event_idx", properties: ["organization", "event"] }],
+  checks: [{ name: "proposals_status_check", expression: "status in ('draft', 'sent', 'approved', 'declined')" }],
 });

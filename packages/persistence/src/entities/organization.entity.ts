@@ -6,9 +6,9 @@ export const OrganizationEntity = defineEntity({
   name: "Organization",
   tableName: "organizations",
   properties: {
-    id: p.bigint("number").primary().autoincrement(),
+    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
     name: p.text(),
-    currency: p.string().length(3),
+    currency: p.string().columnType("char(3)"),
     createdAt: p.datetime(3).defaultRaw("now()"),
   },
 });
@@ -17,8 +17,8 @@ export const ApiKeyEntity = defineEntity({
   name: "ApiKey",
   tableName: "api_keys",
   properties: {
-    id: p.bigint("number").primary().autoincrement(),
-    organizationId: p.bigint("number"),
+    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    organization: p.manyToOne(OrganizationEntity).index("api_keys_organization_idx"),
     keyHash: p.text().unique(),
     displayPrefix: p.text(),
     access: p.text(),
@@ -26,4 +26,5 @@ export const ApiKeyEntity = defineEntity({
     revokedAt: p.datetime(3).nullable(),
     lastUsedAt: p.datetime(3).nullable(),
   },
+  checks: [{ name: "api_keys_access_check", expression: "access in ('read', 'read_write')" }],
 });

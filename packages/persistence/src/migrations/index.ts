@@ -1,10 +1,12 @@
 import { Migration20261121000000Initial } from "./Migration20261121000000Initial.ts";
 import { Migration20261121010000Webhooks } from "./Migration20261121010000Webhooks.ts";
 import { Migration20261121020000IdempotencyKeys } from "./Migration20261121020000IdempotencyKeys.ts";
+import { Migration20261123000000WebhookMessages } from "./Migration20261123000000WebhookMessages.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
   { name: "Migration20261121000000Initial", class: Migration20261121000000Initial },
   { name: "Migration20261121010000Webhooks", class: Migration20261121010000Webhooks },
   { name: "Migration20261121020000IdempotencyKeys", class: Migration20261121020000IdempotencyKeys },
+  { name: "Migration20261123000000WebhookMessages", class: Migration20261123000000WebhookMessages },
 ];

@@ -13,7 +13,7 @@ import {
  * proposals, invoices) for trying the API by hand and for `npm start` on an empty database.
  * It is fixed data, dated relative to today, so every run looks the same and stays current.
  * Recipe allergens and diet flags are derived from the ingredients, so they are always consistent.
- * No outbox events are recorded: seeding is not business activity and must not fire webhooks.
+ * No webhook messages are recorded: seeding is not business activity and must not fire webhooks.
  */
 
 export interface DemoCounts {
