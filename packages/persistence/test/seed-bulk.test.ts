@@ -1,7 +1,7 @@
-import { EVENT_STATUSES, EVENT_TYPES, INVOICE_STATUSES, InvalidInput, NotFound } from "@platter/domain";
+import { EVENT_STATUSES, EVENT_TYPES, INVOICE_STATUSES, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { makeEventRepository, makeInvoiceRepository, seedBulk } from "../src/index.ts";
+import { type BulkSeedOptions, EventRepository, InvoiceRepository, Operator, type SeedProgress, Seeding } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 let db: TestDatabase;
@@ -9,6 +9,12 @@ beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
 });
 afterAll(() => db?.dispose());
+
+/** Bulk-seeds the organization `id` the way the CLI does: the operator's scope of it first. */
+const seedBulk = (id: number, options: BulkSeedOptions, onProgress?: SeedProgress) =>
+  db.run(
+    Effect.flatMap(Operator.use((o) => o.scopeOf(id)), (scope: OrgScope) => Seeding.use((s) => s.bulk(scope, options, onProgress))),
+  );
 
 const query = <Row>(sql: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(sql, params);
 
@@ -29,9 +35,9 @@ describe("seedBulk", () => {
   const progress = new Map<string, { done: number; total: number; calls: number }>();
 
   beforeAll(async () => {
-    org = await createOrganization(db.orm, "Bulk Catering");
-    other = await createOrganization(db.orm, "Bystander Catering");
-    await seedBulk(db.orm, { organizationId: org.id, events: 2_000, clients: 300, invoices: 250 }, (label, done, total) => {
+    org = await createOrganization(db, "Bulk Catering");
+    other = await createOrganization(db, "Bystander Catering");
+    await seedBulk(org.id, { events: 2_000, clients: 300, invoices: 250 }, (label, done, total) => {
       const seen = progress.get(label);
       expect(done).toBeGreaterThan(seen?.done ?? 0);
       progress.set(label, { done, total, calls: (seen?.calls ?? 0) + 1 });
@@ -106,11 +112,10 @@ describe("seedBulk", () => {
   });
 
   it("produces rows the repositories read back: events page through, paid invoices are settled", async () => {
-    const events = makeEventRepository(db.orm);
     const seen = new Set<number>();
     let after: readonly [string, number] | undefined;
     for (;;) {
-      const page = await Effect.runPromise(events.list(org.scope, { limit: 500, after }));
+      const page = await db.run(EventRepository.use((events) => events.list(org.scope, { limit: 500, after })));
       for (const event of page.data) seen.add(event.id);
       if (!page.has_more) break;
       const last = page.data[page.data.length - 1]!;
@@ -118,7 +123,7 @@ describe("seedBulk", () => {
     }
     expect(seen.size).toBe(2_000);
 
-    const invoices = await Effect.runPromise(makeInvoiceRepository(db.orm).list(org.scope, { limit: 500, after: undefined }));
+    const invoices = await db.run(InvoiceRepository.use((all) => all.list(org.scope, { limit: 500, after: undefined })));
     expect(invoices.data).toHaveLength(250);
     for (const invoice of invoices.data) {
       expect(INVOICE_STATUSES).toContain(invoice.status);
@@ -130,7 +135,7 @@ describe("seedBulk", () => {
   });
 
   it("seeds the same organization again without clashing invoice numbers", async () => {
-    await seedBulk(db.orm, { organizationId: org.id, events: 100, clients: 10, invoices: 250 });
+    await seedBulk(org.id, { events: 100, clients: 10, invoices: 250 });
     expect(await countsOf(org)).toMatchObject({ clients: 310, events: 2_100, invoices: 500 });
     const [row] = await query<{ numbers: string }>(
       "select count(distinct number) as numbers from invoices where organization_id = ?",
@@ -149,14 +154,14 @@ describe("seedBulk", () => {
 
   it("refuses an unknown organization or a bad count before writing anything", async () => {
     const before = await countsOf(other);
-    await expect(seedBulk(db.orm, { organizationId: 999_999, events: 1, clients: 1, invoices: 1 })).rejects.toBeInstanceOf(NotFound);
-    await expect(seedBulk(db.orm, { organizationId: other.id, events: -1, clients: 1, invoices: 0 })).rejects.toBeInstanceOf(InvalidInput);
-    await expect(seedBulk(db.orm, { organizationId: other.id, events: 1.5, clients: 1, invoices: 0 })).rejects.toBeInstanceOf(InvalidInput);
+    await expect(seedBulk(999_999, { events: 1, clients: 1, invoices: 1 })).rejects.toMatchObject({ _tag: "NotFound" });
+    await expect(seedBulk(other.id, { events: -1, clients: 1, invoices: 0 })).rejects.toMatchObject({ _tag: "InvalidInput" });
+    await expect(seedBulk(other.id, { events: 1.5, clients: 1, invoices: 0 })).rejects.toMatchObject({ _tag: "InvalidInput" });
     expect(await countsOf(other)).toEqual(before);
   });
 
   it("seeds nothing when every count is zero", async () => {
-    await seedBulk(db.orm, { organizationId: other.id, events: 0, clients: 0, invoices: 0 });
+    await seedBulk(other.id, { events: 0, clients: 0, invoices: 0 });
     expect(await countsOf(other)).toEqual({ clients: 0, events: 0, invoices: 0, lines: 0 });
   });
 });
