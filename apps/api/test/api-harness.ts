@@ -1,8 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { repositoriesLayer } from "@platter/persistence";
+import { openPlatform } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
-import { ManagedRuntime } from "effect";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
 import { createApiApp } from "../src/app.ts";
@@ -92,18 +91,16 @@ const listen = async (server: Server): Promise<string> => {
 
 export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
-  const runtime = ManagedRuntime.make(repositoriesLayer(db.orm));
-  const server: Server = createServer(createApiApp(runtime, pino({ level: "silent" })).callback());
+  const server: Server = createServer(createApiApp(db.runtime, pino({ level: "silent" })).callback());
   const baseUrl = await listen(server);
   return {
     db,
     ...clientFor(baseUrl),
     sql: (statement, params = []) => db.orm.em.getConnection().execute(statement, [...params]),
-    newOrganization: (name, currency) => createOrganization(db.orm, name, currency),
+    newOrganization: (name, currency) => createOrganization(db, name, currency),
     close: async () => {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
-      await runtime.dispose();
       await db.dispose();
     },
   };
@@ -111,22 +108,27 @@ export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
 
 /**
  * Another API instance on an existing database, started the way the process starts
- * (`startApi`: its own pool, runtime and ports), as after a restart or on a second replica.
+ * (its own platform — pool, runtime — and ports), as after a restart or on a second replica.
  */
 export const startAnotherInstance = async (db: TestDatabase): Promise<ApiClient & { readonly stop: () => Promise<void> }> => {
-  const api = await startApi(
-    {
-      port: 0,
-      opsPort: 0,
-      host: "127.0.0.1",
-      databaseUrl: db.url,
-      dataDir: "unused",
-      localPostgresPort: 1,
-      logLevel: "silent",
-      poolSize: 2,
-      shutdownGraceMs: 0,
+  const config = {
+    port: 0,
+    opsPort: 0,
+    host: "127.0.0.1",
+    databaseUrl: db.url,
+    dataDir: "unused",
+    localPostgresPort: 1,
+    logLevel: "silent",
+    poolSize: 2,
+    shutdownGraceMs: 0,
+  } as const;
+  const platform = await openPlatform(config);
+  const api = await startApi(config, pino({ level: "silent" }), platform);
+  return {
+    ...clientFor(`http://127.0.0.1:${api.port}`),
+    stop: async () => {
+      await api.stop();
+      await platform.dispose();
     },
-    pino({ level: "silent" }),
-  );
-  return { ...clientFor(`http://127.0.0.1:${api.port}`), stop: api.stop };
+  };
 };

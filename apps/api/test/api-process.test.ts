@@ -40,7 +40,7 @@ const waitUntilHealthy = async (opsPort: number) => {
 
 describe("the API process", () => {
   it("serves the API and the ops port, and exits 0 on SIGTERM", async () => {
-    const org = await createOrganization(db.orm);
+    const org = await createOrganization(db);
     const [port, opsPort] = [await freePort(), await freePort()];
     const api = spawnApi({ DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(opsPort) });
     await waitUntilHealthy(opsPort);

@@ -1,6 +1,5 @@
-import { revokeApiKey } from "@platter/persistence";
+import { ApiKeyRepository } from "@platter/persistence";
 import type { OrganizationFixture } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiUnderTest, startApiUnderTest } from "./api-harness.ts";
 
@@ -108,7 +107,7 @@ describe("401 for anything but a live key", () => {
 describe("revoked keys", () => {
   it.each(ENDPOINTS)("$method $path with a revoked key → 401", async ({ method, path }) => {
     const own = await api.newOrganization("Revoked");
-    await Effect.runPromise(revokeApiKey(api.db.orm, own.writeKeyId));
+    await api.db.run(ApiKeyRepository.use((keys) => keys.revoke(own.scope, own.writeKeyId)));
     const response = await api.call(method, path, { key: own.writeKey, ...(method === "POST" ? { body: { name: "x" } } : {}) });
     expect(response.status).toBe(401);
   });
@@ -116,7 +115,7 @@ describe("revoked keys", () => {
   it("refuses a key from the moment it is revoked, and leaves the organization's other keys working", async () => {
     const own = await api.newOrganization("Revoked later");
     expect((await api.call("GET", "/v1/me", { key: own.readKey })).status).toBe(200);
-    await Effect.runPromise(revokeApiKey(api.db.orm, own.readKeyId));
+    await api.db.run(ApiKeyRepository.use((keys) => keys.revoke(own.scope, own.readKeyId)));
     expect((await api.call("GET", "/v1/me", { key: own.readKey })).status).toBe(401);
     expect((await api.call("GET", "/v1/events", { key: own.readKey })).status).toBe(401);
     expect((await api.call("GET", "/v1/me", { key: own.writeKey })).status).toBe(200);
@@ -177,7 +176,7 @@ describe("read-only keys", () => {
     const [counts] = await api.sql<{ events: string; clients: string; outbox: string }>(
       `select (select count(*) from events where organization_id = ? and name = 'Read only') as events,
               (select count(*) from clients where organization_id = ? and name = 'Read only') as clients,
-              (select count(*) from outbox_events where organization_id = ? and payload->'data'->>'name' = 'Read only') as outbox`,
+              (select count(*) from webhook_messages where organization_id = ? and payload->'data'->>'name' = 'Read only') as outbox`,
       [org.id, org.id, org.id],
     );
     expect(counts).toEqual({ events: "0", clients: "0", outbox: "0" });

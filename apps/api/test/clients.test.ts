@@ -32,7 +32,7 @@ const listedClient = async (id: number, key = org.readKey) => {
 const countsOf = async (organizationId: number) => {
   const [row] = await api.sql<{ clients: string; outbox: string }>(
     `select (select count(*) from clients where organization_id = ?) as clients,
-            (select count(*) from outbox_events where organization_id = ?) as outbox`,
+            (select count(*) from webhook_messages where organization_id = ?) as outbox`,
     [organizationId, organizationId],
   );
   return { clients: Number(row!.clients), outbox: Number(row!.outbox) };
@@ -60,12 +60,12 @@ describe("POST /v1/clients", () => {
   it("writes exactly one client.created outbox row carrying the new id", async () => {
     const own = await api.newOrganization("Outbox clients");
     const id = expectCreated(await create({ name: "Outboxed", email: "o@example.com" }, own.writeKey));
-    const rows = await api.sql<{ type: string; payload: any }>("select type, payload from outbox_events where organization_id = ?", [own.id]);
+    const rows = await api.sql<{ type: string; payload: any }>("select type, payload from webhook_messages where organization_id = ?", [own.id]);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.type).toBe("client.created");
     expect(rows[0]!.payload.data).toMatchObject({ id, name: "Outboxed", email: "o@example.com" });
     const second = expectCreated(await create({ name: "Second" }, own.writeKey));
-    const after = await api.sql<{ type: string; payload: any }>("select type, payload from outbox_events where organization_id = ? order by id", [own.id]);
+    const after = await api.sql<{ type: string; payload: any }>("select type, payload from webhook_messages where organization_id = ? order by id", [own.id]);
     expect(after.map((row) => [row.type, row.payload.data.id])).toEqual([
       ["client.created", id],
       ["client.created", second],

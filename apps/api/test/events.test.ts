@@ -28,7 +28,7 @@ const expectCreated = (response: { status: number; body: any; headers: Headers }
 const countsOf = async (organizationId: number) => {
   const [row] = await api.sql<{ events: string; outbox: string }>(
     `select (select count(*) from events where organization_id = ?) as events,
-            (select count(*) from outbox_events where organization_id = ?) as outbox`,
+            (select count(*) from webhook_messages where organization_id = ?) as outbox`,
     [organizationId, organizationId],
   );
   return { events: Number(row!.events), outbox: Number(row!.outbox) };
@@ -83,12 +83,12 @@ describe("POST /v1/events", () => {
   it("writes exactly one event.created outbox row carrying the new id", async () => {
     const own = await api.newOrganization("Outbox events");
     const id = expectCreated(await create({ name: "Outboxed", guests: 10 }, own.writeKey));
-    const rows = await api.sql<{ type: string; payload: any }>("select type, payload from outbox_events where organization_id = ?", [own.id]);
+    const rows = await api.sql<{ type: string; payload: any }>("select type, payload from webhook_messages where organization_id = ?", [own.id]);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.type).toBe("event.created");
     expect(rows[0]!.payload.data).toMatchObject({ id, name: "Outboxed", guests: 10 });
     const second = expectCreated(await create({ name: "Second" }, own.writeKey));
-    const after = await api.sql<{ type: string; payload: any }>("select type, payload from outbox_events where organization_id = ? order by id", [own.id]);
+    const after = await api.sql<{ type: string; payload: any }>("select type, payload from webhook_messages where organization_id = ? order by id", [own.id]);
     expect(after.map((row) => [row.type, row.payload.data.id])).toEqual([
       ["event.created", id],
       ["event.created", second],

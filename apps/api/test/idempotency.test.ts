@@ -34,9 +34,9 @@ describe("Idempotency-Key on POST", () => {
   });
 
   it("writes one outbox event however often the request is repeated", async () => {
-    const before = await count("outbox_events", org.id);
+    const before = await count("webhook_messages", org.id);
     for (let i = 0; i < 3; i++) expect((await post("/v1/clients", { name: "Outbox once" }, "outbox-once")).status).toBe(201);
-    expect(await count("outbox_events", org.id)).toBe(before + 1);
+    expect(await count("webhook_messages", org.id)).toBe(before + 1);
   });
 
   it("refuses the same key with a different body: 422, nothing created", async () => {

@@ -94,7 +94,7 @@ describe("creates", () => {
     const created = await api.call("POST", "/v1/clients", { key: alpha.writeKey, body: { name: "Alpha guest" } });
     expect(created.status).toBe(201);
     const rows = await api.sql<{ organization_id: string }>(
-      "select organization_id from outbox_events where type = 'client.created' and (payload->'data'->>'id')::bigint = ?",
+      "select organization_id from webhook_messages where type = 'client.created' and (payload->'data'->>'id')::bigint = ?",
       [created.body.id],
     );
     expect(rows.map((row) => Number(row.organization_id))).toEqual([alpha.id]);

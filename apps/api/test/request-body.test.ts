@@ -26,7 +26,7 @@ const CREATE_PATHS = [
 const counts = async (table: string) => {
   const [row] = await api.sql<{ records: string; outbox: string }>(
     `select (select count(*) from ${table} where organization_id = ?) as records,
-            (select count(*) from outbox_events where organization_id = ?) as outbox`,
+            (select count(*) from webhook_messages where organization_id = ?) as outbox`,
     [org.id, org.id],
   );
   return { records: Number(row!.records), outbox: Number(row!.outbox) };

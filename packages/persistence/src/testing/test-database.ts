@@ -3,13 +3,15 @@ import type { MikroORM } from "@mikro-orm/postgresql";
 import { Effect, ManagedRuntime } from "effect";
 import pg from "pg";
 import { Database } from "../database.ts";
-import { type Persistence, persistenceLayer } from "../persistence.ts";
+import { type Persistence, persistenceLayer, type PlatformRuntime } from "../persistence.ts";
 
 /** A fresh, migrated database of its own for one test file, so files run in parallel without sharing state. */
 export interface TestDatabase {
   readonly url: string;
   /** Raw access for a test's own set-up and checks; the code under test goes through the storage services. */
   readonly orm: MikroORM;
+  /** This database's storage services, as a process's platform (for an API or dispatcher under test). */
+  readonly runtime: PlatformRuntime;
   /** Runs a program against this database's storage services. */
   readonly run: <A, E>(program: Effect.Effect<A, E, Persistence>) => Promise<A>;
   /** Closes the pool and drops the database. */
@@ -39,6 +41,7 @@ export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase
   return {
     url: url.toString(),
     orm,
+    runtime,
     run: (program) => runtime.runPromise(program),
     dispose: async () => {
       await runtime.dispose();
