@@ -1,6 +1,5 @@
-import { addWebhookEndpoint, makeClientRepository } from "@platter/persistence";
+import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
@@ -33,14 +32,14 @@ describe("SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS unset)", () => {
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: undefined,
       WEBHOOK_RETRY_SCHEDULE: "0s,100ms",
     });
-    const org = await createOrganization(db.orm, "Guarded Caterers");
+    const org = await createOrganization(db, "Guarded Caterers");
     const byAddress = await receiver();
     const byName = await receiver();
-    const literal = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, byAddress.url, []));
-    const named = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, byName.url.replace("127.0.0.1", "localhost"), []));
-    await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Internal Corp" }));
+    const literal = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, byAddress.url, [])));
+    const named = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, byName.url.replace("127.0.0.1", "localhost"), [])));
+    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Internal Corp" })));
 
-    const deliveries = await settledDeliveries(db.orm, org.id, 2);
+    const deliveries = await settledDeliveries(db, org.id, 2);
     for (const delivery of deliveries) {
       expect(delivery.status).toBe("failed");
       expect(delivery.attempts).toHaveLength(2);
@@ -59,12 +58,12 @@ describe("SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS unset)", () => {
 describe("WEBHOOK_SIGNATURE_HEADER", () => {
   it("names the header that carries the signature", async () => {
     const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_SIGNATURE_HEADER: "X-Acme-Signature" });
-    const org = await createOrganization(db.orm, "Branded Caterers");
+    const org = await createOrganization(db, "Branded Caterers");
     const target = await receiver();
-    const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, target.url, []));
-    const { id } = await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Acme" }));
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+    const { id } = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Acme" })));
 
-    const [delivery] = await settledDeliveries(db.orm, org.id, 1);
+    const [delivery] = await settledDeliveries(db, org.id, 1);
     expect(delivery!.status).toBe("succeeded");
     expect(target.received).toHaveLength(1);
     expect(target.received[0]!.headers["x-platter-signature"]).toBeUndefined();

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { type Orm, listDeliveries, listWebhookEndpoints } from "@platter/persistence";
+import { DeliveryRepository, Operator, WebhookEndpointRepository } from "@platter/persistence";
+import type { TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 
 /**
@@ -249,38 +250,44 @@ export const killLeftoverDispatchers = async (): Promise<void> => {
 
 // ─── Database views ───────────────────────────────────────────────────────────
 
-export const sql = <Row = Record<string, unknown>>(orm: Orm, statement: string, params: unknown[] = []): Promise<Row[]> =>
-  orm.em.getConnection().execute<Row[]>(statement, params);
+export const sql = <Row = Record<string, unknown>>(db: TestDatabase, statement: string, params: unknown[] = []): Promise<Row[]> =>
+  db.orm.em.getConnection().execute<Row[]>(statement, params);
 
-export const deliveriesOf = (orm: Orm, organizationId: number) =>
-  Effect.runPromise(listDeliveries(orm, { organizationId, limit: 10_000 }));
+/** The operator's view of an organization's deliveries (newest first), as `platter deliveries list` shows them. */
+export const deliveriesOf = (db: TestDatabase, organizationId: number) =>
+  db.run(
+    Effect.flatMap(Operator.use((o) => o.scopeOf(organizationId)), (scope) =>
+      DeliveryRepository.use((deliveries) => deliveries.list(scope, { limit: 10_000 })),
+    ),
+  );
 
-export const endpointsOf = (orm: Orm, organizationId: number) => Effect.runPromise(listWebhookEndpoints(orm, organizationId));
+export const endpointsOf = (db: TestDatabase, organizationId: number) =>
+  db.run(Effect.flatMap(Operator.use((o) => o.scopeOf(organizationId)), (scope) => WebhookEndpointRepository.use((e) => e.list(scope))));
 
 /** Waits until every delivery of the organization has left `pending`, and returns them (oldest first). */
-export const settledDeliveries = async (orm: Orm, organizationId: number, expected: number, timeoutMs = 20_000) =>
+export const settledDeliveries = async (db: TestDatabase, organizationId: number, expected: number, timeoutMs = 20_000) =>
   waitFor(
     `${expected} settled deliveries of organization ${organizationId}`,
     async () => {
-      const deliveries = await deliveriesOf(orm, organizationId);
+      const deliveries = await deliveriesOf(db, organizationId);
       return deliveries.length === expected && deliveries.every((d) => d.status !== "pending")
-        ? deliveries.reverse()
+        ? [...deliveries].reverse()
         : undefined;
     },
     timeoutMs,
   );
 
 /** Inserts a draft invoice with two line items straight into the database; returns its id. */
-export const insertDraftInvoice = async (orm: Orm, organizationId: number, number: string, status = "draft"): Promise<number> => {
+export const insertDraftInvoice = async (db: TestDatabase, organizationId: number, number: string, status = "draft"): Promise<number> => {
   const [invoice] = await sql<{ id: string }>(
-    orm,
+    db,
     `insert into invoices (organization_id, number, status, currency, issue_date, due_date)
      values (?, ?, ?, 'EUR', '2026-03-01', '2026-03-31') returning id`,
     [organizationId, number, status],
   );
   const id = Number(invoice!.id);
   await sql(
-    orm,
+    db,
     `insert into invoice_line_items (organization_id, invoice_id, position, description, quantity_milli, unit_price_minor,
        tax_rate_basis_points)
      values (?, ?, 0, 'Buffet', 40000, 2550, 1900), (?, ?, 1, 'Service', 1000, 30000, 1900)`,
@@ -290,14 +297,14 @@ export const insertDraftInvoice = async (orm: Orm, organizationId: number, numbe
 };
 
 /** Inserts an event and a draft proposal for it straight into the database; returns the proposal id. */
-export const insertDraftProposal = async (orm: Orm, organizationId: number, title: string): Promise<number> => {
+export const insertDraftProposal = async (db: TestDatabase, organizationId: number, title: string): Promise<number> => {
   const [event] = await sql<{ id: string }>(
-    orm,
+    db,
     "insert into events (organization_id, name, status) values (?, 'Spring gala', 'proposed') returning id",
     [organizationId],
   );
   const [proposal] = await sql<{ id: string }>(
-    orm,
+    db,
     "insert into proposals (organization_id, event_id, title, total_minor) values (?, ?, ?, 123456) returning id",
     [organizationId, Number(event!.id), title],
   );

@@ -1,9 +1,6 @@
 import type { WebhookEventType } from "@platter/domain";
-import {
-  addWebhookEndpoint, approveProposal, makeClientRepository, makeEventRepository, payInvoice, receiveInquiry, sendInvoice,
-} from "@platter/persistence";
+import { BusinessActions, ClientRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, insertDraftInvoice, insertDraftProposal, killLeftoverDispatchers, metricValue,
@@ -37,9 +34,9 @@ const receiver = async () => {
 
 /** An organization with one endpoint (subscribed to `types`, every type when empty) on its own receiver. */
 const organizationWithEndpoint = async (types: WebhookEventType[] = []) => {
-  const org = await createOrganization(db.orm, "Webhook Caterers");
+  const org = await createOrganization(db, "Webhook Caterers");
   const target = await receiver();
-  const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, target.url, types));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, types)));
   return { org, target, endpoint };
 };
 
@@ -50,7 +47,7 @@ const expectDeliveredOnce = async (
   secret: string,
   expected: { type: WebhookEventType; dataId: number; dataName: string },
 ) => {
-  const [delivery] = await settledDeliveries(db.orm, org.id, 1);
+  const [delivery] = await settledDeliveries(db, org.id, 1);
   expect(delivery).toMatchObject({ status: "succeeded", event_type: expected.type });
   expect(delivery!.attempts).toHaveLength(1);
   expect(delivery!.attempts[0]).toMatchObject({ attempt: 1, status_code: 200, error: null, next_attempt_at: null });
@@ -58,9 +55,9 @@ const expectDeliveredOnce = async (
   const envelope = await expectSignedEnvelope(target.received[0]!, { ...expected, secret });
   expect(envelope.id).toBe(delivery!.envelope_id);
   const [outbox] = await sql<{ envelope_id: string; created_at: string }>(
-    db.orm,
+    db,
     `select envelope_id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
-     from outbox_events where organization_id = ?`,
+     from webhook_messages where organization_id = ?`,
     [org.id],
   );
   expect(envelope.id).toBe(outbox!.envelope_id);
@@ -71,15 +68,17 @@ const expectDeliveredOnce = async (
 describe("each event type is delivered once, signed, with the record's id and name", () => {
   it("event.created, from creating an event", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const { id } = await Effect.runPromise(makeEventRepository(db.orm).create(org.scope, { name: "Summer Gala", guests: 120 }));
+    const { id } = await db.run(EventRepository.use((r) => r.create(org.scope, { name: "Summer Gala", guests: 120 })));
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, { type: "event.created", dataId: id, dataName: "Summer Gala" });
     expect(envelope.data).toMatchObject({ guests: 120, status: "inquiry", currency: "EUR" });
   });
 
   it("client.created, from creating a client", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const { id } = await Effect.runPromise(
-      makeClientRepository(db.orm).create(org.scope, { name: "Zoë's Café — “déjà vu” ✓", email: "zoe@example.com" }),
+    const { id } = await db.run(
+      
+      ClientRepository.use((r) => r.create(org.scope, { name: "Zoë's Café — “déjà vu” ✓", email: "zoe@example.com" })),
+    
     );
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "client.created", dataId: id, dataName: "Zoë's Café — “déjà vu” ✓",
@@ -89,8 +88,8 @@ describe("each event type is delivered once, signed, with the record's id and na
 
   it("invoice.sent, named by the invoice number", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const invoiceId = await insertDraftInvoice(db.orm, org.id, "INV-2026-0001");
-    expect(await Effect.runPromise(sendInvoice(db.orm, invoiceId))).toEqual({ id: invoiceId, status: "sent" });
+    const invoiceId = await insertDraftInvoice(db, org.id, "INV-2026-0001");
+    expect(await db.run(BusinessActions.use((r) => r.sendInvoice(org.scope, invoiceId)))).toEqual({ id: invoiceId, status: "sent" });
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "invoice.sent", dataId: invoiceId, dataName: "INV-2026-0001",
     });
@@ -99,8 +98,8 @@ describe("each event type is delivered once, signed, with the record's id and na
 
   it("invoice.paid, named by the invoice number", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const invoiceId = await insertDraftInvoice(db.orm, org.id, "INV-2026-0002", "sent");
-    expect(await Effect.runPromise(payInvoice(db.orm, invoiceId))).toEqual({ id: invoiceId, status: "paid" });
+    const invoiceId = await insertDraftInvoice(db, org.id, "INV-2026-0002", "sent");
+    expect(await db.run(BusinessActions.use((r) => r.payInvoice(org.scope, invoiceId)))).toEqual({ id: invoiceId, status: "paid" });
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "invoice.paid", dataId: invoiceId, dataName: "INV-2026-0002",
     });
@@ -109,8 +108,8 @@ describe("each event type is delivered once, signed, with the record's id and na
 
   it("proposal.approved, named by the proposal title", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const proposalId = await insertDraftProposal(db.orm, org.id, "Wedding menu, option B");
-    expect(await Effect.runPromise(approveProposal(db.orm, proposalId))).toEqual({ id: proposalId, status: "approved" });
+    const proposalId = await insertDraftProposal(db, org.id, "Wedding menu, option B");
+    expect(await db.run(BusinessActions.use((r) => r.approveProposal(org.scope, proposalId)))).toEqual({ id: proposalId, status: "approved" });
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "proposal.approved", dataId: proposalId, dataName: "Wedding menu, option B",
     });
@@ -119,8 +118,10 @@ describe("each event type is delivered once, signed, with the record's id and na
 
   it("event.inquiry, from an online catering request", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const { id, client_id } = await Effect.runPromise(
-      receiveInquiry(db.orm, org.id, { name: "Grace Hopper", email: "grace@example.com", guests: 40 }),
+    const { id, client_id } = await db.run(
+      
+      BusinessActions.use((r) => r.receiveInquiry(org.scope, { name: "Grace Hopper", email: "grace@example.com", guests: 40 })),
+    
     );
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "event.inquiry", dataId: id, dataName: "Inquiry from Grace Hopper",
@@ -133,14 +134,14 @@ describe("subscriptions", () => {
   it("an endpoint subscribed to client.created gets only those; an unfiltered one gets everything", async () => {
     const { org, target: everything, endpoint: all } = await organizationWithEndpoint();
     const clientsOnly = await receiver();
-    const filtered = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, clientsOnly.url, ["client.created"]));
+    const filtered = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, clientsOnly.url, ["client.created"])));
 
-    const event = await Effect.runPromise(makeEventRepository(db.orm).create(org.scope, { name: "Board dinner" }));
-    const client = await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Initech" }));
-    await Effect.runPromise(receiveInquiry(db.orm, org.id, { name: "Ada" }));
-    const second = await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Globex" }));
+    const event = await db.run(EventRepository.use((r) => r.create(org.scope, { name: "Board dinner" })));
+    const client = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Initech" })));
+    await db.run(BusinessActions.use((r) => r.receiveInquiry(org.scope, { name: "Ada" })));
+    const second = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Globex" })));
 
-    const deliveries = await settledDeliveries(db.orm, org.id, 6);
+    const deliveries = await settledDeliveries(db, org.id, 6);
     expect(deliveries.every((d) => d.status === "succeeded")).toBe(true);
     expect(deliveries.filter((d) => d.endpoint_id === filtered.id).map((d) => d.event_type)).toEqual(["client.created", "client.created"]);
     expect(deliveries.filter((d) => d.endpoint_id === all.id).map((d) => d.event_type).sort()).toEqual(
@@ -165,13 +166,12 @@ describe("organization isolation", () => {
   it("events of one organization never reach another organization's endpoint", async () => {
     const a = await organizationWithEndpoint();
     const b = await organizationWithEndpoint();
-    const events = makeEventRepository(db.orm);
     const aIds: number[] = [];
-    for (const name of ["A one", "A two", "A three"]) aIds.push((await Effect.runPromise(events.create(a.org.scope, { name }))).id);
-    const bId = (await Effect.runPromise(events.create(b.org.scope, { name: "B only" }))).id;
+    for (const name of ["A one", "A two", "A three"]) aIds.push((await db.run(EventRepository.use((r) => r.create(a.org.scope, { name })))).id);
+    const bId = (await db.run(EventRepository.use((r) => r.create(b.org.scope, { name: "B only" })))).id;
 
-    const aDeliveries = await settledDeliveries(db.orm, a.org.id, 3);
-    const bDeliveries = await settledDeliveries(db.orm, b.org.id, 1);
+    const aDeliveries = await settledDeliveries(db, a.org.id, 3);
+    const bDeliveries = await settledDeliveries(db, b.org.id, 1);
     expect(aDeliveries.every((d) => d.endpoint_id === a.endpoint.id && d.status === "succeeded")).toBe(true);
     expect(bDeliveries.every((d) => d.endpoint_id === b.endpoint.id && d.status === "succeeded")).toBe(true);
 
@@ -195,7 +195,7 @@ describe("operations port", () => {
     expect(ready.status).toBe(200);
 
     // Every test above has settled: the counter equals the attempts stored, and nothing is pending.
-    const [stored] = await sql<{ n: string }>(db.orm, "select count(*) as n from webhook_attempts where status_code = 200");
+    const [stored] = await sql<{ n: string }>(db, "select count(*) as n from webhook_attempts where status_code = 200");
     const metrics = await waitFor("metrics to catch up", async () => {
       const text = await (await fetch(`${dispatcher.opsUrl}/metrics`)).text();
       return metricValue(text, 'platter_webhook_attempts_total{outcome="succeeded"}') === Number(stored!.n) ? text : undefined;

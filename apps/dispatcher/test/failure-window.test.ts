@@ -1,6 +1,5 @@
-import { addWebhookEndpoint, makeClientRepository } from "@platter/persistence";
+import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, endpointsOf, killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver,
@@ -34,9 +33,9 @@ afterAll(async () => {
 const endpointFor = async (answer: (previous: number) => number) => {
   const receiver = await startReceiver((_, previous) => ({ status: answer(previous) }));
   receivers.push(receiver);
-  const org = await createOrganization(db.orm, "Window Caterers");
-  const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, receiver.url, []));
-  await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Ada" }));
+  const org = await createOrganization(db, "Window Caterers");
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
+  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
   return { org, endpoint, receiver };
 };
 
@@ -45,7 +44,7 @@ describe("the failure window", () => {
     const { org, endpoint, receiver } = await endpointFor(() => 500);
     const disabled = await waitFor(
       "the endpoint to be disabled",
-      async () => (await endpointsOf(db.orm, org.id)).find((e) => !e.enabled),
+      async () => (await endpointsOf(db, org.id)).find((e) => !e.enabled),
       15_000,
     );
     expect(disabled).toMatchObject({ id: endpoint.id, enabled: false, disabled_reason: "every delivery failed for the whole failure window" });
@@ -62,17 +61,17 @@ describe("the failure window", () => {
     await waitFor(
       "the delivery to succeed",
       async () =>
-        (await sql<{ status: string }>(db.orm, "select status from webhook_deliveries where endpoint_id = ?", [endpoint.id]))[0]
+        (await sql<{ status: string }>(db, "select status from webhook_deliveries where endpoint_id = ?", [endpoint.id]))[0]
           ?.status === "succeeded",
       15_000,
     );
     expect(receiver.received.length).toBe(3);
     const [state] = await sql<{ enabled: boolean; failing_since: string | null }>(
-      db.orm,
+      db,
       "select enabled, failing_since from webhook_endpoints where id = ?",
       [endpoint.id],
     );
     expect(state).toEqual({ enabled: true, failing_since: null });
-    expect((await endpointsOf(db.orm, org.id))[0]!.enabled).toBe(true);
+    expect((await endpointsOf(db, org.id))[0]!.enabled).toBe(true);
   });
 });

@@ -1,6 +1,5 @@
-import { addWebhookEndpoint, makeClientRepository } from "@platter/persistence";
+import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   killLeftoverDispatchers, metricValue, type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver,
@@ -28,18 +27,19 @@ describe("two dispatchers in parallel", () => {
   it(`deliver ${EVENTS} events exactly once between them`, async () => {
     target = await startReceiver(() => ({ status: 200, delayMs: 15 }));
     const [first, second] = await Promise.all([startDispatcherProcess(db.url), startDispatcherProcess(db.url)]);
-    const org = await createOrganization(db.orm, "Busy Caterers");
-    const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, target.url, []));
+    const org = await createOrganization(db, "Busy Caterers");
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
 
     // Created while both run, ten at a time: both race to fan out and claim.
-    const clients = makeClientRepository(db.orm);
     const ids: number[] = [];
     for (let start = 0; start < EVENTS; start += 10) {
-      const batch = Array.from({ length: 10 }, (_, i) => clients.create(org.scope, { name: `Client ${start + i}` }));
-      ids.push(...(await Promise.all(batch.map((create) => Effect.runPromise(create)))).map((c) => c.id));
+      const batch = Array.from({ length: 10 }, (_, i) =>
+        ClientRepository.use((r) => r.create(org.scope, { name: `Client ${start + i}` })),
+      );
+      ids.push(...(await Promise.all(batch.map((create) => db.run(create)))).map((c) => c.id));
     }
 
-    const deliveries = await settledDeliveries(db.orm, org.id, EVENTS, 60_000);
+    const deliveries = await settledDeliveries(db, org.id, EVENTS, 60_000);
     expect(deliveries.filter((d) => d.status !== "succeeded")).toEqual([]);
 
     const counts = target.countsByEnvelope();
@@ -50,7 +50,7 @@ describe("two dispatchers in parallel", () => {
     expect([...counts.keys()].sort()).toEqual(deliveries.map((d) => d.envelope_id).sort());
     expect(target.received.map((r) => r.envelope.data.id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
     for (const delivery of deliveries) expect(delivery.attempts.map((a) => [a.attempt, a.status_code])).toEqual([[1, 200]]);
-    const [claims] = await sql<{ max: number }>(db.orm, "select max(attempts) as max from webhook_deliveries where organization_id = ?", [org.id]);
+    const [claims] = await sql<{ max: number }>(db, "select max(attempts) as max from webhook_deliveries where organization_id = ?", [org.id]);
     expect(claims!.max).toBe(1);
     for (const request of target.received.slice(0, 3)) {
       await expectSignedEnvelope(request, {

@@ -1,6 +1,5 @@
-import { addWebhookEndpoint, makeEventRepository } from "@platter/persistence";
+import { EventRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver, waitFor,
@@ -26,10 +25,9 @@ afterAll(() => db?.dispose());
 const organizationWithEvents = async (count: number, delayMs: number) => {
   const target = await startReceiver(() => ({ status: 200, delayMs }));
   receivers.push(target);
-  const org = await createOrganization(db.orm, "Crashing Caterers");
-  await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, target.url, []));
-  const events = makeEventRepository(db.orm);
-  for (let i = 0; i < count; i++) await Effect.runPromise(events.create(org.scope, { name: `Event ${i}` }));
+  const org = await createOrganization(db, "Crashing Caterers");
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+  for (let i = 0; i < count; i++) await db.run(EventRepository.use((r) => r.create(org.scope, { name: `Event ${i}` })));
   return { org, target };
 };
 
@@ -43,7 +41,7 @@ describe("SIGKILL mid-batch", () => {
     const receivedBeforeRestart = target.received.length;
 
     const successor = await startDispatcherProcess(db.url, { WEBHOOK_TIMEOUT: "1s", WEBHOOK_LEASE: "2s" });
-    const deliveries = await settledDeliveries(db.orm, org.id, 200, 30_000);
+    const deliveries = await settledDeliveries(db, org.id, 200, 30_000);
     expect(deliveries.filter((d) => d.status !== "succeeded")).toEqual([]);
 
     const counts = target.countsByEnvelope();
@@ -80,7 +78,7 @@ describe("SIGTERM", () => {
     expect(exit, dispatcher.output()).toEqual({ code: 0, signal: null });
 
     // Recorded by the process before it exited: nothing is left pending, nothing needed a retry.
-    const deliveries = await settledDeliveries(db.orm, org.id, 10, 1000);
+    const deliveries = await settledDeliveries(db, org.id, 10, 1000);
     for (const delivery of deliveries) {
       expect(delivery.status).toBe("succeeded");
       expect(delivery.attempts.map((a) => [a.attempt, a.status_code, a.error])).toEqual([[1, 200, null]]);

@@ -1,6 +1,5 @@
-import { addWebhookEndpoint, makeClientRepository } from "@platter/persistence";
+import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor,
@@ -36,17 +35,17 @@ interface AttemptRow {
 const deliverOneTo = async (body: string) => {
   const receiver = await startReceiver(() => ({ status: 200, body }));
   receivers.push(receiver);
-  const org = await createOrganization(db.orm, "Answer Caterers");
-  const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, receiver.url, []));
-  await Effect.runPromise(makeClientRepository(db.orm).create(org.scope, { name: "Ada" }));
+  const org = await createOrganization(db, "Answer Caterers");
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
+  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
   return waitFor(
     "the delivery to succeed",
     async () => {
       const [row] = await sql<AttemptRow>(
-        db.orm,
+        db,
         `select d.status, a.response_body,
            extract(epoch from (a.started_at - o.created_at)) * 1000 as first_try_after_ms
-         from webhook_deliveries d join outbox_events o on o.id = d.outbox_event_id
+         from webhook_deliveries d join webhook_messages o on o.id = d.message_id
          join webhook_attempts a on a.delivery_id = d.id
          where d.endpoint_id = ? order by a.id limit 1`,
         [endpoint.id],

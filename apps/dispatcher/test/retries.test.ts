@@ -1,8 +1,5 @@
-import {
-  addWebhookEndpoint, makeEventRepository, retryDelivery, retryFailedDeliveries, setWebhookEndpointEnabled,
-} from "@platter/persistence";
+import { DeliveryRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type Answer, deliveriesOf, type DispatcherProcess, endpointsOf, freePort, killLeftoverDispatchers, type ReceivedRequest,
@@ -42,9 +39,9 @@ const receiver = async (answer: (request: ReceivedRequest, previous: number) => 
 
 /** An organization with one endpoint at `url`; `createEvent` fires one `event.created`. */
 const organizationWithEndpoint = async (url: string) => {
-  const org = await createOrganization(db.orm, "Retry Caterers");
-  const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, url, []));
-  const createEvent = (name: string) => Effect.runPromise(makeEventRepository(db.orm).create(org.scope, { name }));
+  const org = await createOrganization(db, "Retry Caterers");
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  const createEvent = (name: string) => db.run(EventRepository.use((r) => r.create(org.scope, { name })));
   return { org, endpoint, createEvent };
 };
 
@@ -66,7 +63,7 @@ describe("retries", () => {
     const { org, endpoint, createEvent } = await organizationWithEndpoint(target.url);
     const { id } = await createEvent("Retried gala");
 
-    const [delivery] = await settledDeliveries(db.orm, org.id, 1);
+    const [delivery] = await settledDeliveries(db, org.id, 1);
     expect(delivery).toMatchObject({ status: "succeeded", next_attempt_at: null });
     expect(delivery!.attempts.map((a) => [a.attempt, a.status_code, a.error])).toEqual([[1, 500, null], [2, 500, null], [3, 200, null]]);
     const [first, second, third] = delivery!.attempts;
@@ -88,7 +85,7 @@ describe("retries", () => {
     const { org, createEvent } = await organizationWithEndpoint(target.url);
     await createEvent("Slow receiver");
 
-    const [delivery] = await settledDeliveries(db.orm, org.id, 1);
+    const [delivery] = await settledDeliveries(db, org.id, 1);
     expect(delivery!.status).toBe("succeeded");
     expect(delivery!.attempts).toHaveLength(2);
     expect(delivery!.attempts[0]).toMatchObject({ attempt: 1, status_code: null, response_body: null });
@@ -104,10 +101,10 @@ describe("retries", () => {
     const { org, createEvent } = await organizationWithEndpoint(`http://127.0.0.1:${port}/webhooks`);
     await createEvent("Receiver not up yet");
 
-    await waitFor("the first, refused attempt", async () => (await deliveriesOf(db.orm, org.id))[0]?.attempts.length === 1);
+    await waitFor("the first, refused attempt", async () => (await deliveriesOf(db, org.id))[0]?.attempts.length === 1);
     const target = await receiver(() => ({ status: 200 }), port);
 
-    const [delivery] = await settledDeliveries(db.orm, org.id, 1);
+    const [delivery] = await settledDeliveries(db, org.id, 1);
     expect(delivery!.status).toBe("succeeded");
     const attempts = delivery!.attempts;
     expect(attempts.length).toBeGreaterThanOrEqual(2);
@@ -127,7 +124,7 @@ describe("retries", () => {
     const { org, endpoint, createEvent } = await organizationWithEndpoint(target.url);
     await createEvent("Never answered");
 
-    const [failed] = await settledDeliveries(db.orm, org.id, 1);
+    const [failed] = await settledDeliveries(db, org.id, 1);
     expect(failed).toMatchObject({ status: "failed", next_attempt_at: null });
     expect(failed!.attempts.map((a) => [a.attempt, a.status_code, a.response_body])).toEqual(
       Array.from({ length: TRIES }, (_, i) => [i + 1, 503, "down"]),
@@ -136,11 +133,11 @@ describe("retries", () => {
     expect(failed!.attempts.at(-1)!.next_attempt_at).toBeNull();
     expect(target.received).toHaveLength(TRIES);
     // Failing for less than the failure window leaves the endpoint enabled.
-    expect((await endpointsOf(db.orm, org.id))[0]).toMatchObject({ id: endpoint.id, enabled: true, disabled_reason: null });
+    expect((await endpointsOf(db, org.id))[0]).toMatchObject({ id: endpoint.id, enabled: true, disabled_reason: null });
 
     healthy = true;
-    expect(await Effect.runPromise(retryDelivery(db.orm, failed!.id))).toEqual({ retried: 1 });
-    const [retried] = await settledDeliveries(db.orm, org.id, 1);
+    expect(await db.run(DeliveryRepository.use((r) => r.retry(org.scope, failed!.id)))).toEqual({ retried: 1 });
+    const [retried] = await settledDeliveries(db, org.id, 1);
     expect(retried).toMatchObject({ id: failed!.id, status: "succeeded" });
     expect(retried!.attempts).toHaveLength(TRIES + 1);
     expect(retried!.attempts.at(-1)).toMatchObject({ attempt: TRIES + 1, status_code: 200 });
@@ -156,13 +153,13 @@ describe("410 Gone", () => {
     const { org, endpoint, createEvent } = await organizationWithEndpoint(target.url);
     await createEvent("Before the 410");
 
-    const [goneDelivery] = await settledDeliveries(db.orm, org.id, 1);
+    const [goneDelivery] = await settledDeliveries(db, org.id, 1);
     expect(goneDelivery).toMatchObject({ status: "failed" });
     expect(goneDelivery!.attempts).toEqual([
       expect.objectContaining({ attempt: 1, status_code: 410, response_body: "no such hook", next_attempt_at: null }),
     ]);
     const [disabled] = await waitFor("the endpoint to be disabled", async () => {
-      const endpoints = await endpointsOf(db.orm, org.id);
+      const endpoints = await endpointsOf(db, org.id);
       return endpoints[0]?.enabled === false ? endpoints : undefined;
     });
     expect(disabled).toMatchObject({ id: endpoint.id, enabled: false, disabled_reason: "endpoint answered 410 Gone" });
@@ -170,23 +167,23 @@ describe("410 Gone", () => {
     await createEvent("After the 410");
     await waitFor("the new outbox row to be fanned out", async () => {
       const [row] = await sql<{ n: string }>(
-        db.orm,
-        "select count(*) as n from outbox_events where organization_id = ? and fanned_out_at is null",
+        db,
+        "select count(*) as n from webhook_messages where organization_id = ? and fanned_out_at is null",
         [org.id],
       );
       return row!.n === "0";
     });
-    expect(await deliveriesOf(db.orm, org.id)).toHaveLength(1);
+    expect(await deliveriesOf(db, org.id)).toHaveLength(1);
     expect(target.received).toHaveLength(1);
 
     // Re-enabled, and its failed delivery retried: the same envelope arrives again.
     gone = false;
-    await Effect.runPromise(setWebhookEndpointEnabled(db.orm, endpoint.id, true));
-    expect(await Effect.runPromise(retryFailedDeliveries(db.orm, endpoint.id))).toEqual({ retried: 1 });
-    const [redelivered] = await settledDeliveries(db.orm, org.id, 1);
+    await db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, endpoint.id, true)));
+    expect(await db.run(DeliveryRepository.use((r) => r.retryFailed(org.scope, endpoint.id)))).toEqual({ retried: 1 });
+    const [redelivered] = await settledDeliveries(db, org.id, 1);
     expect(redelivered).toMatchObject({ id: goneDelivery!.id, status: "succeeded" });
     expect(target.received).toHaveLength(2);
     expectIdenticalResends(target.received);
-    expect((await endpointsOf(db.orm, org.id))[0]).toMatchObject({ enabled: true, disabled_reason: null });
+    expect((await endpointsOf(db, org.id))[0]).toMatchObject({ enabled: true, disabled_reason: null });
   });
 });
