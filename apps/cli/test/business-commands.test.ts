@@ -13,7 +13,7 @@ let org: number;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   env = { DATABASE_URL: db.url };
-  org = (await createOrganization(db.orm, "Business Events Test", "EUR")).id;
+  org = (await createOrganization(db, "Business Events Test", "EUR")).id;
 });
 afterAll(() => db?.dispose());
 
@@ -29,7 +29,7 @@ interface OutboxRow {
 
 /** The outbox rows of one record, by the `id` their payload carries. */
 const outboxOf = (type: string, id: number) =>
-  rows<OutboxRow>("select type, payload from outbox_events where type = ? and (payload->'data'->>'id')::bigint = ?", [type, id]);
+  rows<OutboxRow>("select type, payload from webhook_messages where type = ? and (payload->'data'->>'id')::bigint = ?", [type, id]);
 
 let invoiceNumbers = 0;
 
@@ -109,12 +109,12 @@ describe("platter invoice pay", () => {
 
   it("fails with exit 1 for a void invoice, which stays void, and records nothing", async () => {
     const invoice = await insertInvoice("void");
-    const outboxBefore = await countOf("outbox_events");
+    const outboxBefore = await countOf("webhook_messages");
     const result = await runCliFailing(["invoice", "pay", "--id", String(invoice.id)], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("from void to paid");
     expect(await invoiceState(invoice.id)).toEqual({ status: "void", amount_paid_minor: 0 });
-    expect(await countOf("outbox_events")).toBe(outboxBefore);
+    expect(await countOf("webhook_messages")).toBe(outboxBefore);
   });
 });
 
@@ -153,11 +153,11 @@ describe("an unknown record id", () => {
     { command: "invoice pay", message: "invoice 999999 does not exist" },
     { command: "proposal approve", message: "proposal 999999 does not exist" },
   ])("fails `$command` with exit 1 and records nothing", async ({ command, message }) => {
-    const outboxBefore = await countOf("outbox_events");
+    const outboxBefore = await countOf("webhook_messages");
     const result = await runCliFailing([...command.split(" "), "--id", "999999"], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(message);
-    expect(await countOf("outbox_events")).toBe(outboxBefore);
+    expect(await countOf("webhook_messages")).toBe(outboxBefore);
   });
 });
 
@@ -165,7 +165,7 @@ describe("platter inquiry receive", () => {
   const written = async () => ({
     clients: await countOf("clients"),
     events: await countOf("events"),
-    outbox: await countOf("outbox_events"),
+    outbox: await countOf("webhook_messages"),
   });
 
   it("records the requester as a client, the request as an inquiry event, and event.inquiry", async () => {

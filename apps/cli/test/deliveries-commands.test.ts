@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { envelopeBody } from "@platter/domain";
-import { addWebhookEndpoint, makeWebhookStore, receiveInquiry } from "@platter/persistence";
+import { BusinessActions, DeliveryQueue, Operator, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { WebhookDispatcher } from "@platter/webhooks";
 import { Effect } from "effect";
@@ -59,13 +59,13 @@ const ONE_TRY = {
 
 /** Runs a dispatcher until the organization's outbox is fanned out and none of its deliveries is pending. */
 const deliverEverything = async (organizationId: number): Promise<void> => {
-  const dispatcher = new WebhookDispatcher(makeWebhookStore(db.orm), ONE_TRY);
+  const dispatcher = new WebhookDispatcher(await db.run(DeliveryQueue.use(Effect.succeed)), ONE_TRY);
   dispatcher.start();
   try {
     await vi.waitFor(
       async () => {
         const [left] = await rows<{ n: number }>(
-          `select (select count(*) from outbox_events where organization_id = ? and fanned_out_at is null)
+          `select (select count(*) from webhook_messages where organization_id = ? and fanned_out_at is null)
                 + (select count(*) from webhook_deliveries where organization_id = ? and status = 'pending') as n`,
           [organizationId, organizationId],
         );
@@ -80,7 +80,8 @@ const deliverEverything = async (organizationId: number): Promise<void> => {
 
 /** Records business events (inquiries) for the organization, each an outbox row. */
 const recordInquiries = async (organizationId: number, names: readonly string[]): Promise<void> => {
-  for (const name of names) await Effect.runPromise(receiveInquiry(db.orm, organizationId, { name }));
+  const scope = await db.run(Operator.use((o) => o.scopeOf(organizationId)));
+  for (const name of names) await db.run(BusinessActions.use((actions) => actions.receiveInquiry(scope, { name })));
 };
 
 interface DeliveredOrganization {
@@ -94,9 +95,9 @@ interface DeliveredOrganization {
 
 /** An organization with an accepting and a failing endpoint, and `events` events delivered to both. */
 const deliveredOrganization = async (events = 2): Promise<DeliveredOrganization> => {
-  const { id } = await createOrganization(db.orm, "Delivery Test");
-  const ok = await Effect.runPromise(addWebhookEndpoint(db.orm, id, `${receiverUrl}/ok`, []));
-  const failing = await Effect.runPromise(addWebhookEndpoint(db.orm, id, `${receiverUrl}/failing`, []));
+  const { id, scope } = await createOrganization(db, "Delivery Test");
+  const ok = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
+  const failing = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/failing`, [])));
   await recordInquiries(id, Array.from({ length: events }, (_, i) => `Guest ${i + 1}`));
   await deliverEverything(id);
   const deliveries = await rows<{ id: number; endpoint_id: number }>(
@@ -188,10 +189,10 @@ describe("platter deliveries retry --id", () => {
   });
 
   it("fails with exit 1 for a delivery that is still pending, and leaves it as it was", async () => {
-    const { id } = await createOrganization(db.orm, "Pending Test");
-    await Effect.runPromise(addWebhookEndpoint(db.orm, id, `${receiverUrl}/ok`, []));
+    const { id, scope } = await createOrganization(db, "Pending Test");
+    await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
     await recordInquiries(id, ["Still Waiting"]);
-    await makeWebhookStore(db.orm).fanOut(500, envelopeBody, 0); // a delivery exists, nothing has attempted it
+    await db.run(DeliveryQueue.use((queue) => queue.fanOut(500, envelopeBody, 0))); // a delivery exists, nothing has attempted it
     const [pending] = await rows<{ id: number }>("select id::int from webhook_deliveries where organization_id = ?", [id]);
 
     const result = await runCliFailing(["deliveries", "retry", "--id", String(pending!.id)], env);

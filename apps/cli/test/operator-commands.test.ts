@@ -1,9 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApiApp } from "@platter/api";
-import { repositoriesLayer } from "@platter/persistence";
 import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
-import { ManagedRuntime } from "effect";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliJson } from "./cli-process.ts";
@@ -14,20 +12,17 @@ let db: TestDatabase;
 let env: Record<string, string>;
 let api: Server;
 let baseUrl: string;
-let runtime: ManagedRuntime.ManagedRuntime<any, never>;
 
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   env = { DATABASE_URL: db.url };
-  runtime = ManagedRuntime.make(repositoriesLayer(db.orm));
-  api = createServer(createApiApp(runtime, pino({ level: "silent" })).callback());
+  api = createServer(createApiApp(db.runtime, pino({ level: "silent" })).callback());
   await new Promise<void>((done) => api.listen(0, "127.0.0.1", done));
   baseUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   api?.closeAllConnections();
   await new Promise((done) => api?.close(done));
-  await runtime?.dispose();
   await db?.dispose();
 });
 

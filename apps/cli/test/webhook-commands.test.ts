@@ -1,4 +1,5 @@
-import { addWebhookEndpoint } from "@platter/persistence";
+import type { WebhookEventType } from "@platter/domain";
+import { Operator, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -20,11 +21,15 @@ const rows = <Row>(sql: string, params: unknown[] = []) => db.orm.em.getConnecti
 const endpointCount = async (): Promise<number> =>
   (await rows<{ n: number }>("select count(*)::int as n from webhook_endpoints"))[0]!.n;
 
-const newOrganization = async (): Promise<number> => (await createOrganization(db.orm, "Webhook Test")).id;
+const newOrganization = async (): Promise<number> => (await createOrganization(db, "Webhook Test")).id;
 
 /** An endpoint registered in-process, for tests about the commands that manage existing endpoints. */
-const registeredEndpoint = (organizationId: number, url = "https://93.184.216.34/hooks") =>
-  Effect.runPromise(addWebhookEndpoint(db.orm, organizationId, url, []));
+const registeredEndpoint = (organizationId: number, url = "https://93.184.216.34/hooks", types: WebhookEventType[] = []) =>
+  db.run(
+    Effect.flatMap(Operator.use((o) => o.scopeOf(organizationId)), (scope) =>
+      WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, url, types)),
+    ),
+  );
 
 /** A public address written as an IP literal, so registration needs no DNS. */
 const PUBLIC_URL = "https://93.184.216.34/platter/hooks";
@@ -102,9 +107,7 @@ describe("platter webhook list", () => {
   it("lists the organization's endpoints, and only those", async () => {
     const org = await newOrganization();
     const first = await registeredEndpoint(org, "https://93.184.216.34/first");
-    const second = await Effect.runPromise(
-      addWebhookEndpoint(db.orm, org, "https://93.184.216.34/second", ["event.inquiry", "proposal.approved"]),
-    );
+    const second = await registeredEndpoint(org, "https://93.184.216.34/second", ["event.inquiry", "proposal.approved"]);
     await registeredEndpoint(await newOrganization(), "https://93.184.216.34/someone-else");
 
     const listed = await runCliJson(["webhook", "list", "--org", String(org)], env);
