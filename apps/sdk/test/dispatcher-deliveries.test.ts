@@ -2,9 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { addWebhookEndpoint } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { freePort } from "@platter/persistence/testing";
-import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, WebhookSignatureError } from "../src/index.ts";
 import { type SdkTestbed, startSdkTestbed } from "./sdk-testbed.ts";
@@ -36,7 +35,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-  ({ secret } = await Effect.runPromise(addWebhookEndpoint(bed.db.orm, bed.org.id, url, ["client.created"])));
+  ({ secret } = await bed.db.run(WebhookEndpointRepository.use((e) => e.add(bed.org.scope, url, ["client.created"]))));
   dispatcher = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER], {
     env: {
       ...process.env,

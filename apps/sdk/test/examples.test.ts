@@ -151,7 +151,7 @@ describe.each(["examples/webhook-node-http.ts", "examples/webhook-koa.ts"])("%s"
     const name = `Webhook client ${file}`;
     await bed.platter().clients.create({ name });
     const [row] = await bed.sql<{ envelope_id: string; type: string; payload: unknown; created_at: Date }>(
-      "select envelope_id, type, payload, created_at from outbox_events where organization_id = ? and payload->'data'->>'name' = ?",
+      "select envelope_id, type, payload, created_at from webhook_messages where organization_id = ? and payload->'data'->>'name' = ?",
       [bed.org.id, name],
     );
     envelopeId = row!.envelope_id;

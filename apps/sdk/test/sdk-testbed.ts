@@ -1,11 +1,10 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, createLogger } from "@platter/api";
-import { repositoriesLayer } from "@platter/persistence";
+import { createApiApp } from "@platter/api";
+import { createLogger } from "@platter/ops";
 import {
   createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase,
 } from "@platter/persistence/testing";
-import { ManagedRuntime } from "effect";
 import { inject } from "vitest";
 import { Platter, type PlatterOptions } from "../src/index.ts";
 
@@ -34,22 +33,20 @@ export interface SdkTestbed {
 /** Starts the API on a fresh database and creates one organization. */
 export const startSdkTestbed = async (): Promise<SdkTestbed> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
-  const runtime = ManagedRuntime.make(repositoriesLayer(db.orm));
-  const server: Server = createHttpServer(createApiApp(runtime, createLogger("api", "silent")).callback());
+  const server: Server = createHttpServer(createApiApp(db.runtime, createLogger("api", "silent")).callback());
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  const org = await createOrganization(db.orm, "SDK Catering", "EUR");
+  const org = await createOrganization(db, "SDK Catering", "EUR");
   return {
     baseUrl,
     db,
     org,
     sql: (statement, params = []) => db.orm.em.getConnection().execute(statement, [...params]),
-    newOrganization: (name, currency) => createOrganization(db.orm, name, currency),
+    newOrganization: (name, currency) => createOrganization(db, name, currency),
     platter: (options = {}) => new Platter({ apiKey: org.writeKey, baseUrl, ...options }),
     close: async () => {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
-      await runtime.dispose();
       await db.dispose();
     },
   };
