@@ -2,7 +2,7 @@ import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
-import { addWebhookEndpoint, generateSigningSecret, makeWebhookStore, type Orm, openOrm } from "@platter/persistence";
+import { DeliveryQueue, generateSigningSecret, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, startTestPostgres, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { WebhookDispatcher } from "@platter/webhooks";
@@ -21,7 +21,7 @@ import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } 
 
 /**
  * `npm run bench:webhooks`: webhook delivery throughput and latency. In a PostgreSQL of its own,
- * drains a backlog of outbox events through one and then two dispatcher processes into a local
+ * drains a backlog of webhook messages through one and then two dispatcher processes into a local
  * receiver, times single events at a low rate, and does the same with a pg-boss 11 worker as the
  * reference; prints a table and writes the `## Webhook delivery` section of docs/performance.md.
  *
@@ -60,7 +60,7 @@ if (settings.concurrency % settings.pgBossWorkers !== 0) throw new Error("BENCH_
 
 const log = (line: string) => console.log(line);
 const count = (n: number) => n.toLocaleString("en-US");
-const sql = <Row>(orm: Orm, statement: string, params: unknown[] = []) => orm.em.getConnection().execute<Row[]>(statement, params);
+const sql = <Row>(db: TestDatabase, statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
 /** A fresh migrated database with one organization and one endpoint (client.created) at the receiver. */
 const withPlatterDatabase = async <T>(
@@ -70,8 +70,8 @@ const withPlatterDatabase = async <T>(
 ): Promise<T> => {
   const db = await createTestDatabase(adminUrl);
   try {
-    const org = await createOrganization(db.orm, "Bench Catering", "EUR");
-    const endpoint = await Effect.runPromise(addWebhookEndpoint(db.orm, org.id, receiverUrl, ["client.created"]));
+    const org = await createOrganization(db, "Bench Catering", "EUR");
+    const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"])));
     return await use(db, org.id, endpoint.secret);
   } finally {
     await db.dispose();
@@ -79,9 +79,9 @@ const withPlatterDatabase = async <T>(
 };
 
 /** Checks the dispatcher's own record after a run: every delivery succeeded, how many needed a second try. */
-const deliveryRecord = async (orm: Orm, expected: number): Promise<string> => {
+const deliveryRecord = async (db: TestDatabase, expected: number): Promise<string> => {
   const [row] = await sql<{ succeeded: string; other: string; retried: string; attempts: string }>(
-    orm,
+    db,
     `select count(*) filter (where status = 'succeeded') as succeeded, count(*) filter (where status <> 'succeeded') as other,
        count(*) filter (where attempts > 1) as retried, (select count(*) from webhook_attempts) as attempts
      from webhook_deliveries`,
@@ -106,15 +106,15 @@ const pgBossSettings = (secret: string, batchSize: number): PgBossWorkerSettings
  * backlog goes. Same configuration as the dispatcher process, minus the ops port and the listener.
  */
 const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId: number, secret: string): Promise<StoreProfile> => {
-  await enqueueBacklog(db.orm, organizationId, settings.events);
+  await enqueueBacklog(db, organizationId, settings.events);
   bench.receiver.reset(secret);
   const config = loadDispatcherConfig({
     DATABASE_URL: db.url,
     DISPATCHER_CONCURRENCY: String(settings.concurrency),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
   });
-  const orm = await openOrm(db.url, { poolSize: config.poolSize });
-  const timed = timedStore(makeWebhookStore(orm));
+  const platform = await openPlatform(config);
+  const timed = timedStore(await platform.runPromise(DeliveryQueue.use(Effect.succeed)));
   const dispatcher = new WebhookDispatcher(timed.store, config, { failedLoop: (error) => console.error("profile:", error) });
   const began = performance.now();
   dispatcher.start();
@@ -122,7 +122,7 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
     await bench.receiver.waitFor(settings.events, bench.timeoutMs);
   } finally {
     await dispatcher.stop();
-    await orm.close(true);
+    await platform.dispose();
   }
   return { deliveries: settings.events, seconds: (performance.now() - began) / 1000, timings: timed.timings() };
 };
@@ -154,29 +154,29 @@ const run = async (): Promise<void> => {
           await sleep(1000); // idle, listening
           log("dispatcher ×1: low-load latency…");
           latency.push(await measureLatency(bench, "Platter dispatcher ×1", settings.latencyRate, settings.latencySeconds,
-            outboxSingleEvents(db.orm, organizationId)));
+            outboxSingleEvents(db, organizationId)));
         } finally {
           await dispatcher.stop();
         }
       });
       await withPlatterDatabase(postgres.adminUrl, receiver.url, async (db, organizationId, secret) => {
-        await enqueueBacklog(db.orm, organizationId, settings.events);
+        await enqueueBacklog(db, organizationId, settings.events);
         receiver.reset(secret);
         log(`dispatcher ×1: draining ${count(settings.events)}…`);
         throughput.push(await drainBacklog(bench, `Platter dispatcher ×1 (concurrency ${settings.concurrency})`, settings.events,
           async () => [await startDispatcherProcess(db.url, settings.concurrency)]));
-        log(`  ${await deliveryRecord(db.orm, settings.events)}`);
+        log(`  ${await deliveryRecord(db, settings.events)}`);
       });
     }
 
     if (scenarios.has("dispatchers")) {
       await withPlatterDatabase(postgres.adminUrl, receiver.url, async (db, organizationId, secret) => {
-        await enqueueBacklog(db.orm, organizationId, settings.events);
+        await enqueueBacklog(db, organizationId, settings.events);
         receiver.reset(secret);
         log(`dispatcher ×2: draining ${count(settings.events)}…`);
         throughput.push(await drainBacklog(bench, `Platter dispatcher ×2 (concurrency ${settings.concurrency} each)`, settings.events,
           () => Promise.all([startDispatcherProcess(db.url, settings.concurrency), startDispatcherProcess(db.url, settings.concurrency)])));
-        log(`  ${await deliveryRecord(db.orm, settings.events)}`);
+        log(`  ${await deliveryRecord(db, settings.events)}`);
       });
     }
 

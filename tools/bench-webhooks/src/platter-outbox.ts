@@ -1,37 +1,37 @@
-import type { Orm } from "@platter/persistence";
+import type { TestDatabase } from "@platter/persistence/testing";
 import type { SingleEvents } from "./measurements.ts";
 
 /**
- * Events for the Platter dispatcher, written straight into `outbox_events` as the API writes them:
+ * Messages for the Platter dispatcher, written straight into `webhook_messages` as the API writes them:
  * type `client.created`, payload version 1, `created_at` = now() of the inserting transaction.
  */
 
 const PAYLOAD = "jsonb_build_object('version', 1, 'data', jsonb_build_object('id', n, 'name', 'Client ' || n))";
 
 /** Commits `count` events in one statement: the backlog a dispatcher then drains. */
-export const enqueueBacklog = async (orm: Orm, organizationId: number, count: number): Promise<void> => {
-  const connection = orm.em.getConnection();
+export const enqueueBacklog = async (db: TestDatabase, organizationId: number, count: number): Promise<void> => {
+  const connection = db.orm.em.getConnection();
   await connection.execute(
-    `insert into outbox_events (organization_id, type, payload)
+    `insert into webhook_messages (organization_id, type, payload)
      select ?, 'client.created', ${PAYLOAD} from generate_series(1, ?::int) n`,
     [organizationId, count],
   );
-  await connection.execute("analyze outbox_events");
+  await connection.execute("analyze webhook_messages");
 };
 
 /** Single events, each its own transaction; commit times come from the rows' `created_at`. */
-export const outboxSingleEvents = (orm: Orm, organizationId: number): SingleEvents => ({
+export const outboxSingleEvents = (db: TestDatabase, organizationId: number): SingleEvents => ({
   commitOne: async (n) => {
-    const [row] = await orm.em.getConnection().execute<{ envelope_id: string }[]>(
-      `insert into outbox_events (organization_id, type, payload)
+    const [row] = await db.orm.em.getConnection().execute<{ envelope_id: string }[]>(
+      `insert into webhook_messages (organization_id, type, payload)
        select ?, 'client.created', ${PAYLOAD} from (select ?::int as n) s returning envelope_id`,
       [organizationId, n],
     );
     return row!.envelope_id;
   },
   commitTimes: async (envelopeIds) => {
-    const rows = await orm.em.getConnection().execute<{ envelope_id: string; ms: number }[]>(
-      "select envelope_id, extract(epoch from created_at)::float8 * 1000 as ms from outbox_events where envelope_id = any(?::text[])",
+    const rows = await db.orm.em.getConnection().execute<{ envelope_id: string; ms: number }[]>(
+      "select envelope_id, extract(epoch from created_at)::float8 * 1000 as ms from webhook_messages where envelope_id = any(?::text[])",
       [`{${envelopeIds.join(",")}}`],
     );
     return new Map(rows.map((r) => [r.envelope_id, Number(r.ms)]));

@@ -1,8 +1,9 @@
-import type { WebhookStore } from "@platter/domain";
+import type { DeliveryQueue } from "@platter/persistence";
+import { Effect } from "effect";
 import { percentile } from "./report.ts";
 
 /**
- * A WebhookStore that times every call of the real one, for the profile scenario: where a
+ * A delivery queue that times every call of the real one, for the profile scenario: where a
  * dispatcher's time goes (fan-out, claims, result writes) and how big each batch was.
  */
 
@@ -27,21 +28,25 @@ interface Samples {
 }
 
 /** Wraps `store`; `timings()` summarises every call made so far. */
-export const timedStore = (store: WebhookStore): { store: WebhookStore; timings: () => OperationTimings[] } => {
+type Queue = DeliveryQueue["Service"];
+
+export const timedStore = (store: Queue): { store: Queue; timings: () => OperationTimings[] } => {
   const samples = new Map<string, Samples>();
   /** Calls that found nothing to do are counted apart (`fanOut (none)`): they are the loop's idle cost. */
-  const time = async <T>(operation: string, asked: number, call: () => Promise<T>, rowsOf: (result: T) => number): Promise<T> => {
-    const began = performance.now();
-    const result = await call();
-    const rows = rowsOf(result);
-    const name = rows === 0 ? `${operation} (none)` : operation;
-    const entry = samples.get(name) ?? { durations: [], rows: 0, asked: 0 };
-    entry.durations.push(performance.now() - began);
-    entry.rows += rows;
-    entry.asked += asked;
-    samples.set(name, entry);
-    return result;
-  };
+  const time = <T>(operation: string, asked: number, call: () => Effect.Effect<T>, rowsOf: (result: T) => number): Effect.Effect<T> =>
+    Effect.suspend(() => {
+      const began = performance.now();
+      return Effect.map(call(), (result) => {
+        const rows = rowsOf(result);
+        const name = rows === 0 ? `${operation} (none)` : operation;
+        const entry = samples.get(name) ?? { durations: [], rows: 0, asked: 0 };
+        entry.durations.push(performance.now() - began);
+        entry.rows += rows;
+        entry.asked += asked;
+        samples.set(name, entry);
+        return result;
+      });
+    });
   return {
     store: {
       fanOut: (limit, bodyOf, delayMs) => time("fanOut", limit, () => store.fanOut(limit, bodyOf, delayMs), (n) => n),

@@ -3,7 +3,8 @@ import { isDeepStrictEqual } from "node:util";
 import { cpus, loadavg, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { encodeCursor } from "@platter/domain";
-import { seedBulk } from "@platter/persistence";
+import type { OrgScope } from "@platter/domain";
+import { Seeding } from "@platter/persistence";
 import { createOrganization, createTestDatabase, startTestPostgres, type TestDatabase } from "@platter/persistence/testing";
 import { cpuMeter } from "./cpu-meter.ts";
 import { type LoadResult, type LoadSettings, type LoadTarget, measureInterleaved, medianRatio } from "./load.ts";
@@ -65,16 +66,17 @@ const stopServer = (child: ChildProcess): Promise<void> =>
   });
 
 /** Seeds and times each step from the progress callback. */
-const seed = async (db: TestDatabase, organizationId: number) => {
+const seed = async (db: TestDatabase, scope: OrgScope) => {
   const took = { clients: 0, events: 0, invoices: 0, vacuum: 0 };
   let stepStart = performance.now();
-  await seedBulk(db.orm, { organizationId, ...sizes }, (label, done, total) => {
+  const progress = (label: string, done: number, total: number) => {
     log(`  seeded ${label.padEnd(8)} ${done.toLocaleString("en-US").padStart(11)} / ${total.toLocaleString("en-US")}`);
     if (done === total && label in took) {
       took[label as keyof typeof took] = seconds(stepStart);
       stepStart = performance.now();
     }
-  });
+  };
+  await db.run(Seeding.use((seeding) => seeding.bulk(scope, sizes, progress)));
   const vacuumStart = performance.now();
   await db.orm.em.getConnection().execute("vacuum (analyze) clients, events, invoices, invoice_line_items");
   took.vacuum = seconds(vacuumStart);
@@ -131,10 +133,10 @@ const run = async (): Promise<boolean> => {
   const servers: ChildProcess[] = [];
   try {
     db = await createTestDatabase(postgres.adminUrl);
-    const org = await createOrganization(db.orm, "Bench Catering", "EUR");
+    const org = await createOrganization(db, "Bench Catering", "EUR");
     const [version] = await sql<{ version: string }>(db, "select current_setting('server_version') as version", []);
     log(`PostgreSQL ${version!.version} (${postgres.kind}); seeding…`);
-    const seedSeconds = await seed(db, org.id);
+    const seedSeconds = await seed(db, org.scope);
     log(`seeded: clients ${seedSeconds.clients.toFixed(1)} s, events ${seedSeconds.events.toFixed(1)} s, ` +
       `vacuum ${seedSeconds.vacuum.toFixed(1)} s`);
 

@@ -1,14 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, createLogger } from "@platter/api";
-import { openOrm, repositoriesLayer } from "@platter/persistence";
-import { ManagedRuntime } from "effect";
+import { createApiApp } from "@platter/api";
+import { createLogger } from "@platter/ops";
+import { openPlatform } from "@platter/persistence";
 import { startReferenceServer } from "./reference-server.ts";
 
 /**
  * One server under load, in a process of its own so that neither the load generator nor the
  * other server shares its event loop or its heap: `BENCH_SERVER=api` is the real API (Koa app,
- * repositories runtime, silent logger), `BENCH_SERVER=reference` the hand-written reference.
+ * the platform's storage services, silent logger), `BENCH_SERVER=reference` the hand-written reference.
  * Both listen on 127.0.0.1 with a pool of `BENCH_POOL_SIZE`. Started by main.ts with `fork`; reports
  * its port over IPC and stops when told to or when its parent goes away.
  */
@@ -29,8 +29,7 @@ const listen = (server: Server): Promise<number> =>
   });
 
 const startApi = async () => {
-  const orm = await openOrm(databaseUrl, { poolSize });
-  const runtime = ManagedRuntime.make(repositoriesLayer(orm));
+  const runtime = await openPlatform({ databaseUrl, dataDir: "", localPostgresPort: 0, poolSize });
   const server = createServer(createApiApp(runtime, createLogger("api", "silent")).callback());
   const port = await listen(server);
   return {
@@ -39,7 +38,6 @@ const startApi = async () => {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
       await runtime.dispose();
-      await orm.close(true);
     },
   };
 };
