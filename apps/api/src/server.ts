@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createOpsServer } from "@platter/ops";
-import { Database, Housekeeping } from "@platter/persistence";
+import { Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
 import type { ApiConfig } from "./config.ts";
@@ -38,7 +38,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Platf
     return handle(req, res);
   });
   api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
-  const ops = createOpsServer({ isReady: () => runtime.runPromise(Database.use((db) => db.ping)).then(() => true) });
+  const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true) });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
   const prune = setInterval(
     () => void runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())).catch((err) => logger.warn({ err }, "prune failed")),

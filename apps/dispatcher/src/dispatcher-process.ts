@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { Effect } from "effect";
 import { createOpsServer } from "@platter/ops";
-import { Database, DeliveryQueue, listenForOutbox, type PlatformRuntime } from "@platter/persistence";
+import { DeliveryQueue, pingDatabase, type PlatformRuntime } from "@platter/persistence";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
@@ -16,11 +16,7 @@ export interface RunningDispatcher {
 
 /** Starts delivering on the platform's delivery queue; wakes on NOTIFY, polls as a fallback. */
 export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningDispatcher> => {
-  const { store, url } = await runtime.runPromise(
-    Effect.gen(function* () {
-      return { store: yield* DeliveryQueue, url: (yield* Database).url };
-    }),
-  );
+  const store = await runtime.runPromise(DeliveryQueue.use(Effect.succeed));
   const metrics = createDispatcherMetrics(store);
   const dispatcher = new WebhookDispatcher(store, config, {
     attempted: (outcome, durationMs, delivery) => {
@@ -32,10 +28,10 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       logger.error({ err: error }, "dispatcher loop error");
     },
   });
-  const listener = listenForOutbox(url, () => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
+  const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
   dispatcher.start();
   const ops = createOpsServer({
-    isReady: () => runtime.runPromise(Database.use((db) => db.ping)).then(() => true),
+    isReady: () => runtime.runPromise(pingDatabase).then(() => true),
     metrics: metrics.registry,
   });
   await new Promise<void>((done) => ops.listen(config.opsPort, config.host, done));

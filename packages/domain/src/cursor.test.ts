@@ -16,16 +16,13 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const AnyKey = Schema.Array(Schema.Union([Schema.String, Schema.Int]));
 
 const expectInvalid = (result: Result.Result<unknown, InvalidCursor>): void => {
-  expect(Result.isFailure(result)).toBe(true);
-  if (Result.isFailure(result)) {
-    expect(result.failure).toBeInstanceOf(InvalidCursor);
-    expect(result.failure._tag).toBe("InvalidCursor");
-  }
+  const failure = Result.getOrThrow(Result.flip(result));
+  expect(failure).toBeInstanceOf(InvalidCursor);
+  expect(failure._tag).toBe("InvalidCursor");
 };
 
 const expectDecoded = <K>(result: Result.Result<K, InvalidCursor>, expected: unknown): void => {
-  expect(Result.isSuccess(result)).toBe(true);
-  if (Result.isSuccess(result)) expect(result.success).toEqual(expected);
+  expect(Result.getOrThrow(result)).toEqual(expected);
 };
 
 /**

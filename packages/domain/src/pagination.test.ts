@@ -153,8 +153,7 @@ const decodeKey = <Row, Key extends SortKey>(listing: Listing<Row, Key>, cursor:
 describe("parsePageRequest", () => {
   it("without a cursor: default limit, no key", () => {
     const result = parsePageRequest(eventListing, {});
-    expect(Result.isSuccess(result)).toBe(true);
-    if (Result.isSuccess(result)) expect(result.success).toEqual({ limit: 100, after: undefined });
+    expect(Result.getOrThrow(result)).toEqual({ limit: 100, after: undefined });
   });
 
   it("without a cursor: uses the parsed limit", () => {
@@ -194,8 +193,7 @@ describe("parsePageRequest", () => {
     ["a cursor with a wrong key shape", encodeCursor("events", [1, "2026-01-01T12:00:00.000Z"])],
   ])("fails with InvalidCursor for %s", (_label, cursor) => {
     const result = parsePageRequest(eventListing, { limit: "10", cursor });
-    expect(Result.isFailure(result)).toBe(true);
-    if (Result.isFailure(result)) expect(result.failure).toBeInstanceOf(InvalidCursor);
+    expect(Result.getOrThrow(Result.flip(result))).toBeInstanceOf(InvalidCursor);
   });
 
   it("round-trips any valid key and limit (property)", () => {

@@ -106,3 +106,6 @@ export class Database extends Context.Service<
       }),
     );
 }
+
+/** Succeeds when the platform's database answers (readiness probes). */
+export const pingDatabase: Effect.Effect<void, never, Database> = Database.use((database) => database.ping);

@@ -1,4 +1,4 @@
-export { Database, type DatabaseOptions } from "./database.ts";
+export { type DatabaseOptions, pingDatabase } from "./database.ts";
 export * from "./housekeeping.ts";
 export * from "./operator/business-actions.ts";
 export * from "./operator/operator.ts";
@@ -8,4 +8,4 @@ export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";
 export type { DemoCounts } from "./seed/demo.ts";
 export * from "./seed/seeding.ts";
 export * from "./webhooks/delivery-queue.ts";
-export * from "./webhooks/outbox-listener.ts";
+export type { OutboxListener } from "./webhooks/outbox-listener.ts";

@@ -1,5 +1,5 @@
 import { Layer, ManagedRuntime } from "effect";
-import { Database, type DatabaseOptions } from "./database.ts";
+import { Database, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
 import { Operator } from "./operator/operator.ts";
@@ -59,6 +59,6 @@ export const openPlatform = async (settings: PlatformSettings, onCreated?: (data
       ...(onCreated === undefined ? {} : { onCreated }),
     }),
   );
-  await runtime.runPromise(Database.use((db) => db.ping));
+  await runtime.runPromise(pingDatabase);
   return runtime;
 };

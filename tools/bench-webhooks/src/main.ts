@@ -252,7 +252,7 @@ const buildReport = (
       "with one organization and one webhook endpoint subscribed to `client.created`, pointing at the receiver.",
     "The receiver is node:http on 127.0.0.1 (keep-alive) in the benchmark process; it answers 200 at once, notes " +
       "`Date.now()` at each envelope id's first arrival, and checks every signature.",
-    `Backlog: ${count(settings.events)} \`client.created\` outbox rows (payload \`{"version":1,"data":{"id":n,"name":"Client n"}}\`) ` +
+    `Backlog: ${count(settings.events)} \`client.created\` outbox rows (payload version 1 of a created client, \`{"id":n,"name":"Client n",…}\`) ` +
       "committed in one INSERT before the worker starts; the clock runs from spawning the worker process(es) until " +
       "the receiver has seen every envelope (\"start → all\"; process start-up and migration check included). " +
       "\"drain/s\" counts from the first delivery received to the last.",

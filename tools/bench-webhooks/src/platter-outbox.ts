@@ -6,7 +6,9 @@ import type { SingleEvents } from "./measurements.ts";
  * type `client.created`, payload version 1, `created_at` = now() of the inserting transaction.
  */
 
-const PAYLOAD = "jsonb_build_object('version', 1, 'data', jsonb_build_object('id', n, 'name', 'Client ' || n))";
+/** A `client.created` payload of version 1, as the API writes it (`storedMessage` of a created client). */
+const PAYLOAD = `jsonb_build_object('version', 1, 'data', jsonb_build_object('id', n, 'name', 'Client ' || n,
+  'email', null, 'phone', null, 'company', null, 'created_at', '2026-11-23T08:00:00.000Z'))`;
 
 /** Commits `count` events in one statement: the backlog a dispatcher then drains. */
 export const enqueueBacklog = async (db: TestDatabase, organizationId: number, count: number): Promise<void> => {

@@ -55,6 +55,7 @@ export const timedStore = (store: Queue): { store: Queue; timings: () => Operati
         time("recordAttempts", records.length, () => store.recordAttempts(records, failureWindowMs), () => records.length),
       queueDepth: () => time("queueDepth", 1, () => store.queueDepth(), (n) => n),
       nextDueInMs: () => time("nextDueInMs", 1, () => store.nextDueInMs(), (ms) => (ms === undefined ? 0 : 1)),
+      listen: store.listen,
     },
     timings: () =>
       [...samples].sort(([a], [b]) => a.localeCompare(b)).map(([operation, s]) => ({

@@ -247,25 +247,39 @@ describe("EventCreate via decodeInput: properties", () => {
     );
   });
 
-  it("decoded values always satisfy the Event field constraints (property)", () => {
+  it("decoded values always satisfy the Event field constraints; refusals always say why (property)", () => {
+    // Each field is a valid value or any JSON at all, so both outcomes come up often; both are checked.
+    const anyOr = <T>(valid: fc.Arbitrary<T>) => fc.oneof(valid, fc.jsonValue());
+    const bodyArb = fc.record(
+      {
+        name: anyOr(nameArb),
+        event_date: anyOr(dateArb),
+        guests: anyOr(fc.integer({ min: 1, max: MAX_GUESTS })),
+        price_per_head: anyOr(fc.double({ min: 0, max: 1e6, noNaN: true, noDefaultInfinity: true })),
+        event_type: anyOr(fc.constantFrom(...EVENT_TYPES)),
+      },
+      { requiredKeys: [] },
+    );
+    const outcomes = { accepted: 0, refused: 0 };
     fc.assert(
-      fc.property(fc.dictionary(fc.constantFrom("name", "event_date", "guests", "price_per_head", "event_type"), fc.jsonValue()), (body) => {
+      fc.property(bodyArb, (body) => {
         const result = decodeInput(EventCreate, body);
-        if (Result.isSuccess(result)) {
-          const v = result.success;
-          expect(typeof v.name).toBe("string");
-          expect(v.name.trim().length).toBeGreaterThan(0);
-          if (v.guests !== undefined && v.guests !== null) {
-            expect(Number.isInteger(v.guests)).toBe(true);
-            expect(v.guests).toBeGreaterThanOrEqual(1);
-            expect(v.guests).toBeLessThanOrEqual(MAX_GUESTS);
-          }
-          if (v.price_per_head !== undefined && v.price_per_head !== null) expect(v.price_per_head).toBeGreaterThanOrEqual(0);
-          if (v.event_type !== undefined && v.event_type !== null) expect(EVENT_TYPES).toContain(v.event_type);
+        if (Result.isFailure(result)) {
+          outcomes.refused++;
+          expect(result.failure.message).toMatch(/\S/);
+          return;
         }
+        outcomes.accepted++;
+        const v = result.success;
+        expect(v.name.trim().length).toBeGreaterThan(0);
+        expect(v.guests == null || (Number.isInteger(v.guests) && v.guests >= 1 && v.guests <= MAX_GUESTS)).toBe(true);
+        expect(v.price_per_head == null || v.price_per_head >= 0).toBe(true);
+        expect(v.event_type == null || EVENT_TYPES.includes(v.event_type)).toBe(true);
       }),
       { numRuns: 500 },
     );
+    expect(outcomes.accepted).toBeGreaterThan(10);
+    expect(outcomes.refused).toBeGreaterThan(10);
   });
 });
 

@@ -3,6 +3,7 @@ import { type AttemptRecord, type DueDelivery, type StoredMessage, subscribes } 
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
+import { listenForOutbox, type OutboxListener } from "./outbox-listener.ts";
 
 /**
  * The delivery queue: the dispatcher's storage. Outbox fan-out, leased claims with FOR UPDATE SKIP
@@ -234,12 +235,14 @@ export class DeliveryQueue extends Context.Service<
     readonly queueDepth: () => Effect.Effect<number>;
     /** Milliseconds until the next pending delivery is due (undefined when none), to sleep exactly. */
     readonly nextDueInMs: () => Effect.Effect<number | undefined>;
+    /** Calls `onMessage` whenever messages commit (LISTEN/NOTIFY on a connection of its own). */
+    readonly listen: (onMessage: () => void, onError: (error: unknown) => void) => OutboxListener;
   }
 >()("platter/persistence/DeliveryQueue") {
   static readonly layer = Layer.effect(
     DeliveryQueue,
     Effect.gen(function* () {
-      const { orm, rows } = yield* Database;
+      const { orm, rows, url } = yield* Database;
       const fanOutWith = fanOut(orm);
       const claimWith = claimDue(orm);
       const recordWith = recordAttempts(orm);
@@ -265,6 +268,7 @@ export class DeliveryQueue extends Context.Service<
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         }),
+        listen: (onMessage, onError) => listenForOutbox(url, onMessage, onError),
       });
     }),
   );
