@@ -1,6 +1,7 @@
 import {
   Client, ClientCreate, DEFAULT_LIMIT, DietFlags, Dish, Event, EventCreate, EventDetail, Ingredient, Invoice, InvoiceDetail,
-  LineItem, MAX_LIMIT, Organization, Recipe, RecipeDetail, WebhookEnvelope,
+  InvoiceMessageData, LineItem, MAX_LIMIT, MESSAGE_EXAMPLES, MESSAGE_TYPES, Organization, Proposal, Recipe, RecipeDetail,
+  WEBHOOK_ENVELOPES, WEBHOOK_EVENT_TYPES, type WebhookEventType,
 } from "@platter/domain";
 import { JsonSchema, Schema, SchemaRepresentation } from "effect";
 
@@ -26,6 +27,10 @@ export interface OpenApiDocument {
     readonly securitySchemes: Record<string, unknown>;
   };
 }
+
+/** `event.created` → `EventCreatedMessage`: the component name of a type's envelope. */
+const envelopeName = (type: WebhookEventType): string =>
+  `${type.split(".").map((word) => word[0]!.toUpperCase() + word.slice(1)).join("")}Message`;
 
 /** The list envelope of every list endpoint (`ListPage` in the domain). */
 const listEnvelope = <Row extends Schema.Top>(row: Row) =>
@@ -53,7 +58,9 @@ const COMPONENTS: ReadonlyArray<readonly [string, Schema.Top]> = [
   ["InvoiceList", listEnvelope(Invoice)],
   ["Created", Schema.Struct({ id: Schema.Int })],
   ["Error", Schema.Struct({ error: Schema.String })],
-  ["WebhookEnvelope", WebhookEnvelope],
+  ["InvoiceMessageData", InvoiceMessageData],
+  ["Proposal", Proposal],
+  ...WEBHOOK_EVENT_TYPES.map((type) => [envelopeName(type), WEBHOOK_ENVELOPES[type]] as const),
 ];
 
 /**
@@ -139,6 +146,36 @@ const errorResponse = (description: string) => ({
   content: json("Error"),
 });
 
+/** The POST a registered endpoint receives for one event type, with its envelope schema and an example. */
+const webhookOperation = (type: WebhookEventType) => ({
+  post: {
+    operationId: `receive${envelopeName(type)}`,
+    summary: `\`${type}\`: ${MESSAGE_TYPES[type].description}`,
+    security: [],
+    parameters: [
+      {
+        name: "x-platter-signature",
+        in: "header",
+        required: true,
+        description: "Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret.",
+        schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
+      },
+      {
+        name: "webhook-id",
+        in: "header",
+        required: true,
+        description: "The envelope id; the same on every retry of one delivery, so receivers can deduplicate.",
+        schema: { type: "string" },
+      },
+    ],
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: ref("schemas", envelopeName(type)), example: MESSAGE_EXAMPLES[type] } },
+    },
+    responses: { 200: { description: "Any 2xx acknowledges the delivery." } },
+  },
+});
+
 /** Builds the OpenAPI 3.1 document of the public API v1. Deterministic: same domain, same bytes. */
 export const buildOpenApiDocument = (): OpenApiDocument => ({
   openapi: "3.1.0",
@@ -170,33 +207,7 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
     "/invoices": { get: listOperation("listInvoices", "Invoices, newest first, with computed totals.", "InvoiceList") },
     "/invoices/{id}": { get: retrieveOperation("getInvoice", "One invoice with its line items.", "InvoiceDetail") },
   },
-  webhooks: {
-    businessEvent: {
-      post: {
-        operationId: "receiveWebhook",
-        summary: "A business event, POSTed to the endpoint registered in the application.",
-        security: [],
-        parameters: [
-          {
-            name: "x-platter-signature",
-            in: "header",
-            required: true,
-            description: "Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret.",
-            schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
-          },
-          {
-            name: "webhook-id",
-            in: "header",
-            required: true,
-            description: "The envelope id; the same on every retry of one delivery, so receivers can deduplicate.",
-            schema: { type: "string" },
-          },
-        ],
-        requestBody: { required: true, content: json("WebhookEnvelope") },
-        responses: { 200: { description: "Any 2xx acknowledges the delivery." } },
-      },
-    },
-  },
+  webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, webhookOperation(type)])),
   components: {
     schemas: componentSchemas(),
     parameters: {

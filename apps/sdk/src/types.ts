@@ -47,8 +47,17 @@ export type InvoiceDetail = Schemas["InvoiceDetail"];
 export type LineItem = Schemas["LineItem"];
 /** The answer to a create: the new record's id. */
 export type Created = Schemas["Created"];
-/** A signed webhook delivery's body. */
-export type WebhookEvent = Schemas["WebhookEnvelope"];
+/**
+ * A signed webhook delivery's body: a union discriminated on `type`, so `data` is typed per type
+ * (`if (event.type === "invoice.paid") event.data.balance_due`).
+ */
+export type WebhookEvent =
+  | Schemas["EventCreatedMessage"]
+  | Schemas["EventInquiryMessage"]
+  | Schemas["InvoiceSentMessage"]
+  | Schemas["InvoicePaidMessage"]
+  | Schemas["ProposalApprovedMessage"]
+  | Schemas["ClientCreatedMessage"];
 /** The type of a webhook event (`event.created`, `invoice.paid`, …). */
 export type WebhookEventType = WebhookEvent["type"];
 

@@ -11,11 +11,14 @@ import { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WebhookSignatureError } from "
  */
 
 const SECRET = "whsec_0123456789abcdef0123456789abcdef";
+const ANNA = {
+  id: 42, name: "Anna Müller 🍰", email: "anna@example.com", phone: null, company: null, created_at: "2027-04-17T09:30:00.000Z",
+};
 const body = envelopeBody({
   envelopeId: "evt_0f3c2a1b",
   type: "client.created",
   createdAt: "2027-04-17T09:30:00.125Z",
-  payload: { version: 1, data: { id: 42, name: "Anna Müller 🍰", email: "anna@example.com" } },
+  payload: { version: 1, data: ANNA },
 })!;
 const signature = signPayload(SECRET, body);
 
@@ -25,7 +28,7 @@ describe("verifyWebhook", () => {
       id: "evt_0f3c2a1b",
       type: "client.created",
       created_at: "2027-04-17T09:30:00.125Z",
-      data: { id: 42, name: "Anna Müller 🍰", email: "anna@example.com" },
+      data: ANNA,
     });
   });
 

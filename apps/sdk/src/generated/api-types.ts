@@ -144,7 +144,7 @@ export interface paths {
     };
 }
 export interface webhooks {
-    businessEvent: {
+    "event.created": {
         parameters: {
             query?: never;
             header?: never;
@@ -153,8 +153,93 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A business event, POSTed to the endpoint registered in the application. */
-        post: operations["receiveWebhook"];
+        /** `event.created`: An event is created. */
+        post: operations["receiveEventCreatedMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "event.inquiry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `event.inquiry`: A new online catering request arrives: the requester becomes a client, the request an event in inquiry. */
+        post: operations["receiveEventInquiryMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `invoice.sent`: An invoice is marked sent. */
+        post: operations["receiveInvoiceSentMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `invoice.paid`: An invoice is marked paid. */
+        post: operations["receiveInvoicePaidMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "proposal.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `proposal.approved`: A client approves a proposal. */
+        post: operations["receiveProposalApprovedMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "client.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `client.created`: A client is created. */
+        post: operations["receiveClientCreatedMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -325,12 +410,76 @@ export interface components {
         Error: {
             error: string;
         };
-        WebhookEnvelope: {
+        InvoiceMessageData: {
+            id: number;
+            number: string;
+            /** @enum {string} */
+            status: "draft" | "sent" | "paid" | "void";
+            currency: string;
+            client_id: number | null;
+            event_id: number | null;
+            issue_date: string;
+            due_date: string;
+            subtotal: number;
+            tax: number;
+            total: number;
+            amount_paid: number;
+            balance_due: number;
+            created_at: string;
+            name: string;
+        };
+        Proposal: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            status: "draft" | "sent" | "approved" | "declined";
+            event_id: number;
+            total: number;
+            currency: string;
+            created_at: string;
+            approved_at: string | null;
+        };
+        EventCreatedMessage: {
             id: string;
             /** @enum {string} */
-            type: "event.created" | "event.inquiry" | "invoice.sent" | "invoice.paid" | "proposal.approved" | "client.created";
+            type: "event.created";
             created_at: string;
-            data: Record<string, unknown>;
+            data: components["schemas"]["Event"];
+        };
+        EventInquiryMessage: {
+            id: string;
+            /** @enum {string} */
+            type: "event.inquiry";
+            created_at: string;
+            data: components["schemas"]["Event"];
+        };
+        InvoiceSentMessage: {
+            id: string;
+            /** @enum {string} */
+            type: "invoice.sent";
+            created_at: string;
+            data: components["schemas"]["InvoiceMessageData"];
+        };
+        InvoicePaidMessage: {
+            id: string;
+            /** @enum {string} */
+            type: "invoice.paid";
+            created_at: string;
+            data: components["schemas"]["InvoiceMessageData"];
+        };
+        ProposalApprovedMessage: {
+            id: string;
+            /** @enum {string} */
+            type: "proposal.approved";
+            created_at: string;
+            data: components["schemas"]["Proposal"];
+        };
+        ClientCreatedMessage: {
+            id: string;
+            /** @enum {string} */
+            type: "client.created";
+            created_at: string;
+            data: components["schemas"]["Client"];
         };
     };
     responses: {
@@ -750,7 +899,7 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
-    receiveWebhook: {
+    receiveEventCreatedMessage: {
         parameters: {
             query?: never;
             header: {
@@ -764,7 +913,260 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookEnvelope"];
+                /**
+                 * @example {
+                 *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
+                 *       "type": "event.created",
+                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 42,
+                 *         "name": "Spring gala",
+                 *         "event_date": "2027-04-17",
+                 *         "guests": 120,
+                 *         "price_per_head": 42.5,
+                 *         "currency": "EUR",
+                 *         "event_type": "corporate",
+                 *         "status": "inquiry",
+                 *         "client_id": 7,
+                 *         "created_at": "2026-11-21T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventCreatedMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveEventInquiryMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret. */
+                "x-platter-signature": string;
+                /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
+                "webhook-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
+                 *       "type": "event.inquiry",
+                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 42,
+                 *         "name": "Inquiry from Grace Hopper",
+                 *         "event_date": "2027-04-17",
+                 *         "guests": 40,
+                 *         "price_per_head": null,
+                 *         "currency": "EUR",
+                 *         "event_type": null,
+                 *         "status": "inquiry",
+                 *         "client_id": 7,
+                 *         "created_at": "2026-11-21T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventInquiryMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveInvoiceSentMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret. */
+                "x-platter-signature": string;
+                /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
+                "webhook-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
+                 *       "type": "invoice.sent",
+                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 12,
+                 *         "number": "INV-00012",
+                 *         "status": "sent",
+                 *         "currency": "EUR",
+                 *         "client_id": 7,
+                 *         "event_id": 42,
+                 *         "issue_date": "2026-11-21",
+                 *         "due_date": "2026-12-21",
+                 *         "subtotal": 5100,
+                 *         "tax": 1020,
+                 *         "total": 6120,
+                 *         "amount_paid": 0,
+                 *         "balance_due": 6120,
+                 *         "created_at": "2026-11-21T10:00:00.000Z",
+                 *         "name": "INV-00012"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvoiceSentMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveInvoicePaidMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret. */
+                "x-platter-signature": string;
+                /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
+                "webhook-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
+                 *       "type": "invoice.paid",
+                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 12,
+                 *         "number": "INV-00012",
+                 *         "status": "paid",
+                 *         "currency": "EUR",
+                 *         "client_id": 7,
+                 *         "event_id": 42,
+                 *         "issue_date": "2026-11-21",
+                 *         "due_date": "2026-12-21",
+                 *         "subtotal": 5100,
+                 *         "tax": 1020,
+                 *         "total": 6120,
+                 *         "amount_paid": 6120,
+                 *         "balance_due": 0,
+                 *         "created_at": "2026-11-21T10:00:00.000Z",
+                 *         "name": "INV-00012"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvoicePaidMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveProposalApprovedMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret. */
+                "x-platter-signature": string;
+                /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
+                "webhook-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
+                 *       "type": "proposal.approved",
+                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 3,
+                 *         "name": "Spring gala: 120 guests",
+                 *         "status": "approved",
+                 *         "event_id": 42,
+                 *         "total": 5100,
+                 *         "currency": "EUR",
+                 *         "created_at": "2026-11-20T09:00:00.000Z",
+                 *         "approved_at": "2026-11-21T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProposalApprovedMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveClientCreatedMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret. */
+                "x-platter-signature": string;
+                /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
+                "webhook-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
+                 *       "type": "client.created",
+                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 7,
+                 *         "name": "Ada Lovelace",
+                 *         "email": "ada@example.com",
+                 *         "phone": "+44 20 7946 0101",
+                 *         "company": "Analytical Engines Ltd",
+                 *         "created_at": "2026-11-21T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientCreatedMessage"];
             };
         };
         responses: {
