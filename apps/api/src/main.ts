@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { openPlatform } from "@platter/persistence";
+import { startPlatform } from "@platter/persistence";
 import { ConfigError, loadApiConfig } from "./config.ts";
 import { startApi } from "./server.ts";
 
@@ -7,10 +7,7 @@ import { startApi } from "./server.ts";
 runUntilSignalled(async (services) => {
   const config = loadApiConfig();
   const logger = createLogger("platter-api", config.logLevel);
-  const platform = await services.add("platform", async () => {
-    const runtime = await openPlatform(config);
-    return { runtime, stop: () => runtime.dispose() };
-  });
+  const platform = await services.add("platform", () => startPlatform(config));
   await services.add("api", () => startApi(config, logger, platform.runtime));
   return (message, fields) => logger.info(fields ?? {}, message);
 }, (error) => error instanceof ConfigError);

@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { openPlatform } from "@platter/persistence";
+import { startPlatform } from "@platter/persistence";
 import { ConfigError, loadDispatcherConfig } from "./config.ts";
 import { startDispatcher } from "./dispatcher-process.ts";
 
@@ -7,10 +7,7 @@ import { startDispatcher } from "./dispatcher-process.ts";
 runUntilSignalled(async (services) => {
   const config = loadDispatcherConfig();
   const logger = createLogger("platter-dispatcher", config.logLevel);
-  const platform = await services.add("platform", async () => {
-    const runtime = await openPlatform(config);
-    return { runtime, stop: () => runtime.dispose() };
-  });
+  const platform = await services.add("platform", () => startPlatform(config));
   await services.add("dispatcher", () => startDispatcher(config, logger, platform.runtime));
   return (message, fields) => logger.info(fields ?? {}, message);
 }, (error) => error instanceof ConfigError);

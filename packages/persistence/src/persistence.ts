@@ -62,3 +62,9 @@ export const openPlatform = async (settings: PlatformSettings, onCreated?: (data
   await runtime.runPromise(pingDatabase);
   return runtime;
 };
+
+/** The platform as a service of a process: its runtime, and a stop that closes it (after the roles on it have stopped). */
+export const startPlatform = async (settings: PlatformSettings, onCreated?: (dataDir: string) => void) => {
+  const runtime = await openPlatform(settings, onCreated);
+  return { runtime, stop: () => runtime.dispose() };
+};

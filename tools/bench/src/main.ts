@@ -201,8 +201,8 @@ const run = async (): Promise<boolean> => {
     const ratios: RatioCheck[] = [
       ratio("events deep page p50 / first page p50", apiDeep, apiFirst, "p50Ms", "≤ 1.2", (v) => v <= 1.2),
       ratio("clients deep page p50 / first page p50", clientsDeep, clientsFirst, "p50Ms", "≤ 1.2", (v) => v <= 1.2),
-      ratio("API / reference req/s, events first page", apiFirst, refFirst, "requestsPerSecond", "≥ 0.6", (v) => v >= 0.6),
-      ratio("API / reference req/s, events deep page", apiDeep, refDeep, "requestsPerSecond", "≥ 0.6", (v) => v >= 0.6),
+      ratio("API / reference req/s, events first page", apiFirst, refFirst, "requestsPerSecond", "≥ 0.85", (v) => v >= 0.85),
+      ratio("API / reference req/s, events deep page", apiDeep, refDeep, "requestsPerSecond", "≥ 0.85", (v) => v >= 0.85),
       { name: "errors + non-2xx, all scenarios", value: failures, pooled: failures, target: "0", pass: failures === 0 },
     ];
 

@@ -1,7 +1,7 @@
 import { loadApiConfig, startApi } from "@platter/api";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
 import { createLogger, createServiceGroup, shutdownSignal } from "@platter/ops";
-import { openPlatform } from "@platter/persistence";
+import { startPlatform } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { CommandFailed } from "../failures.ts";
 import { prepareFirstRun, welcomeText } from "../first-run.ts";
@@ -25,10 +25,9 @@ export const startCommand = defineCommand({
     const logger = createLogger("platter", config.logLevel);
     const services = createServiceGroup();
     try {
-      const { runtime: platform } = await services.add("platform", async () => {
-        const runtime = await openPlatform(config, (dataDir) => logger.info({ dataDir }, "created a new local database"));
-        return { runtime, stop: () => runtime.dispose() };
-      });
+      const { runtime: platform } = await services.add("platform", () =>
+        startPlatform(config, (dataDir) => logger.info({ dataDir }, "created a new local database")),
+      );
       const welcome = await prepareFirstRun(platform);
       const api = await services.add("api", () => startApi(config, logger, platform));
       const dispatcher = await services.add("dispatcher", () => startDispatcher(localDispatcherConfig(), logger, platform));
