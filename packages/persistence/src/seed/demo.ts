@@ -1,12 +1,14 @@
-import type { EntityManager, EntityName, MikroORM, RequiredEntityData } from "@mikro-orm/postgresql";
+import type { EntityName, RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   type Allergen, COURSES, currencyExponent, type EventStatus, type EventType, invoiceTotals, type InvoiceStatus,
-  type OrgScope, type ProposalStatus, UNITS,
+  type ProposalStatus, UNITS,
 } from "@platter/domain";
+import { Effect } from "effect";
 import {
   ClientEntity, DishEntity, EventEntity, IngredientEntity, InvoiceEntity, InvoiceLineItemEntity, ProposalEntity,
   RecipeEntity,
 } from "../entities/index.ts";
+import type { OrgSql } from "../org-sql.ts";
 
 /**
  * Demo data: a small, realistic catering business (recipes, clients, events with menus,
@@ -376,103 +378,99 @@ const amountPaid = (status: InvoiceStatus, totalMinor: number, depositShare: num
  * Inserts rows one by one and returns their ids in order. Only for the few rows whose ids later
  * rows need: `insertMany` on PostgreSQL reports just one id here.
  */
-const insertEach = async <Row extends object>(em: EntityManager, entity: EntityName<Row>, rows: readonly RequiredEntityData<Row>[]) => {
-  const ids: number[] = [];
-  for (const row of rows) ids.push(Number(await em.insert(entity, row)));
-  return ids;
-};
+const insertEach = <Row extends object>(
+  tx: OrgSql,
+  entity: EntityName<Row>,
+  rows: ReadonlyArray<Omit<RequiredEntityData<Row>, "organization">>,
+) => Effect.forEach(rows, (row) => tx.insert(entity, row));
 
-const insertCatalogue = async (em: EntityManager, organizationId: number) => {
-  const recipeIds = await insertEach(em, RecipeEntity, RECIPES.map((recipe) => {
+const insertCatalogue = Effect.fnUntraced(function* (tx: OrgSql) {
+  const recipeIds = yield* insertEach(tx, RecipeEntity, RECIPES.map((recipe) => {
     const diet = dietOf(recipe);
     return {
-      organization: organizationId, name: recipe.name, servings: recipe.servings, allergens: diet.allergens,
+      name: recipe.name, servings: recipe.servings, allergens: diet.allergens,
       vegetarian: diet.vegetarian, vegan: diet.vegan, glutenFree: diet.glutenFree, dairyFree: diet.dairyFree,
     };
   }));
-  await em.insertMany(IngredientEntity, RECIPES.flatMap((recipe, index) =>
-    recipe.ingredients.map(([name, quantity, unit], position) => ({
-      organization: organizationId, recipe: recipeIds[index]!, position, name, quantity, unit,
-    })),
+  yield* tx.insertMany(IngredientEntity, RECIPES.flatMap((recipe, index) =>
+    recipe.ingredients.map(([name, quantity, unit], position) => ({ recipe: recipeIds[index]!, position, name, quantity, unit })),
   ));
-  const clientIds = await insertEach(em, ClientEntity, CLIENTS.map((client) => ({ organization: organizationId, ...client })));
+  const clientIds = yield* insertEach(tx, ClientEntity, CLIENTS.map((client) => ({ ...client })));
   return {
     recipeId: new Map(RECIPES.map((recipe, index) => [recipe.name, recipeIds[index]!])),
     clientId: new Map(CLIENTS.map((client, index) => [client.name as string, clientIds[index]!])),
   };
-};
+});
 
-/** Seeds the demo data set into the scope's organization, in one transaction. */
-export const seedDemo = (orm: MikroORM, scope: OrgScope): Promise<DemoCounts> =>
-  orm.em.fork().transactional(async (em) => {
-    const { organizationId, currency } = scope;
-    const scale = 10 ** currencyExponent(currency);
-    const minor = (major: number) => Math.round(major * scale);
-    const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
-    const now = Date.now();
-    /** A moment `days` from today (plus minutes, to order rows of one day), never in the future. */
-    const at = (days: number, minutes = 0) => new Date(Math.min(today.getTime() + days * DAY_MS + minutes * 60_000, now));
-    /** When each event was taken on: about two months ahead, or in the past week for short-notice ones. */
-    const bookedInDays = EVENTS.map((event, index) => Math.min(event.inDays - 60, -1 - (index % 7)));
+/** Seeds the demo data set into the organization of `tx` (one transaction, through its scoped SQL). */
+export const seedDemo = Effect.fnUntraced(function* (tx: OrgSql) {
+  const { currency } = tx.scope;
+  const scale = 10 ** currencyExponent(currency);
+  const minor = (major: number) => Math.round(major * scale);
+  const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+  const now = Date.now();
+  /** A moment `days` from today (plus minutes, to order rows of one day), never in the future. */
+  const at = (days: number, minutes = 0) => new Date(Math.min(today.getTime() + days * DAY_MS + minutes * 60_000, now));
+  /** When each event was taken on: about two months ahead, or in the past week for short-notice ones. */
+  const bookedInDays = EVENTS.map((event, index) => Math.min(event.inDays - 60, -1 - (index % 7)));
 
-    const { recipeId, clientId } = await insertCatalogue(em, organizationId);
+  const { recipeId, clientId } = yield* insertCatalogue(tx);
 
-    const eventIds = await insertEach(em, EventEntity, EVENTS.map((event, index) => ({
-      organization: organizationId,
-      client: event.client === null ? null : clientId.get(event.client)!,
-      name: event.name,
-      eventDate: calendarDate(today, event.inDays),
-      guests: event.guests,
-      pricePerHeadMinor: minor(event.pricePerHead),
-      eventType: event.type,
-      status: event.status,
-      createdAt: at(bookedInDays[index]!, index),
-    })));
+  const eventIds = yield* insertEach(tx, EventEntity, EVENTS.map((event, index) => ({
+    client: event.client === null ? null : clientId.get(event.client)!,
+    name: event.name,
+    eventDate: calendarDate(today, event.inDays),
+    guests: event.guests,
+    pricePerHeadMinor: minor(event.pricePerHead),
+    eventType: event.type,
+    status: event.status,
+    createdAt: at(bookedInDays[index]!, index),
+  })));
 
-    await em.insertMany(DishEntity, EVENTS.flatMap((event, index) =>
-      dishesOf(event.menu, event.guests).map((dish, position) => ({
-        organization: organizationId, event: eventIds[index]!, recipe: recipeId.get(dish.recipe)!, position,
-        course: dish.course, servings: dish.servings,
-      })),
-    ));
+  yield* tx.insertMany(DishEntity, EVENTS.flatMap((event, index) =>
+    dishesOf(event.menu, event.guests).map((dish, position) => ({
+      event: eventIds[index]!, recipe: recipeId.get(dish.recipe)!, position, course: dish.course, servings: dish.servings,
+    })),
+  ));
 
-    // Proposals go out the day after booking; approved ones come back within the day.
-    const proposed = EVENTS.flatMap((event, index) => (event.proposal ? [{ event, index }] : []));
-    await em.insertMany(ProposalEntity, proposed.map(({ event, index }) => ({
-      organization: organizationId, event: eventIds[index]!, title: `${event.name}: ${event.guests} guests`, status: event.proposal!,
-      totalMinor: minor(event.pricePerHead) * event.guests,
-      createdAt: at(bookedInDays[index]! + 1, index),
-      approvedAt: event.proposal === "approved" ? at(bookedInDays[index]! + 1, 8 * 60 + index) : null,
-    })));
+  // Proposals go out the day after booking; approved ones come back within the day.
+  const proposed = EVENTS.flatMap((event, index) => (event.proposal ? [{ event, index }] : []));
+  yield* tx.insertMany(ProposalEntity, proposed.map(({ event, index }) => ({
+    event: eventIds[index]!, title: `${event.name}: ${event.guests} guests`, status: event.proposal!,
+    totalMinor: minor(event.pricePerHead) * event.guests,
+    createdAt: at(bookedInDays[index]! + 1, index),
+    approvedAt: event.proposal === "approved" ? at(bookedInDays[index]! + 1, 8 * 60 + index) : null,
+  })));
 
-    const [{ count: existingInvoices } = { count: 0 }] = await em.execute<{ count: number }[]>(
-      "select count(*)::int as count from invoices where organization_id = ?", [organizationId],
-    );
-    const invoiced = EVENTS.flatMap((event, index) => (event.invoice ? [{ event, invoice: event.invoice, eventId: eventIds[index]! }] : []));
-    const invoices = invoiced.map(({ event, invoice, eventId }, index) => {
-      const lines = invoiceLines(event, invoice.staffHours, minor);
-      // Past events are billed just after they happen; upcoming ones get their invoice (often a deposit) now.
-      const issueInDays = event.inDays < 0 ? Math.min(event.inDays + 2, 0) : -3;
-      return {
-        lines,
-        row: {
-          organization: organizationId,
-          client: event.client === null ? null : clientId.get(event.client)!,
-          event: eventId,
-          number: `INV-${String(existingInvoices + index + 1).padStart(5, "0")}`,
-          status: invoice.status,
-          currency,
-          issueDate: calendarDate(today, issueInDays),
-          dueDate: calendarDate(today, issueInDays + PAYMENT_TERMS_DAYS),
-          amountPaidMinor: amountPaid(invoice.status, invoiceTotals(lines, 0).total, invoice.depositShare),
-          createdAt: at(issueInDays, 9 * 60 + index),
-        },
-      };
-    });
-    const invoiceIds = await insertEach(em, InvoiceEntity, invoices.map((invoice) => invoice.row));
-    await em.insertMany(InvoiceLineItemEntity, invoices.flatMap((invoice, index) =>
-      invoice.lines.map((line, position) => ({ organization: organizationId, invoice: invoiceIds[index]!, position, ...line })),
-    ));
-
-    return { recipes: RECIPES.length, clients: CLIENTS.length, events: EVENTS.length, invoices: invoices.length };
+  const [{ count: existingInvoices } = { count: 0 }] = yield* tx.select<{ count: number }>({
+    columns: "count(*)::int as count",
+    from: "invoices",
+    as: "i",
   });
+  const invoiced = EVENTS.flatMap((event, index) => (event.invoice ? [{ event, invoice: event.invoice, eventId: eventIds[index]! }] : []));
+  const invoices = invoiced.map(({ event, invoice, eventId }, index) => {
+    const lines = invoiceLines(event, invoice.staffHours, minor);
+    // Past events are billed just after they happen; upcoming ones get their invoice (often a deposit) now.
+    const issueInDays = event.inDays < 0 ? Math.min(event.inDays + 2, 0) : -3;
+    return {
+      lines,
+      row: {
+        client: event.client === null ? null : clientId.get(event.client)!,
+        event: eventId,
+        number: `INV-${String(existingInvoices + index + 1).padStart(5, "0")}`,
+        status: invoice.status,
+        currency,
+        issueDate: calendarDate(today, issueInDays),
+        dueDate: calendarDate(today, issueInDays + PAYMENT_TERMS_DAYS),
+        amountPaidMinor: amountPaid(invoice.status, invoiceTotals(lines, 0).total, invoice.depositShare),
+        createdAt: at(issueInDays, 9 * 60 + index),
+      },
+    };
+  });
+  const invoiceIds = yield* insertEach(tx, InvoiceEntity, invoices.map((invoice) => invoice.row));
+  yield* tx.insertMany(InvoiceLineItemEntity, invoices.flatMap((invoice, index) =>
+    invoice.lines.map((line, position) => ({ invoice: invoiceIds[index]!, position, ...line })),
+  ));
+
+  return { recipes: RECIPES.length, clients: CLIENTS.length, events: EVENTS.length, invoices: invoices.length } satisfies DemoCounts;
+});

@@ -1,6 +1,7 @@
 import type { InvalidInput, OrgScope } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
+import { orgSql } from "../org-sql.ts";
 import { type BulkSeedOptions, type SeedProgress, seedBulk } from "./bulk.ts";
 import { type DemoCounts, seedDemo } from "./demo.ts";
 
@@ -17,9 +18,10 @@ export class Seeding extends Context.Service<
   static readonly layer = Layer.effect(
     Seeding,
     Effect.gen(function* () {
-      const { orm } = yield* Database;
+      const database = yield* Database;
+      const { orm } = database;
       return Seeding.of({
-        demo: Effect.fn("Seeding.demo")((scope: OrgScope) => Effect.promise(() => seedDemo(orm, scope))),
+        demo: Effect.fn("Seeding.demo")((scope: OrgScope) => orgSql(database, scope).transaction(seedDemo)),
         bulk: Effect.fn("Seeding.bulk")((scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
           Effect.tryPromise({
             try: () => seedBulk(orm, scope, options, onProgress),
