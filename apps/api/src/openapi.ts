@@ -1,7 +1,7 @@
 import {
   Client, ClientCreate, DEFAULT_LIMIT, DietFlags, Dish, Event, EventCreate, EventDetail, Ingredient, Invoice, InvoiceDetail,
-  InvoiceMessageData, LineItem, MAX_LIMIT, MESSAGE_EXAMPLES, MESSAGE_TYPES, Organization, Proposal, Recipe, RecipeDetail,
-  WEBHOOK_ENVELOPES, WEBHOOK_EVENT_TYPES, type WebhookEventType,
+  InvoiceMessageData, LineItem, MAX_LIMIT, MESSAGE_EXAMPLES, MESSAGE_TYPES, type MessageType, Organization, Proposal, Recipe,
+  RecipeDetail, WEBHOOK_ENVELOPES, WebhookEnvelope, type WebhookEventType,
 } from "@platter/domain";
 import { JsonSchema, Schema, SchemaRepresentation } from "effect";
 
@@ -58,9 +58,10 @@ const COMPONENTS: ReadonlyArray<readonly [string, Schema.Top]> = [
   ["InvoiceList", listEnvelope(Invoice)],
   ["Created", Schema.Struct({ id: Schema.Int })],
   ["Error", Schema.Struct({ error: Schema.String })],
+  ["WebhookEnvelope", WebhookEnvelope],
   ["InvoiceMessageData", InvoiceMessageData],
   ["Proposal", Proposal],
-  ...WEBHOOK_EVENT_TYPES.map((type) => [envelopeName(type), WEBHOOK_ENVELOPES[type]] as const),
+  ...MESSAGE_TYPES.map(({ type }) => [envelopeName(type), WEBHOOK_ENVELOPES[type]] as const),
 ];
 
 /**
@@ -147,10 +148,13 @@ const errorResponse = (description: string) => ({
 });
 
 /** The POST a registered endpoint receives for one event type, with its envelope schema and an example. */
-const webhookOperation = (type: WebhookEventType) => ({
+const webhookOperation = ({ type, description }: MessageType<WebhookEventType>) => ({
   post: {
     operationId: `receive${envelopeName(type)}`,
-    summary: `\`${type}\`: ${MESSAGE_TYPES[type].description}`,
+    summary: `\`${type}\`: ${description}`,
+    description:
+      `A business event, POSTed to each endpoint registered in the application that subscribes to \`${type}\`. ` +
+      "Verify `x-platter-signature` over the raw body before parsing it.",
     security: [],
     parameters: [
       {
@@ -207,7 +211,7 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
     "/invoices": { get: listOperation("listInvoices", "Invoices, newest first, with computed totals.", "InvoiceList") },
     "/invoices/{id}": { get: retrieveOperation("getInvoice", "One invoice with its line items.", "InvoiceDetail") },
   },
-  webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, webhookOperation(type)])),
+  webhooks: Object.fromEntries(MESSAGE_TYPES.map((messageType) => [messageType.type, webhookOperation(messageType)])),
   components: {
     schemas: componentSchemas(),
     parameters: {

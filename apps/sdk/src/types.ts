@@ -49,15 +49,10 @@ export type LineItem = Schemas["LineItem"];
 export type Created = Schemas["Created"];
 /**
  * A signed webhook delivery's body: a union discriminated on `type`, so `data` is typed per type
- * (`if (event.type === "invoice.paid") event.data.balance_due`).
+ * (`if (event.type === "invoice.paid") event.data.balance_due`). One member per event type, as
+ * the domain lists them (the `WebhookEnvelope` component of the OpenAPI document).
  */
-export type WebhookEvent =
-  | Schemas["EventCreatedMessage"]
-  | Schemas["EventInquiryMessage"]
-  | Schemas["InvoiceSentMessage"]
-  | Schemas["InvoicePaidMessage"]
-  | Schemas["ProposalApprovedMessage"]
-  | Schemas["ClientCreatedMessage"];
+export type WebhookEvent = Schemas["WebhookEnvelope"];
 /** The type of a webhook event (`event.created`, `invoice.paid`, …). */
 export type WebhookEventType = WebhookEvent["type"];
 

@@ -29,7 +29,8 @@ const jobOf = (url: string, n: number): WebhookJob => {
     envelopeId,
     type: "client.created",
     createdAt: new Date().toISOString(),
-    payload: { version: 1, data: { id: n, name: `Client ${n}` } },
+    // The same created client as the Platter backlog's (platter-outbox.ts), so both send the same bytes per delivery.
+    payload: { version: 1, data: { id: n, name: `Client ${n}`, email: null, phone: null, company: null, created_at: "2026-11-23T08:00:00.000Z" } },
   })!;
   return { url, envelopeId, body };
 };

@@ -153,7 +153,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** `event.created`: An event is created. */
+        /**
+         * `event.created`: A new event was created through the API.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `event.created`. Verify `x-platter-signature` over the raw body before parsing it.
+         */
         post: operations["receiveEventCreatedMessage"];
         delete?: never;
         options?: never;
@@ -170,7 +173,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** `event.inquiry`: A new online catering request arrives: the requester becomes a client, the request an event in inquiry. */
+        /**
+         * `event.inquiry`: A new online catering request arrived: the requester became a client and the request an event in inquiry status.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `event.inquiry`. Verify `x-platter-signature` over the raw body before parsing it.
+         */
         post: operations["receiveEventInquiryMessage"];
         delete?: never;
         options?: never;
@@ -187,7 +193,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** `invoice.sent`: An invoice is marked sent. */
+        /**
+         * `invoice.sent`: An invoice was marked sent.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `invoice.sent`. Verify `x-platter-signature` over the raw body before parsing it.
+         */
         post: operations["receiveInvoiceSentMessage"];
         delete?: never;
         options?: never;
@@ -204,7 +213,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** `invoice.paid`: An invoice is marked paid. */
+        /**
+         * `invoice.paid`: An invoice was marked paid in full.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `invoice.paid`. Verify `x-platter-signature` over the raw body before parsing it.
+         */
         post: operations["receiveInvoicePaidMessage"];
         delete?: never;
         options?: never;
@@ -221,7 +233,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** `proposal.approved`: A client approves a proposal. */
+        /**
+         * `proposal.approved`: A client approved a proposal.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `proposal.approved`. Verify `x-platter-signature` over the raw body before parsing it.
+         */
         post: operations["receiveProposalApprovedMessage"];
         delete?: never;
         options?: never;
@@ -238,7 +253,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** `client.created`: A client is created. */
+        /**
+         * `client.created`: A new client was created through the API.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `client.created`. Verify `x-platter-signature` over the raw body before parsing it.
+         */
         post: operations["receiveClientCreatedMessage"];
         delete?: never;
         options?: never;
@@ -410,6 +428,7 @@ export interface components {
         Error: {
             error: string;
         };
+        WebhookEnvelope: components["schemas"]["EventCreatedMessage"] | components["schemas"]["EventInquiryMessage"] | components["schemas"]["InvoiceSentMessage"] | components["schemas"]["InvoicePaidMessage"] | components["schemas"]["ProposalApprovedMessage"] | components["schemas"]["ClientCreatedMessage"];
         InvoiceMessageData: {
             id: number;
             number: string;
@@ -917,7 +936,7 @@ export interface operations {
                  * @example {
                  *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
                  *       "type": "event.created",
-                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "created_at": "2026-11-21T10:00:00.125Z",
                  *       "data": {
                  *         "id": 42,
                  *         "name": "Spring gala",
@@ -963,17 +982,17 @@ export interface operations {
                  * @example {
                  *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
                  *       "type": "event.inquiry",
-                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "created_at": "2026-11-21T10:00:00.125Z",
                  *       "data": {
-                 *         "id": 42,
+                 *         "id": 43,
                  *         "name": "Inquiry from Grace Hopper",
-                 *         "event_date": "2027-04-17",
+                 *         "event_date": "2027-06-05",
                  *         "guests": 40,
                  *         "price_per_head": null,
                  *         "currency": "EUR",
                  *         "event_type": null,
                  *         "status": "inquiry",
-                 *         "client_id": 7,
+                 *         "client_id": 8,
                  *         "created_at": "2026-11-21T10:00:00.000Z"
                  *       }
                  *     }
@@ -1009,7 +1028,7 @@ export interface operations {
                  * @example {
                  *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
                  *       "type": "invoice.sent",
-                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "created_at": "2026-11-21T10:00:00.125Z",
                  *       "data": {
                  *         "id": 12,
                  *         "number": "INV-00012",
@@ -1060,7 +1079,7 @@ export interface operations {
                  * @example {
                  *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
                  *       "type": "invoice.paid",
-                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "created_at": "2026-11-21T10:00:00.125Z",
                  *       "data": {
                  *         "id": 12,
                  *         "number": "INV-00012",
@@ -1111,10 +1130,10 @@ export interface operations {
                  * @example {
                  *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
                  *       "type": "proposal.approved",
-                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "created_at": "2026-11-21T10:00:00.125Z",
                  *       "data": {
                  *         "id": 3,
-                 *         "name": "Spring gala: 120 guests",
+                 *         "name": "Spring gala: 120 guests, three courses",
                  *         "status": "approved",
                  *         "event_id": 42,
                  *         "total": 5100,
@@ -1155,7 +1174,7 @@ export interface operations {
                  * @example {
                  *       "id": "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7",
                  *       "type": "client.created",
-                 *       "created_at": "2026-11-21T10:00:00.000Z",
+                 *       "created_at": "2026-11-21T10:00:00.125Z",
                  *       "data": {
                  *         "id": 7,
                  *         "name": "Ada Lovelace",
