@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
+import { traced } from "./traced.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 export class Housekeeping extends Context.Service<
@@ -15,9 +16,9 @@ export class Housekeeping extends Context.Service<
     Effect.gen(function* () {
       const { rows } = yield* Database;
       return Housekeeping.of({
-        pruneIdempotencyKeys: Effect.fn("Housekeeping.pruneIdempotencyKeys")(function* () {
+        pruneIdempotencyKeys: traced("Housekeeping.pruneIdempotencyKeys")(Effect.fnUntraced(function* () {
           yield* rows(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);
-        }),
+        })),
       });
     }),
   );

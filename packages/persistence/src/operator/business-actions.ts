@@ -10,6 +10,7 @@ import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { readEvent } from "../repositories/event.repository.ts";
 import { amounts, readInvoiceRow, toInvoice } from "../repositories/invoice.repository.ts";
 import { recordMessage } from "../repositories/webhook-message.ts";
+import { traced } from "../traced.ts";
 
 /**
  * Business actions: state changes made in the catering application itself (here: the CLI, and
@@ -75,13 +76,13 @@ export class BusinessActions extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return BusinessActions.of({
-        sendInvoice: Effect.fn("BusinessActions.sendInvoice")((scope: OrgScope, id: number) =>
+        sendInvoice: traced("BusinessActions.sendInvoice")((scope: OrgScope, id: number) =>
           orgSql(database, scope).transaction((tx) => moveInvoice(tx, id, "sent")),
         ),
-        payInvoice: Effect.fn("BusinessActions.payInvoice")((scope: OrgScope, id: number) =>
+        payInvoice: traced("BusinessActions.payInvoice")((scope: OrgScope, id: number) =>
           orgSql(database, scope).transaction((tx) => moveInvoice(tx, id, "paid")),
         ),
-        approveProposal: Effect.fn("BusinessActions.approveProposal")((scope: OrgScope, id: number) =>
+        approveProposal: traced("BusinessActions.approveProposal")((scope: OrgScope, id: number) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               yield* Effect.fromResult(proposalTransition(yield* lockStatus<ProposalStatus>(tx, "proposals", id), "approved"));
@@ -110,7 +111,7 @@ export class BusinessActions extends Context.Service<
             }),
           ),
         ),
-        receiveInquiry: Effect.fn("BusinessActions.receiveInquiry")((scope: OrgScope, inquiry: InquiryReceive) =>
+        receiveInquiry: traced("BusinessActions.receiveInquiry")((scope: OrgScope, inquiry: InquiryReceive) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               const clientId = yield* tx.insert(ClientEntity, {

@@ -6,6 +6,7 @@ import { Database } from "../database.ts";
 import { ApiKeyEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, sql } from "../org-sql.ts";
+import { traced } from "../traced.ts";
 
 /**
  * API keys: authentication (the one place a request's scope is made), and an organization's keys.
@@ -63,7 +64,7 @@ export class ApiKeyRepository extends Context.Service<
         );
       };
       return ApiKeyRepository.of({
-        authenticate: Effect.fn("ApiKeyRepository.authenticate")(function* (secret: string) {
+        authenticate: traced("ApiKeyRepository.authenticate")(Effect.fnUntraced(function* (secret: string) {
           // Before a scope exists: the key's hash is the only thing that selects the organization.
           const [row] = yield* database.rows<KeyRow>(
             `select k.id, k.organization_id, k.access, o.currency from api_keys k
@@ -80,8 +81,8 @@ export class ApiKeyRepository extends Context.Service<
           });
           touch(scope);
           return scope;
-        }),
-        create: Effect.fn("ApiKeyRepository.create")(function* (scope: OrgScope, access: Access) {
+        })),
+        create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access) {
           const key = generateApiKey(access);
           const id = yield* orgSql(database, scope).insert(ApiKeyEntity, {
             keyHash: key.hash,
@@ -89,8 +90,8 @@ export class ApiKeyRepository extends Context.Service<
             access,
           });
           return { id, key: key.secret };
-        }),
-        revoke: Effect.fn("ApiKeyRepository.revoke")(function* (scope: OrgScope, id: number) {
+        })),
+        revoke: traced("ApiKeyRepository.revoke")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const [row] = yield* orgSql(database, scope).update<{ id: string }>({
             table: "api_keys",
             as: "k",
@@ -100,8 +101,8 @@ export class ApiKeyRepository extends Context.Service<
           });
           if (row === undefined) return yield* new NotFound();
           return { id };
-        }),
-        list: Effect.fn("ApiKeyRepository.list")(function* (scope: OrgScope) {
+        })),
+        list: traced("ApiKeyRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ApiKeyView & { id: string }>({
             columns: `k.id, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
               ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at`,
@@ -110,7 +111,7 @@ export class ApiKeyRepository extends Context.Service<
             rest: sql`order by k.id`,
           });
           return rows.map((row) => ({ ...row, id: Number(row.id) }));
-        }),
+        })),
       });
     }),
   );

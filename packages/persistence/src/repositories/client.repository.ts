@@ -9,6 +9,7 @@ import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
+import { traced } from "../traced.ts";
 
 /** Clients: keyset list by name and id, and creation with its `client.created` message. */
 
@@ -52,7 +53,7 @@ export class ClientRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return ClientRepository.of({
-        list: Effect.fn("ClientRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+        list: traced("ClientRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
           readKeysetPage(
             orgSql(database, scope),
             clientListing,
@@ -61,7 +62,7 @@ export class ClientRepository extends Context.Service<
             toClient,
           ),
         ),
-        create: Effect.fn("ClientRepository.create")((scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>
+        create: traced("ClientRepository.create")((scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>
           createOnce(orgSql(database, scope), idempotency, (tx) =>
             Effect.gen(function* () {
               const id = yield* tx.insert(ClientEntity, {

@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, type Statement, sql } from "../org-sql.ts";
+import { traced } from "../traced.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
 
@@ -71,7 +72,7 @@ export class DeliveryRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return DeliveryRepository.of({
-        list: Effect.fn("DeliveryRepository.list")(function* (scope: OrgScope, filter: DeliveryFilter) {
+        list: traced("DeliveryRepository.list")(Effect.fnUntraced(function* (scope: OrgScope, filter: DeliveryFilter) {
           const where = conditions(filter);
           const rows = yield* orgSql(database, scope).select<DeliveryView & { id: string; endpoint_id: string }>({
             columns: COLUMNS,
@@ -81,8 +82,8 @@ export class DeliveryRepository extends Context.Service<
             rest: sql`order by d.id desc limit ${filter.limit ?? 100}`,
           });
           return rows.map((row) => ({ ...row, id: Number(row.id), endpoint_id: Number(row.endpoint_id) }));
-        }),
-        retry: Effect.fn("DeliveryRepository.retry")(function* (scope: OrgScope, id: number) {
+        })),
+        retry: traced("DeliveryRepository.retry")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const rows = yield* orgSql(database, scope).update({
             table: "webhook_deliveries",
             as: "d",
@@ -92,8 +93,8 @@ export class DeliveryRepository extends Context.Service<
           });
           if (rows.length === 0) return yield* new NotFound();
           return { retried: 1 };
-        }),
-        retryFailed: Effect.fn("DeliveryRepository.retryFailed")(function* (scope: OrgScope, endpointId: number) {
+        })),
+        retryFailed: traced("DeliveryRepository.retryFailed")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number) {
           const org = orgSql(database, scope);
           yield* org.one({ columns: "w.id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
           const rows = yield* org.update({
@@ -104,7 +105,7 @@ export class DeliveryRepository extends Context.Service<
             returning: "d.id",
           });
           return { retried: rows.length };
-        }),
+        })),
       });
     }),
   );

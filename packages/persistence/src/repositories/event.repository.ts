@@ -10,6 +10,7 @@ import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
+import { traced } from "../traced.ts";
 
 /** Events: keyset list newest first, detail with dishes, creation with its `event.created` message. */
 
@@ -83,7 +84,7 @@ export class EventRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return EventRepository.of({
-        list: Effect.fn("EventRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+        list: traced("EventRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
           readKeysetPage(
             orgSql(database, scope),
             eventListing,
@@ -92,7 +93,7 @@ export class EventRepository extends Context.Service<
             (row: EventRow) => toEvent(row, scope.currency),
           ),
         ),
-        get: Effect.fn("EventRepository.get")(function* (scope: OrgScope, id: number) {
+        get: traced("EventRepository.get")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const row = yield* orgSql(database, scope).one<EventDetailRow>({
             columns: DETAIL_COLUMNS,
             from: "events",
@@ -100,8 +101,8 @@ export class EventRepository extends Context.Service<
             where: sql`e.id = ${id}`,
           });
           return { ...toEvent(row, scope.currency), dishes: row.dishes };
-        }),
-        create: Effect.fn("EventRepository.create")(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
+        })),
+        create: traced("EventRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
           const priceMinor = yield* pricePerHeadMinor(input, scope.currency);
           return yield* createOnce(orgSql(database, scope), idempotency, (tx) =>
             Effect.gen(function* () {
@@ -118,7 +119,7 @@ export class EventRepository extends Context.Service<
               return id;
             }),
           );
-        }),
+        })),
       });
     }),
   );

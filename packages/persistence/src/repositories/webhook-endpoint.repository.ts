@@ -5,6 +5,7 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, sql } from "../org-sql.ts";
+import { traced } from "../traced.ts";
 
 /** An organization's webhook endpoints: register, list, enable/disable, rotate the signing secret. */
 
@@ -46,12 +47,12 @@ export class WebhookEndpointRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return WebhookEndpointRepository.of({
-        add: Effect.fn("WebhookEndpointRepository.add")(function* (scope: OrgScope, url: string, eventTypes: ReadonlyArray<WebhookEventType>) {
+        add: traced("WebhookEndpointRepository.add")(Effect.fnUntraced(function* (scope: OrgScope, url: string, eventTypes: ReadonlyArray<WebhookEventType>) {
           const secret = generateSigningSecret();
           const id = yield* orgSql(database, scope).insert(WebhookEndpointEntity, { url, secret, eventTypes: [...eventTypes] });
           return { id, secret };
-        }),
-        list: Effect.fn("WebhookEndpointRepository.list")(function* (scope: OrgScope) {
+        })),
+        list: traced("WebhookEndpointRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<WebhookEndpointView & { id: string }>({
             columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at`,
             from: "webhook_endpoints",
@@ -59,8 +60,8 @@ export class WebhookEndpointRepository extends Context.Service<
             rest: sql`order by w.id`,
           });
           return rows.map((row) => ({ ...row, id: Number(row.id) }));
-        }),
-        setEnabled: Effect.fn("WebhookEndpointRepository.setEnabled")(function* (scope: OrgScope, id: number, enabled: boolean) {
+        })),
+        setEnabled: traced("WebhookEndpointRepository.setEnabled")(Effect.fnUntraced(function* (scope: OrgScope, id: number, enabled: boolean) {
           const [row] = yield* orgSql(database, scope).update<{ id: string }>({
             table: "webhook_endpoints",
             as: "w",
@@ -71,8 +72,8 @@ export class WebhookEndpointRepository extends Context.Service<
           });
           if (row === undefined) return yield* new NotFound();
           return { id, enabled };
-        }),
-        rotateSecret: Effect.fn("WebhookEndpointRepository.rotateSecret")(function* (scope: OrgScope, id: number) {
+        })),
+        rotateSecret: traced("WebhookEndpointRepository.rotateSecret")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const secret = generateSigningSecret();
           const [row] = yield* orgSql(database, scope).update<{ id: string }>({
             table: "webhook_endpoints",
@@ -83,7 +84,7 @@ export class WebhookEndpointRepository extends Context.Service<
           });
           if (row === undefined) return yield* new NotFound();
           return { id, secret };
-        }),
+        })),
       });
     }),
   );

@@ -4,6 +4,7 @@ import { Database } from "../database.ts";
 import { orgSql } from "../org-sql.ts";
 import { type BulkSeedOptions, type SeedProgress, seedBulk } from "./bulk.ts";
 import { type DemoCounts, seedDemo } from "./demo.ts";
+import { traced } from "../traced.ts";
 
 /** Sample data for one organization: an operator action, always within the operator's scope of it. */
 export class Seeding extends Context.Service<
@@ -21,8 +22,8 @@ export class Seeding extends Context.Service<
       const database = yield* Database;
       const { orm } = database;
       return Seeding.of({
-        demo: Effect.fn("Seeding.demo")((scope: OrgScope) => orgSql(database, scope).transaction(seedDemo)),
-        bulk: Effect.fn("Seeding.bulk")((scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
+        demo: traced("Seeding.demo")((scope: OrgScope) => orgSql(database, scope).transaction(seedDemo)),
+        bulk: traced("Seeding.bulk")((scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
           Effect.tryPromise({
             try: () => seedBulk(orm, scope, options, onProgress),
             catch: (error) => error as InvalidInput,

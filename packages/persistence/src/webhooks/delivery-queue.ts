@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { listenForOutbox, type OutboxListener } from "./outbox-listener.ts";
+import { traced } from "../traced.ts";
 
 /**
  * The delivery queue: the dispatcher's storage. Outbox fan-out, leased claims with FOR UPDATE SKIP
@@ -247,18 +248,18 @@ export class DeliveryQueue extends Context.Service<
       const claimWith = claimDue(orm);
       const recordWith = recordAttempts(orm);
       return DeliveryQueue.of({
-        fanOut: Effect.fn("DeliveryQueue.fanOut")((limit: number, bodyOf: (message: StoredMessage) => string | undefined, delayMs: number) =>
+        fanOut: traced("DeliveryQueue.fanOut")((limit: number, bodyOf: (message: StoredMessage) => string | undefined, delayMs: number) =>
           Effect.promise(() => fanOutWith(limit, bodyOf, delayMs)),
         ),
-        claimDue: Effect.fn("DeliveryQueue.claimDue")((limit: number, leaseMs: number) => Effect.promise(() => claimWith(limit, leaseMs))),
-        recordAttempts: Effect.fn("DeliveryQueue.recordAttempts")((records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) =>
+        claimDue: traced("DeliveryQueue.claimDue")((limit: number, leaseMs: number) => Effect.promise(() => claimWith(limit, leaseMs))),
+        recordAttempts: traced("DeliveryQueue.recordAttempts")((records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) =>
           Effect.promise(() => recordWith(records, failureWindowMs)),
         ),
-        queueDepth: Effect.fn("DeliveryQueue.queueDepth")(function* () {
+        queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
           const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
           return Number(row?.n ?? 0);
-        }),
-        nextDueInMs: Effect.fn("DeliveryQueue.nextDueInMs")(function* () {
+        })),
+        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* () {
           // A leased delivery is not due before its lease runs out.
           const [row] = yield* rows<{ ms: number | null }>(
             `select extract(epoch from (min(greatest(d.next_attempt_at, coalesce(d.lease_expires_at, d.next_attempt_at)))
@@ -267,7 +268,7 @@ export class DeliveryQueue extends Context.Service<
              where d.status = 'pending'`,
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
-        }),
+        })),
         listen: (onMessage, onError) => listenForOutbox(url, onMessage, onError),
       });
     }),
