@@ -59,7 +59,13 @@ export const openPlatform = async (settings: PlatformSettings, onCreated?: (data
       ...(onCreated === undefined ? {} : { onCreated }),
     }),
   );
-  await runtime.runPromise(pingDatabase);
+  try {
+    await runtime.runPromise(pingDatabase);
+  } catch (error) {
+    // Release whatever opened before the failure (an embedded server this call started).
+    await runtime.dispose();
+    throw error;
+  }
   return runtime;
 };
 
