@@ -16,8 +16,19 @@ for (const [network, prefix] of [
 }
 // No rule for ::ffff:0:0/96: BlockList already judges IPv4-mapped IPv6 addresses by the IPv4 rules
 // above, and checks IPv4 addresses against IPv6 rules in mapped form, so such a rule would refuse all of IPv4.
+// IPv6 ranges that are internal themselves, or embed an IPv4 address a gateway would reach for us
+// (so an internal IPv4 could hide in them): all refused, whatever the IPv4 part.
 for (const [network, prefix] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["2002::", 16], ["64:ff9b::", 96],
+  ["::", 96], // unspecified, loopback, and the deprecated IPv4-compatible ::a.b.c.d
+  ["::ffff:0:0:0", 96], // IPv4-translated (SIIT, RFC 2765)
+  ["64:ff9b::", 96], // NAT64, well-known prefix (RFC 6052)
+  ["64:ff9b:1::", 48], // NAT64, local-use prefix (RFC 8215)
+  ["100::", 64], // discard-only
+  ["2001::", 32], // Teredo: the client's IPv4 address is in the last 32 bits, obfuscated
+  ["2002::", 16], // 6to4: an IPv4 address in bits 16–47
+  ["fc00::", 7], // unique-local
+  ["fe80::", 10], // link-local
+  ["ff00::", 8], // multicast
 ] as const) {
   forbidden.addSubnet(network, prefix, "ipv6");
 }

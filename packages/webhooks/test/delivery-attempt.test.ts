@@ -198,6 +198,19 @@ describe("attemptDelivery", () => {
     expect(target.received).toHaveLength(0);
   });
 
+  it.each([
+    ["[::127.0.0.1]", "::7f00:1"],
+    ["[::ffff:0:127.0.0.1]", "::ffff:0:7f00:1"],
+    ["[64:ff9b::127.0.0.1]", "64:ff9b::7f00:1"],
+    ["[64:ff9b:1::10.0.0.1]", "64:ff9b:1::a00:1"],
+    ["[2001:0:4136:e378:8000:63bf:3fff:fdd2]", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
+    ["[2002:7f00:1::1]", "2002:7f00:1::1"],
+  ])("refuses the IPv6 spelling %s of an internal address at attempt time, without connecting", async (host, address) => {
+    const result = await attempt(deliveryTo(`http://${host}:8080/hooks`), settings({ allowPrivateNetworks: false }));
+    expect(result).toMatchObject({ outcome: "failed", statusCode: undefined, responseBody: undefined });
+    expect(result.error).toBe(`ESSRF: refused: ${address} is an internal address`);
+  });
+
   it("refuses, at connect time, a host name resolving to loopback with the guard on", async () => {
     const target = await receiver((res) => res.writeHead(200).end());
     const byName = target.url.replace("127.0.0.1", "localhost");

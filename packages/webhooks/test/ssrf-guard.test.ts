@@ -24,6 +24,21 @@ describe("isForbiddenAddress", () => {
     ["::ffff:127.0.0.1", "IPv4-mapped loopback"],
     ["::ffff:169.254.169.254", "IPv4-mapped metadata"],
     ["::ffff:7f00:1", "IPv4-mapped loopback, hex form (as URL parsing writes it)"],
+    ["::127.0.0.1", "IPv4-compatible loopback (deprecated form)"],
+    ["::7f00:1", "IPv4-compatible loopback, hex form (as URL parsing writes it)"],
+    ["::a00:1", "IPv4-compatible 10.0.0.1"],
+    ["::8.8.8.8", "IPv4-compatible, even of a public address: the form is deprecated and never routed"],
+    ["::ffff:0:7f00:1", "IPv4-translated (SIIT) loopback"],
+    ["64:ff9b::7f00:1", "NAT64 well-known prefix, 127.0.0.1 behind it"],
+    ["64:ff9b::a9fe:a9fe", "NAT64 well-known prefix, cloud metadata behind it"],
+    ["64:ff9b:1::a00:1", "NAT64 local-use prefix (RFC 8215), 10.0.0.1 behind it"],
+    ["64:ff9b:1:ffff::1", "NAT64 local-use prefix, top of the /48"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"],
+    ["2001::1", "Teredo, first of the /32"],
+    ["2002:7f00:1::1", "6to4 of 127.0.0.1"],
+    ["2002:a9fe:a9fe::1", "6to4 of the metadata address"],
+    ["100::1", "discard-only"],
+    ["ff02::1", "IPv6 multicast"],
     ["not an address", "something that is not an IP at all"],
   ])("refuses %s (%s)", (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
@@ -38,6 +53,9 @@ describe("isForbiddenAddress", () => {
     ["2001:4860:4860::8888"],
     ["::ffff:8.8.8.8"], // a mapped public address is judged by its IPv4 part
     ["::ffff:808:808"],
+    ["2001:db9::1"], // just outside Teredo's 2001::/32 (the /32 ends at 2001:0:ffff:ffff::)
+    ["2001:1::1"],
+    ["64:ff9b:2::1"], // just outside the local-use NAT64 /48
   ])("allows %s", (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
@@ -59,6 +77,17 @@ describe("refusedUrlReason", () => {
     expect(await refusedUrlReason("http://[::ffff:127.0.0.1]/x", false)).toBe(
       "::ffff:7f00:1 resolves to ::ffff:7f00:1, a private or internal address",
     );
+  });
+
+  it.each([
+    ["http://[::127.0.0.1]/", "::7f00:1"],
+    ["http://[::ffff:0:127.0.0.1]/", "::ffff:0:7f00:1"],
+    ["http://[64:ff9b::127.0.0.1]/", "64:ff9b::7f00:1"],
+    ["http://[64:ff9b:1::10.0.0.1]/", "64:ff9b:1::a00:1"],
+    ["http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
+    ["http://[2002:7f00:1::1]/", "2002:7f00:1::1"],
+  ])("refuses %s, an IPv6 spelling that embeds or reaches an internal IPv4", async (url, host) => {
+    expect(await refusedUrlReason(url, false)).toBe(`${host} resolves to ${host}, a private or internal address`);
   });
 
   it("refuses a host name that resolves to loopback", async () => {
