@@ -1,4 +1,5 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
+import { identityId } from "./columns.ts";
 import { OrganizationEntity } from "./organization.entity.ts";
 
 /** Clients and recipes (with ingredients): the catalogue events and invoices refer to. */
@@ -7,7 +8,7 @@ export const ClientEntity = defineEntity({
   name: "Client",
   tableName: "clients",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     name: p.text().collation("C"),
     email: p.text().nullable(),
@@ -22,7 +23,7 @@ export const RecipeEntity = defineEntity({
   name: "Recipe",
   tableName: "recipes",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     name: p.text().collation("C"),
     servings: p.integer(),
@@ -41,7 +42,7 @@ export const IngredientEntity = defineEntity({
   name: "Ingredient",
   tableName: "ingredients",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     recipe: p.manyToOne(RecipeEntity),
     position: p.integer(),

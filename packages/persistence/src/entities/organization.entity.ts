@@ -1,4 +1,5 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
+import { identityId } from "./columns.ts";
 
 /** An organization (tenant) and the API keys that act for it. */
 
@@ -6,7 +7,7 @@ export const OrganizationEntity = defineEntity({
   name: "Organization",
   tableName: "organizations",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     name: p.text(),
     currency: p.string().columnType("char(3)"),
     createdAt: p.datetime(3).defaultRaw("now()"),
@@ -17,7 +18,7 @@ export const ApiKeyEntity = defineEntity({
   name: "ApiKey",
   tableName: "api_keys",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity).index("api_keys_organization_idx"),
     keyHash: p.text().unique(),
     displayPrefix: p.text(),

@@ -1,4 +1,5 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
+import { identityId } from "./columns.ts";
 import { OrganizationEntity } from "./organization.entity.ts";
 
 /**
@@ -11,7 +12,7 @@ export const WebhookMessageEntity = defineEntity({
   name: "WebhookMessage",
   tableName: "webhook_messages",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     /** The envelope `id` integrators see; stable across every retry. */
     envelopeId: p.text().unique().defaultRaw("('evt_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text))"),
@@ -21,7 +22,8 @@ export const WebhookMessageEntity = defineEntity({
     createdAt: p.datetime(3).defaultRaw("now()"),
     fannedOutAt: p.datetime(3).nullable(),
   },
-  indexes: [{ name: "webhook_messages_pending_idx", expression: "create index webhook_messages_pending_idx on webhook_messages (id) where fanned_out_at is null" }],
+  // Partial: only the messages not yet fanned out.
+  indexes: [{ name: "webhook_messages_pending_idx", properties: ["id"], where: { fannedOutAt: null } }],
   // Wakes dispatchers (LISTEN platter_outbox) as soon as a message commits.
   triggers: [
     { name: "webhook_messages_notify", timing: "after", events: ["insert"], forEach: "statement", body: "perform pg_notify('platter_outbox', ''); return null;" },
@@ -32,7 +34,7 @@ export const WebhookEndpointEntity = defineEntity({
   name: "WebhookEndpoint",
   tableName: "webhook_endpoints",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     url: p.text(),
     secret: p.text(),
@@ -49,7 +51,7 @@ export const WebhookDeliveryEntity = defineEntity({
   name: "WebhookDelivery",
   tableName: "webhook_deliveries",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     endpoint: p.manyToOne(WebhookEndpointEntity),
     message: p.manyToOne(WebhookMessageEntity),
@@ -66,7 +68,8 @@ export const WebhookDeliveryEntity = defineEntity({
   },
   uniques: [{ name: "webhook_deliveries_endpoint_id_message_id_key", properties: ["endpoint", "message"] }],
   indexes: [
-    { name: "webhook_deliveries_due_idx", expression: "create index webhook_deliveries_due_idx on webhook_deliveries (next_attempt_at) where status = 'pending'" },
+    // Partial: only the deliveries still due.
+    { name: "webhook_deliveries_due_idx", properties: ["nextAttemptAt"], where: { status: "pending" } },
     { name: "webhook_deliveries_organization_idx", properties: ["organization", "id"] },
   ],
   checks: [{ name: "webhook_deliveries_status_check", expression: "status in ('pending', 'succeeded', 'failed')" }],
@@ -76,7 +79,7 @@ export const WebhookAttemptEntity = defineEntity({
   name: "WebhookAttempt",
   tableName: "webhook_attempts",
   properties: {
-    id: p.bigint("number").primary().autoincrement().generated("by default as identity"),
+    id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     delivery: p.manyToOne(WebhookDeliveryEntity),
     attempt: p.integer(),
