@@ -46,6 +46,7 @@ describe("README code blocks", () => {
   it("are each an example file, verbatim, and every example file is in the README", async () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
     const embedded = [...readme.matchAll(EXAMPLE_MARKER)];
+    expect(embedded.length, "the README has example blocks to compare").toBeGreaterThan(0);
     expect(embedded.length, "every ```ts block is preceded by <!-- example: examples/… -->").toBe(readme.split("```ts\n").length - 1);
     for (const [, file, code] of embedded) {
       expect(code, `README block of ${file}`).toBe(await readFile(new URL(`../${file}`, import.meta.url), "utf8"));

@@ -60,6 +60,7 @@ describe("for await (const record of list())", () => {
     for await (const _client of platter.clients.list({ limit: 50 })) {
       if (++count === 120) break;
     }
+    expect(count).toBe(120);
     expect(proxy.requests).toHaveLength(3);
   });
 

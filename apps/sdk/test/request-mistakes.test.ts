@@ -4,13 +4,13 @@ import { retryDelayMs } from "../src/retry-policy.ts";
 
 /** Mistakes in the caller's own input fail at once; a create's errors carry its key; 409s wait longer. */
 
-const counting = () => {
+const counting = (headers: Record<string, string> = {}) => {
   const calls: Request[] = [];
   const fetch = async (input: string | URL | Request, init?: RequestInit) => {
     calls.push(new Request(input, init));
     return new Response('{"error":"A request with this Idempotency-Key is still being processed; retry shortly"}', {
       status: 409,
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...headers },
     });
   };
   return { calls, fetch: fetch as typeof globalThis.fetch };
@@ -40,11 +40,15 @@ describe("requests the caller got wrong", () => {
 
 describe("a create that keeps failing", () => {
   it("carries the Idempotency-Key it was sent with, the same on every try", async () => {
-    const { calls, fetch } = counting();
-    const platter = new Platter({ apiKey: "platter_rw_x", baseUrl: "http://127.0.0.1:9/v1", fetch, maxRetries: 0 });
+    // Retry-After: 0 so that the retries after the 409s do not wait.
+    const { calls, fetch } = counting({ "retry-after": "0" });
+    const platter = new Platter({ apiKey: "platter_rw_x", baseUrl: "http://127.0.0.1:9/v1", fetch, maxRetries: 2 });
     const failure = await platter.clients.create({ name: "x" }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ConflictError);
-    expect((failure as ConflictError).idempotencyKey).toBe(calls[0]!.headers.get("idempotency-key"));
+    expect(calls).toHaveLength(3);
+    const key = (failure as ConflictError).idempotencyKey;
+    expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(calls.map((call) => call.headers.get("idempotency-key"))).toEqual([key, key, key]);
   });
 
   it("waits at least a second, growing, after a 409", () => {

@@ -155,6 +155,8 @@ describe("creates", () => {
     proxy.failNext({ status: 503, headers: NOW }, { status: 503, headers: NOW });
     await expect(bed.platter({ baseUrl: proxy.baseUrl, maxRetries: 1 }).clients.create({ name: "Never" })).rejects.toBeInstanceOf(ApiError);
     expect(proxy.requests).toHaveLength(2);
+    // One key on both tries, and a key at all (a set of two missing keys has size 1 too).
     expect(new Set(idempotencyKeys()).size).toBe(1);
+    expect(idempotencyKeys()[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -44,10 +44,9 @@ describe("generateApiKey", () => {
   });
 
   it("produces keys that parseBearerKey accepts", () => {
-    for (const access of ACCESS_LEVELS) {
-      const { secret } = generateApiKey(access);
-      expect(parseBearerKey(`Bearer ${secret}`)).toBe(secret);
-    }
+    const secrets = ACCESS_LEVELS.map((access) => generateApiKey(access).secret);
+    expect(secrets.map((secret) => secret.slice(0, "platter_ro_".length)).sort()).toEqual(["platter_ro_", "platter_rw_"]);
+    for (const secret of secrets) expect(parseBearerKey(`Bearer ${secret}`)).toBe(secret);
   });
 
   it("uses every hex digit (the secret is random, not a fixed pattern)", () => {
@@ -142,20 +141,30 @@ describe("parseBearerKey", () => {
   });
 
   it("only ever returns a well-formed key (property)", () => {
+    const outcomes = { parsed: 0, refused: 0 };
     fc.assert(
       fc.property(
         fc.oneof(
           fc.string({ unit: "binary" }),
           fc.string().map((s) => `Bearer ${s}`),
           keyArb.chain((k) => fc.nat({ max: k.length - 1 }).map((i) => `Bearer ${k.slice(0, i)}${k.slice(i + 1)}`)),
+          // Well-formed headers, so that keys do come back and are checked.
+          fc
+            .tuple(fc.constantFrom("Bearer", "bearer", "BEARER"), fc.integer({ min: 1, max: 3 }), keyArb, fc.nat({ max: 2 }))
+            .map(([scheme, spaces, k, trailing]) => `${scheme}${" ".repeat(spaces)}${k}${" ".repeat(trailing)}`),
         ),
         (header) => {
           const parsed = parseBearerKey(header);
+          outcomes[parsed === undefined ? "refused" : "parsed"]++;
+          // Nothing (undefined), or a well-formed key that is the one in the header.
           expect(parsed === undefined || KEY_FORMAT.test(parsed)).toBe(true);
+          expect(parsed === undefined || header.trimEnd().endsWith(` ${parsed}`)).toBe(true);
         },
       ),
       { numRuns: 1000 },
     );
+    expect(outcomes.parsed).toBeGreaterThan(100);
+    expect(outcomes.refused).toBeGreaterThan(100);
   });
 
   it("rejects any single-character deletion from a valid key (property)", () => {

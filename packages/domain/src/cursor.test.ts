@@ -205,9 +205,13 @@ describe("decodeCursor round trip", () => {
 });
 
 describe("decodeCursor rejects altered cursors", () => {
-  const sample = encodeCursor("events", ["2026-03-14T15:09:26.535Z", 8979]);
+  const sampleKey = ["2026-03-14T15:09:26.535Z", 8979] as const;
+  const sample = encodeCursor("events", sampleKey);
+  /** The unaltered sample is accepted: what its alterations are refused for is the alteration. */
+  const expectSampleAccepted = () => expectDecoded(decodeCursor("events", sample, eventListing.cursorKey), sampleKey);
 
   it("rejects every single-character replacement of a fixed cursor (exhaustive)", () => {
+    expectSampleAccepted();
     let checked = 0;
     for (let position = 0; position < sample.length; position++) {
       for (const char of BASE64URL_ALPHABET) {
@@ -221,12 +225,14 @@ describe("decodeCursor rejects altered cursors", () => {
   });
 
   it("rejects every single-character deletion of a fixed cursor (exhaustive)", () => {
+    expectSampleAccepted();
     for (let position = 0; position < sample.length; position++) {
       expectInvalid(decodeCursor("events", applyMutation(sample, { kind: "delete", position }), eventListing.cursorKey));
     }
   });
 
   it("rejects every single appended character of a fixed cursor (exhaustive)", () => {
+    expectSampleAccepted();
     for (const char of BASE64URL_ALPHABET) {
       expectInvalid(decodeCursor("events", applyMutation(sample, { kind: "append", char }), eventListing.cursorKey));
     }
@@ -236,7 +242,8 @@ describe("decodeCursor rejects altered cursors", () => {
     fc.assert(
       fc.property(
         validCursorArb.chain((valid) => fc.tuple(fc.constant(valid), mutationArb(valid.cursor))),
-        ([{ listing, cursor }, mutation]) => {
+        ([{ listing, key, cursor }, mutation]) => {
+          expectDecoded(decodeCursor(listing.endpoint, cursor, listing.cursorKey), key);
           const altered = applyMutation(cursor, mutation);
           expect(altered).not.toBe(cursor);
           expectInvalid(decodeCursor(listing.endpoint, altered, listing.cursorKey));
@@ -255,7 +262,11 @@ describe("decodeCursor rejects altered cursors", () => {
   });
 
   it("rejects a non-canonical spelling that decodes to the same bytes (unused trailing bits set)", () => {
-    const candidates = [1, 2, 3, 4, 5, 6, 7, 8].map((id) => encodeCursor("events", ["2026-01-01T00:00:00.000Z", id]));
+    const candidates = [1, 2, 3, 4, 5, 6, 7, 8].map((id) => {
+      const cursor = encodeCursor("events", ["2026-01-01T00:00:00.000Z", id]);
+      expectDecoded(decodeCursor("events", cursor, eventListing.cursorKey), ["2026-01-01T00:00:00.000Z", id]);
+      return cursor;
+    });
     const ragged = candidates.filter((c) => c.length % 4 !== 0);
     expect(ragged.length).toBeGreaterThan(0);
     for (const cursor of ragged) {
@@ -269,9 +280,10 @@ describe("decodeCursor rejects altered cursors", () => {
 
   it("rejects the padded spelling of a valid cursor", () => {
     fc.assert(
-      fc.property(validCursorArb, ({ listing, cursor }) => {
+      fc.property(validCursorArb, ({ listing, key, cursor }) => {
         const padding = "=".repeat((4 - (cursor.length % 4)) % 4);
         fc.pre(padding.length > 0);
+        expectDecoded(decodeCursor(listing.endpoint, cursor, listing.cursorKey), key);
         expectInvalid(decodeCursor(listing.endpoint, cursor + padding, listing.cursorKey));
       }),
     );
@@ -279,15 +291,17 @@ describe("decodeCursor rejects altered cursors", () => {
 
   it("rejects the standard-base64 spelling (+ and /) of a valid cursor", () => {
     fc.assert(
-      fc.property(validCursorArb, ({ listing, cursor }) => {
+      fc.property(validCursorArb, ({ listing, key, cursor }) => {
         const standard = cursor.replaceAll("-", "+").replaceAll("_", "/");
         fc.pre(standard !== cursor);
+        expectDecoded(decodeCursor(listing.endpoint, cursor, listing.cursorKey), key);
         expectInvalid(decodeCursor(listing.endpoint, standard, listing.cursorKey));
       }),
     );
   });
 
   it("rejects a valid cursor with surrounding whitespace", () => {
+    expectSampleAccepted();
     for (const altered of [` ${sample}`, `${sample} `, `${sample}\n`, `\t${sample}`]) {
       expectInvalid(decodeCursor("events", altered, eventListing.cursorKey));
     }
@@ -314,13 +328,16 @@ describe("decodeCursor binds cursors to their endpoint", () => {
     fc.assert(
       fc.property(endpointArb, endpointArb, anyKeyArb, (issuer, reader, key) => {
         fc.pre(issuer !== reader);
-        expectInvalid(decodeCursor(reader, encodeCursor(issuer, key), AnyKey));
+        const cursor = encodeCursor(issuer, key);
+        expectDecoded(decodeCursor(issuer, cursor, AnyKey), key);
+        expectInvalid(decodeCursor(reader, cursor, AnyKey));
       }),
     );
   });
 
   it("compares endpoints exactly (case and whitespace matter)", () => {
     const cursor = encodeCursor("events", ["2026-01-01T00:00:00.000Z", 1]);
+    expectDecoded(decodeCursor("events", cursor, eventListing.cursorKey), ["2026-01-01T00:00:00.000Z", 1]);
     for (const reader of ["Events", "EVENTS", "events ", " events", "event", "events/"]) {
       expectInvalid(decodeCursor(reader, cursor, eventListing.cursorKey));
     }
@@ -373,6 +390,7 @@ describe("decodeCursor rejects garbage", () => {
 
   it("rejects any string containing a character outside the base64url alphabet", () => {
     const valid = encodeCursor("events", ["2026-01-01T00:00:00.000Z", 1]);
+    expectDecoded(decodeCursor("events", valid, AnyKey), ["2026-01-01T00:00:00.000Z", 1]);
     fc.assert(
       fc.property(
         fc.string({ unit: "binary", minLength: 1, maxLength: 1 }).filter((c) => !BASE64URL_ALPHABET.includes(c)),
@@ -468,6 +486,8 @@ describe("decodeCursor rejects valid cursors whose key has the wrong shape", () 
         timestampArb,
         badId,
         (listing, first, id) => {
+          // The same key with a good id is accepted: the id is what is refused.
+          expectDecoded(decodeCursor(listing.endpoint, encodeCursor(listing.endpoint, [first, 1]), listing.cursorKey), [first, 1]);
           // JSON has no NaN/Infinity: they would arrive as null, which is just as wrong.
           const cursor = encodeCursor(listing.endpoint, [first, id]);
           expectInvalid(decodeCursor(listing.endpoint, cursor, listing.cursorKey));

@@ -70,13 +70,17 @@ describe("isCalendarDate", () => {
   });
 
   it("agrees with an independent calendar for every year/month/day combination (property)", () => {
+    const outcomes = { accepted: 0, refused: 0 };
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }), (y, m, d) => {
         const expected = y >= 1900 && m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m);
+        outcomes[expected ? "accepted" : "refused"]++;
         expect(isCalendarDate(`${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`)).toBe(expected);
       }),
       { numRuns: 2000 },
     );
+    expect(outcomes.accepted).toBeGreaterThan(20);
+    expect(outcomes.refused).toBeGreaterThan(20);
   });
 
   it("accepts every day of a leap and a common year, and exactly those", () => {
@@ -141,16 +145,29 @@ describe("parseRecordId", () => {
   });
 
   it("only returns ids whose canonical spelling is the input (property)", () => {
+    // Reference: the input is a positive safe integer written canonically (no sign, no leading zero).
+    const canonicalId = (text: string): number | undefined =>
+      /^[1-9][0-9]*$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
+    const textArb = fc.oneof(
+      fc.string(),
+      fc.string({ unit: fc.constantFrom(..."0123456789-+. e".split("")) }),
+      fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).map(String),
+      // Around the end of the safe range, where a 16-digit spelling may or may not be an id.
+      fc.bigInt({ min: 2n ** 53n - 1000n, max: 2n ** 53n + 1000n }).map(String),
+    );
+    const outcomes = { parsed: 0, refused: 0 };
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom(..."0123456789-+. e".split("")) })), (text) => {
+      fc.property(textArb, (text) => {
         const id = parseRecordId(text);
-        if (id !== undefined) {
-          expect(String(id)).toBe(text);
-          expect(Number.isSafeInteger(id) && id >= 1).toBe(true);
-        }
+        const expected = canonicalId(text);
+        outcomes[expected === undefined ? "refused" : "parsed"]++;
+        // When an id comes back, String(id) is the input and the id is a positive safe integer.
+        expect(id).toBe(expected);
       }),
       { numRuns: 1000 },
     );
+    expect(outcomes.parsed).toBeGreaterThan(100);
+    expect(outcomes.refused).toBeGreaterThan(100);
   });
 
   it("rejects numbers beyond the safe range (property)", () => {
@@ -246,12 +263,40 @@ describe("decodeInput", () => {
   });
 
   it("never throws on arbitrary JSON: accepts or refuses with a message (property)", () => {
+    // Reference for Sample, written independently of the schema: the reasons a body must be refused.
+    const text = (v: unknown, max: number): boolean =>
+      typeof v === "string" && [...v].length <= max && !v.includes("\u0000") && v.isWellFormed();
+    const optional = (v: unknown, valid: (v: unknown) => boolean): boolean => v === undefined || v === null || valid(v);
+    const FIELDS = ["title", "note", "count", "day"];
+    const refusalReasons = (body: unknown): string[] => {
+      if (typeof body !== "object" || body === null || Array.isArray(body)) return ["request body must be a JSON object"];
+      const fields = body as Record<string, unknown>;
+      return [
+        ...Object.keys(fields).filter((key) => !FIELDS.includes(key)).map((key) => `unknown field: ${key}`),
+        ...(text(fields["title"], 10) && (fields["title"] as string).trim().length > 0 ? [] : ["title"]),
+        ...(optional(fields["note"], (v) => text(v, 5)) ? [] : ["note"]),
+        ...(optional(fields["count"], Number.isSafeInteger) ? [] : ["count"]),
+        ...(optional(fields["day"], (v) => typeof v === "string" && isCalendarDate(v)) ? [] : ["day"]),
+      ];
+    };
+    /** The part of a refusal message that names its reason: the whole of a body-level message, else the field. */
+    const reasonOf = (message: string): string =>
+      message.startsWith("unknown field: ") || message === "request body must be a JSON object" ? message : message.split(" ")[0]!;
+
     const outcomes = { accepted: 0, refused: 0 };
     fc.assert(
       fc.property(fc.oneof(fc.jsonValue(), fc.record({ title: fc.string({ minLength: 1 }) }, { requiredKeys: [] })), (body) => {
-        const result = decodeInput(Sample, body);
-        outcomes[Result.isSuccess(result) ? "accepted" : "refused"]++;
-        expect(Result.match(result, { onSuccess: () => "accepted", onFailure: (failure) => failure.message })).toMatch(/\S/);
+        const reasons = refusalReasons(body);
+        outcomes[reasons.length === 0 ? "accepted" : "refused"]++;
+        const outcome = Result.match(decodeInput(Sample, body), {
+          onSuccess: (value) => ({ accepted: value }),
+          onFailure: (failure) => ({ refused: reasonOf(failure.message), message: failure.message }),
+        });
+        expect(outcome).toEqual(
+          reasons.length === 0
+            ? { accepted: body }
+            : { refused: expect.toBeOneOf(reasons), message: expect.stringMatching(/\S/) },
+        );
       }),
       { numRuns: 500 },
     );

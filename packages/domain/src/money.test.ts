@@ -70,7 +70,9 @@ describe("isCurrencyCode", () => {
   });
 
   it("agrees with the runtime's list of ISO 4217 currencies", () => {
-    for (const code of Intl.supportedValuesOf("currency")) expect(isCurrencyCode(code)).toBe(true);
+    const codes = Intl.supportedValuesOf("currency");
+    expect(codes.length).toBeGreaterThan(100);
+    for (const code of codes) expect(isCurrencyCode(code)).toBe(true);
   });
 });
 
@@ -163,17 +165,27 @@ describe("toMinorUnits", () => {
   });
 
   it("returns a safe non-negative integer within the cap, or undefined (property)", () => {
+    const amountArb = fc.oneof(
+      fc.double(), // almost all refused: negative, not finite, too precise or too large
+      fc.integer({ min: 0, max: 100_000_000 }), // whole amounts within the cap in every currency: accepted
+      fc.integer({ min: 0, max: 10_000_000_000 }).map((n) => n / 100), // hundredths: accepted unless the currency has no decimals
+      fc.integer({ min: MAX_MINOR_UNITS + 1, max: Number.MAX_SAFE_INTEGER }), // above the cap in every currency: refused
+    );
+    const outcomes = { accepted: 0, refused: 0 };
     fc.assert(
-      fc.property(fc.double(), currencyArb, (amount, currency) => {
+      fc.property(amountArb, currencyArb, (amount, currency) => {
         const minor = toMinorUnits(amount, currency);
-        if (minor !== undefined) {
-          expect(Number.isSafeInteger(minor)).toBe(true);
-          expect(minor).toBeGreaterThanOrEqual(0);
-          expect(minor).toBeLessThanOrEqual(MAX_MINOR_UNITS);
-        }
+        outcomes[minor === undefined ? "refused" : "accepted"]++;
+        // A refusal (undefined) is allowed; anything else must be a safe integer in [0, MAX_MINOR_UNITS].
+        const checked = minor === undefined ? 0 : minor;
+        expect(Number.isSafeInteger(checked)).toBe(true);
+        expect(checked).toBeGreaterThanOrEqual(0);
+        expect(checked).toBeLessThanOrEqual(MAX_MINOR_UNITS);
       }),
       { numRuns: 1000 },
     );
+    expect(outcomes.accepted).toBeGreaterThan(100);
+    expect(outcomes.refused).toBeGreaterThan(100);
   });
 
   it("converts decimal amounts exactly, matching a BigInt reference (property)", () => {
@@ -191,15 +203,39 @@ describe("toMinorUnits", () => {
           const reference = refMinorFromText(String(amount), exponent);
           const expected = reference === undefined || reference > BigInt(MAX_MINOR_UNITS) ? undefined : Number(reference);
           expect(toMinorUnits(amount, currency)).toBe(expected);
-          // Trailing zeros in the written amount never matter.
-          if (fraction.length <= exponent) {
-            const exact = refMinorFromText(text, exponent) as bigint;
-            if (exact <= BigInt(MAX_MINOR_UNITS)) expect(toMinorUnits(amount, currency)).toBe(Number(exact));
-          }
         },
       ),
       { numRuns: 1000 },
     );
+  });
+
+  it("converts an amount written with at most the currency's decimals exactly, trailing zeros or not (property)", () => {
+    // Generated so that the written fraction never has more digits than the currency's exponent and the
+    // whole part stays within the cap: every case is one where the amount text alone gives the answer.
+    const writtenArb = currencyArb.chain((currency) => {
+      const exponent = currencyExponent(currency);
+      return fc.record({
+        currency: fc.constant(currency),
+        whole: fc.bigInt({ min: 0n, max: BigInt(MAX_MINOR_UNITS) / 10n ** BigInt(exponent) }),
+        digits: fc.string({ unit: fc.constantFrom(..."0123456789".split("")), maxLength: exponent }),
+        zeros: fc.nat({ max: exponent }),
+      });
+    });
+    let withTrailingZero = 0;
+    fc.assert(
+      fc.property(writtenArb, ({ currency, whole, digits, zeros }) => {
+        const exponent = currencyExponent(currency);
+        const fraction = (digits + "0".repeat(zeros)).slice(0, exponent);
+        const text = fraction === "" ? whole.toString() : `${whole}.${fraction}`;
+        const exact = refMinorFromText(text, exponent);
+        expect(exact).toBeDefined();
+        if (fraction.endsWith("0")) withTrailingZero++;
+        // Trailing zeros in the written amount never matter.
+        expect(toMinorUnits(Number(text), currency)).toBe(exact! <= BigInt(MAX_MINOR_UNITS) ? Number(exact) : undefined);
+      }),
+      { numRuns: 1000 },
+    );
+    expect(withTrailingZero).toBeGreaterThan(100);
   });
 });
 
@@ -226,14 +262,23 @@ describe("formatMinorUnits", () => {
 
   it("writes exactly the currency's decimals and the same value (property)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: -MAX_MINOR_UNITS, max: MAX_MINOR_UNITS }), currencyArb, (minor, currency) => {
-        const exponent = currencyExponent(currency);
-        const text = formatMinorUnits(minor, currency);
-        const shape = exponent === 0 ? /^-?(0|[1-9]\d*)$/ : new RegExp(`^-?(0|[1-9]\\d*)\\.\\d{${exponent}}$`);
-        expect(text).toMatch(shape);
-        expect(BigInt(text.replace(".", ""))).toBe(BigInt(minor));
-        if (minor === 0) expect(text.startsWith("-")).toBe(false);
-      }),
+      fc.property(
+        // Zero (and negative zero) drawn on purpose: zero has no sign.
+        fc.oneof(
+          { arbitrary: fc.constantFrom(0, -0), weight: 1 },
+          { arbitrary: fc.integer({ min: -MAX_MINOR_UNITS, max: MAX_MINOR_UNITS }), weight: 9 },
+        ),
+        currencyArb,
+        (minor, currency) => {
+          const exponent = currencyExponent(currency);
+          const text = formatMinorUnits(minor, currency);
+          const shape = exponent === 0 ? /^-?(0|[1-9]\d*)$/ : new RegExp(`^-?(0|[1-9]\\d*)\\.\\d{${exponent}}$`);
+          expect(text).toMatch(shape);
+          expect(BigInt(text.replace(".", ""))).toBe(BigInt(minor));
+          // A minus sign exactly for negative amounts: never for zero.
+          expect(text.startsWith("-")).toBe(minor < 0);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
