@@ -1,6 +1,5 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { createOpsServer } from "@platter/ops";
+import { createOpsServer, listenOn } from "@platter/ops";
 import { Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
@@ -14,12 +13,6 @@ export interface RunningApi {
   /** Stops accepting and lets in-flight requests finish (up to the grace period); the platform closes the pool. */
   readonly stop: () => Promise<void>;
 }
-
-const listen = (server: Server, port: number, host: string): Promise<number> =>
-  new Promise((done, fail) => {
-    server.once("error", fail);
-    server.listen(port, host, () => done((server.address() as AddressInfo).port));
-  });
 
 const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
   new Promise((done) => {
@@ -45,8 +38,17 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Platf
     3_600_000,
   );
   prune.unref();
-  const port = await listen(api, config.port, config.host);
-  const opsPort = await listen(ops, config.opsPort, config.host);
+  let port: number;
+  let opsPort: number;
+  try {
+    port = await listenOn(api, config.port, config.host, "PORT");
+    opsPort = await listenOn(ops, config.opsPort, config.host, "OPS_PORT");
+  } catch (error) {
+    clearInterval(prune);
+    api.close();
+    ops.close();
+    throw error;
+  }
   logger.info({ port, opsPort }, "api listening");
   return {
     port,

@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createOrganization, createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -63,5 +64,21 @@ describe("the API process", () => {
     const api = spawnApi({ DATABASE_URL: db.url, ...env });
     expect(await api.exited).toBe(2);
     expect(api.stderr()).toContain(message);
+  });
+
+  it.each(["PORT", "OPS_PORT"])("exits 2 with one line naming %s when its port is already taken", async (variable) => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
+    const takenPort = (taken.address() as { port: number }).port;
+    try {
+      const ports = { PORT: String(await freePort()), OPS_PORT: String(await freePort()), [variable]: String(takenPort) };
+      const api = spawnApi({ DATABASE_URL: db.url, ...ports });
+      expect(await api.exited).toBe(2);
+      expect(api.stderr().trim()).toBe(
+        `configuration error: ${variable}: port ${takenPort} on 127.0.0.1 is already in use; set ${variable} to a free port`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ import { orgCommand } from "./commands/org.ts";
 import { seedCommand } from "./commands/seed.ts";
 import { startCommand } from "./commands/start.ts";
 import { webhookCommand } from "./commands/webhook.ts";
+import { ConfigError } from "@platter/ops";
 import { exitCodeOf, messageOf } from "./failures.ts";
 
 /**
@@ -57,7 +58,8 @@ const main = async (args: string[]): Promise<number> => {
     return 0;
   } catch (error) {
     const code = exitCodeOf(error);
-    const hint = code === 2 ? `\nsee \`${["platter", ...commandFor(args).path].join(" ")} --help\`` : "";
+    // A command called wrongly points at its help; a bad setting names its variable, which is the help.
+    const hint = code === 2 && !(error instanceof ConfigError) ? `\nsee \`${["platter", ...commandFor(args).path].join(" ")} --help\`` : "";
     process.stderr.write(`platter: ${stripVTControlCharacters(messageOf(error))}${hint}\n`);
     return code;
   }

@@ -1,6 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { request } from "node:http";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { spawnCli } from "./cli-process.ts";
@@ -132,5 +132,27 @@ describe("platter start", () => {
     });
     expect(await response).toMatchObject({ status: 201, body: expect.stringMatching(/^\{"id":\d+\}$/) });
     expect(await platter.exited).toBe(0);
+  });
+
+  it("exits 2 with one line naming the variable when a port is already taken, and starts nothing", async () => {
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    databases.push(db);
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const child = spawnCli(["start"], {
+        DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(await freePort()),
+        DISPATCHER_OPS_PORT: String(await freePort()), HOST: "127.0.0.1", LOG_LEVEL: "silent",
+      });
+      processes.push(child);
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      const code = await new Promise<number | null>((done) => child.once("exit", done));
+      expect(code).toBe(2);
+      expect(stderr.trim()).toBe(`platter: configuration error: PORT: port ${port} on 127.0.0.1 is already in use; set PORT to a free port`);
+    } finally {
+      taken.close();
+    }
   });
 });

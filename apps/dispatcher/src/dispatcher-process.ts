@@ -1,6 +1,5 @@
-import type { AddressInfo } from "node:net";
 import { Effect } from "effect";
-import { createOpsServer } from "@platter/ops";
+import { createOpsServer, listenOn } from "@platter/ops";
 import { DeliveryQueue, pingDatabase, type PlatformRuntime } from "@platter/persistence";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
@@ -28,14 +27,14 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       logger.error({ err: error }, "dispatcher loop error");
     },
   });
-  const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
-  dispatcher.start();
   const ops = createOpsServer({
     isReady: () => runtime.runPromise(pingDatabase).then(() => true),
     metrics: metrics.registry,
   });
-  await new Promise<void>((done) => ops.listen(config.opsPort, config.host, done));
-  const opsPort = (ops.address() as AddressInfo).port;
+  // The port first: a taken one stops the start before any delivery is claimed.
+  const opsPort = await listenOn(ops, config.opsPort, config.host, "DISPATCHER_OPS_PORT");
+  const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
+  dispatcher.start();
   logger.info({ opsPort, concurrency: config.concurrency, allowPrivateNetworks: config.allowPrivateNetworks }, "dispatcher running");
   return {
     opsPort,

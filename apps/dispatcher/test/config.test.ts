@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
-import { describe, expect, it } from "vitest";
+import { createTestDatabase } from "@platter/persistence/testing";
+import { describe, expect, inject, it } from "vitest";
 import { ConfigError, loadDispatcherConfig } from "../src/config.ts";
 
 /** The dispatcher's environment, read once at start; a bad value stops it with the variable's name. */
@@ -72,5 +74,29 @@ describe("main.ts", () => {
     const code = await new Promise<number | null>((done) => child.once("exit", done));
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('configuration error: WEBHOOK_RETRY_SCHEDULE must be durations like 0s,5s,5m, got "whenever"');
+  });
+
+  it("exits 2 with one line naming DISPATCHER_OPS_PORT when its port is already taken", async () => {
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+      const child = spawn(process.execPath, ["--conditions=@platter/source", main], {
+        env: { ...process.env, DATABASE_URL: db.url, HOST: "127.0.0.1", DISPATCHER_OPS_PORT: String(port), LOG_LEVEL: "warn" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      const code = await new Promise<number | null>((done) => child.once("exit", done));
+      expect(code).toBe(2);
+      expect(stderr.trim()).toBe(
+        `configuration error: DISPATCHER_OPS_PORT: port ${port} on 127.0.0.1 is already in use; set DISPATCHER_OPS_PORT to a free port`,
+      );
+    } finally {
+      taken.close();
+      await db.dispose();
+    }
   });
 });

@@ -1,4 +1,6 @@
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ConfigError } from "./config.ts";
 import type { Registry } from "prom-client";
 
 /**
@@ -25,4 +27,22 @@ export const createOpsServer = ({ isReady, metrics }: OpsEndpoints): Server =>
       return send(200, await metrics.metrics(), metrics.contentType);
     }
     send(404, '{"error":"Unknown endpoint"}');
+  });
+
+/**
+ * Starts `server` listening on `host:port` and resolves with the port it got. A port that is taken
+ * (or not ours to bind) is a configuration mistake, reported in one line naming the variable that
+ * chose it, never a stack trace.
+ */
+export const listenOn = (server: Server, port: number, host: string, variable: string): Promise<number> =>
+  new Promise((done, fail) => {
+    const refused = (error: NodeJS.ErrnoException) => {
+      const why = error.code === "EADDRINUSE" ? "is already in use" : error.code === "EACCES" ? "may not be used by this process" : undefined;
+      fail(why === undefined ? error : new ConfigError(`${variable}: port ${port} on ${host} ${why}; set ${variable} to a free port`));
+    };
+    server.once("error", refused);
+    server.listen(port, host, () => {
+      server.removeListener("error", refused);
+      done((server.address() as AddressInfo).port);
+    });
   });
