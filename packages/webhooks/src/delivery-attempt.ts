@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { type AttemptResult, type DueDelivery, outcomeOf, signPayload } from "@platter/domain";
+import { type AttemptResult, type DueDelivery, outcomeOf, signPayload, standardWebhookSignature } from "@platter/domain";
 import { Agent, request } from "undici";
 import { guardedLookup, isForbiddenAddress } from "./ssrf-guard.ts";
 
@@ -54,13 +54,17 @@ export const attemptDelivery = async (agent: Agent, delivery: DueDelivery, setti
     if (!settings.allowPrivateNetworks && isIP(host) && isForbiddenAddress(host)) {
       return finish(undefined, `ESSRF: refused: ${host} is an internal address`, undefined);
     }
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
     const response = await request(delivery.url, {
       method: "POST",
       dispatcher: agent,
       headers: {
         "content-type": "application/json",
         "user-agent": "Platter-Webhooks/1.0",
+        // Standard Webhooks: the id is stable across retries; timestamp and signature are this attempt's.
         "webhook-id": delivery.envelopeId,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": standardWebhookSignature(delivery.secret, delivery.envelopeId, timestamp, delivery.body),
         [settings.signatureHeader]: signPayload(delivery.secret, delivery.body),
       },
       body: delivery.body,

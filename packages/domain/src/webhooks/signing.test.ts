@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { signPayload, verifySignature } from "./signing.ts";
+import { signPayload, standardWebhookSignature, verifySignature } from "./signing.ts";
 
 const hmacHex = (secret: string, body: string | Uint8Array): string =>
   createHmac("sha256", secret).update(body).digest("hex");
@@ -166,5 +166,23 @@ describe("verifySignature", () => {
         expect(() => verifySignature(secret, body, signature)).not.toThrow();
       }),
     );
+  });
+});
+
+describe("standardWebhookSignature", () => {
+  it("matches the Standard Webhooks specification's example", () => {
+    expect(
+      standardWebhookSignature("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, '{"test": 2432232314}'),
+    ).toBe("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+  });
+
+  it("keys the HMAC with the decoded secret, over id, timestamp and the exact bytes", () => {
+    const secret = `whsec_${Buffer.from("0123456789abcdef0123456789abcdef").toString("base64")}`;
+    const expected = createHmac("sha256", Buffer.from("0123456789abcdef0123456789abcdef"))
+      .update("evt_1.1700000000.{\"a\":1}")
+      .digest("base64");
+    expect(standardWebhookSignature(secret, "evt_1", 1700000000, '{"a":1}')).toBe(`v1,${expected}`);
+    expect(standardWebhookSignature(secret, "evt_2", 1700000000, '{"a":1}')).not.toBe(`v1,${expected}`);
+    expect(standardWebhookSignature(secret, "evt_1", 1700000001, '{"a":1}')).not.toBe(`v1,${expected}`);
   });
 });

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-/** Webhook signing: lowercase hex HMAC-SHA256 of the exact raw body bytes. */
+/** Webhook signing: the spec's lowercase hex HMAC-SHA256 of the exact raw body bytes, and Standard Webhooks' signature. */
 
 /** Signs a raw body with an endpoint's signing secret. */
 export const signPayload = (secret: string, rawBody: string | Uint8Array): string =>
@@ -11,4 +11,15 @@ export const verifySignature = (secret: string, rawBody: string | Uint8Array, si
   const expected = Buffer.from(signPayload(secret, rawBody), "hex");
   const received = /^[0-9a-fA-F]{64}$/.test(signature) ? Buffer.from(signature, "hex") : undefined;
   return received !== undefined && timingSafeEqual(expected, received);
+};
+
+/**
+ * Standard Webhooks (standardwebhooks.com, what Svix and its libraries verify): `webhook-signature`
+ * is `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+ * bytes the secret's base64 part (after `whsec_`) encodes. Beside the spec's `x-platter-signature`,
+ * which keys the HMAC with the whole secret string.
+ */
+export const standardWebhookSignature = (secret: string, id: string, timestampSeconds: number, rawBody: string | Uint8Array): string => {
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
+  return `v1,${createHmac("sha256", key).update(`${id}.${timestampSeconds}.`).update(rawBody).digest("base64")}`;
 };

@@ -9,8 +9,12 @@ import { traced } from "../traced.ts";
 
 /** An organization's webhook endpoints: register, list, enable/disable, rotate the signing secret. */
 
-/** A signing secret: `whsec_` and 32 random bytes in base64url. The whole string is the HMAC key. */
-export const generateSigningSecret = (): string => `whsec_${randomBytes(32).toString("base64url")}`;
+/**
+ * A signing secret: `whsec_` and 32 random bytes in base64, the form Standard Webhooks libraries
+ * read (their HMAC key is the decoded bytes); the spec's `x-platter-signature` keys with the whole
+ * string. Secrets made before were base64url, which Node decodes alike; rotating gives a base64 one.
+ */
+export const generateSigningSecret = (): string => `whsec_${randomBytes(32).toString("base64")}`;
 
 /** An endpoint as its organization sees it (never its secret). */
 export interface WebhookEndpointView {
