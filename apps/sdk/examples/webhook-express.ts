@@ -9,7 +9,7 @@ const app = express();
 // or express.json() parses the body first and verifyWebhook refuses the parsed object.
 app.post("/webhooks/platter", express.raw({ type: "application/json" }), async (req, res, next) => {
   try {
-    const event = await verifyWebhook(req.body, req.get("x-platter-signature"), secret);
+    const event = await verifyWebhook(req.body, req.headers, secret);
     console.log(`received ${event.type} ${event.id}: ${String(event.data["name"])}`);
     res.sendStatus(204);
   } catch (error) {

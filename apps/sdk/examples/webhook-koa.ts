@@ -12,7 +12,7 @@ app.use(async (ctx, next) => {
   const chunks: Buffer[] = [];
   for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
   try {
-    const event = await verifyWebhook(Buffer.concat(chunks), ctx.get("x-platter-signature"), secret);
+    const event = await verifyWebhook(Buffer.concat(chunks), ctx.headers, secret);
     console.log(`received ${event.type} ${event.id}: ${String(event.data["name"])}`);
     ctx.status = 204;
   } catch (error) {

@@ -13,7 +13,7 @@ const server = createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   try {
-    const event = await verifyWebhook(Buffer.concat(chunks), req.headers["x-platter-signature"], secret);
+    const event = await verifyWebhook(Buffer.concat(chunks), req.headers, secret);
     console.log(`received ${event.type} ${event.id}: ${String(event.data["name"])}`);
     res.writeHead(204).end(); // any 2xx acknowledges; answer fast and do slow work afterwards
   } catch (error) {

@@ -5,7 +5,10 @@ export {
   ApiError, AuthenticationError, ConflictError, ConnectionError, InvalidRequestError, NotFoundError, PermissionError,
   PlatterError, RateLimitError, type PlatterErrorDetails,
 } from "./errors.ts";
-export { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WebhookSignatureError } from "./webhooks.ts";
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, type VerifyWebhookOptions, WEBHOOK_SIGNATURE_HEADER, type WebhookHeaders,
+  WebhookSignatureError,
+} from "./webhooks.ts";
 export type {
   Client, ClientCreate, Created, CreateOptions, Dish, Event, EventCreate, EventDetail, Ingredient, Invoice, InvoiceDetail,
   LineItem, ListPage, ListParams, Organization, Recipe, RecipeDetail, WebhookEvent, WebhookEventType,

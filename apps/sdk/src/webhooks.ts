@@ -2,11 +2,15 @@ import type { WebhookEvent } from "./types.ts";
 import { webCrypto } from "./web-crypto.ts";
 
 /**
- * Webhook verification. Each delivery carries `x-platter-signature`: the lowercase hex
- * HMAC-SHA256 of the raw request body, keyed with the endpoint's signing secret. Verification
- * recomputes it over the exact bytes received, so it needs the raw body, not parsed JSON.
- *
- * It uses Web Crypto (`crypto.subtle`), which is asynchronous, so `verifyWebhook` returns a promise.
+ * Webhook verification. Each delivery carries two signatures over the raw request body:
+ * - `x-platter-signature`: the lowercase hex HMAC-SHA256 of the body, keyed with the endpoint's
+ *   signing secret (the whole `whsec_…` string);
+ * - Standard Webhooks' `webhook-signature`: `v1,` and the base64 HMAC-SHA256 of
+ *   `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the secret's decoded bytes. Its timestamp
+ *   lets a receiver refuse replays of old deliveries.
+ * Verification recomputes them over the exact bytes received, so it needs the raw body, not
+ * parsed JSON. It uses Web Crypto (`crypto.subtle`), which is asynchronous, so `verifyWebhook`
+ * returns a promise.
  */
 
 /** The header that carries the signature. */
@@ -34,6 +38,65 @@ const constantTimeEqual = (a: Uint8Array, b: Uint8Array): boolean => {
   return difference === 0;
 };
 
+/** Request headers as Node (`req.headers`) or fetch (`request.headers`) give them. */
+export type WebhookHeaders =
+  | { readonly get: (name: string) => string | null }
+  | Readonly<Record<string, string | ReadonlyArray<string> | undefined>>;
+
+/** How old (or how far ahead) a delivery's `webhook-timestamp` may be, by default: five minutes, as Standard Webhooks advise. */
+export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
+
+/** Options of `verifyWebhook`. */
+export interface VerifyWebhookOptions {
+  /** Refuse a delivery whose `webhook-timestamp` is further than this from now (replay protection). */
+  readonly toleranceSeconds?: number;
+  /** The current time in milliseconds, for tests. */
+  readonly now?: () => number;
+}
+
+const headerOf = (headers: WebhookHeaders, name: string): string | undefined => {
+  if (typeof (headers as { get?: unknown }).get === "function") return (headers as { get: (name: string) => string | null }).get(name) ?? undefined;
+  const value = (headers as Readonly<Record<string, string | ReadonlyArray<string> | undefined>>)[name];
+  return typeof value === "string" ? value : value?.length === 1 ? value[0] : undefined;
+};
+
+/** The key bytes of a `whsec_…` secret: its base64 (or base64url) part, decoded. */
+const standardKeyOf = (secret: string): Uint8Array => {
+  const encoded = (secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret).replaceAll("-", "+").replaceAll("_", "/");
+  const binary = atob(encoded.padEnd(Math.ceil(encoded.length / 4) * 4, "="));
+  return Uint8Array.from(binary, (character) => character.charCodeAt(0));
+};
+
+const base64Of = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
+
+const hmac = async (key: Uint8Array, data: Uint8Array): Promise<Uint8Array> => {
+  const { subtle } = await webCrypto();
+  const imported = await subtle.importKey("raw", key as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await subtle.sign("HMAC", imported, data as Uint8Array<ArrayBuffer>));
+};
+
+/** Standard Webhooks: a fresh timestamp and one `v1,` signature (of possibly several, space-separated) that matches. */
+const verifyStandard = async (body: Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions) => {
+  const id = headerOf(headers, "webhook-id");
+  const timestamp = headerOf(headers, "webhook-timestamp");
+  const signatures = headerOf(headers, "webhook-signature");
+  if (id === undefined || timestamp === undefined || signatures === undefined) {
+    throw new WebhookSignatureError("Missing webhook-id, webhook-timestamp or webhook-signature header");
+  }
+  const seconds = /^\d{1,12}$/.test(timestamp.trim()) ? Number(timestamp.trim()) : Number.NaN;
+  const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
+  if (!Number.isFinite(seconds) || Math.abs((options.now ?? Date.now)() / 1000 - seconds) > tolerance) {
+    throw new WebhookSignatureError(`Webhook timestamp is not within ${tolerance} s of now (a replayed or delayed delivery)`);
+  }
+  const signed = new Uint8Array([...encoder.encode(`${id}.${timestamp.trim()}.`), ...body]);
+  const expected = encoder.encode(base64Of(await hmac(standardKeyOf(secret), signed)));
+  const matches = signatures
+    .split(" ")
+    .filter((entry) => entry.startsWith("v1,"))
+    .some((entry) => constantTimeEqual(encoder.encode(entry.slice(3)), expected));
+  if (!matches) throw new WebhookSignatureError("Webhook signature does not match the body and secret");
+};
+
 const signatureOf = (header: string | ReadonlyArray<string> | null | undefined): string => {
   const value = typeof header === "string" ? header : header?.length === 1 ? header[0] : undefined;
   if (value === undefined || value === "") throw new WebhookSignatureError(`Missing ${WEBHOOK_SIGNATURE_HEADER} header`);
@@ -42,17 +105,6 @@ const signatureOf = (header: string | ReadonlyArray<string> | null | undefined):
   return signature;
 };
 
-/**
- * Verifies a webhook delivery and returns its envelope (`id`, `type`, `created_at`, `data`).
- *
- * - `rawBody`: the request body exactly as received, a string or bytes (a Node `Buffer` is bytes).
- *   Not a parsed object: re-serialising JSON does not give back the signed bytes.
- * - `signatureHeader`: the value of the `x-platter-signature` header (Node's `req.headers[…]` as is).
- * - `secret`: the endpoint's signing secret.
- *
- * Throws `WebhookSignatureError` when the delivery is not authentic (answer 400), and `TypeError`
- * when called with a parsed body or without a secret (a bug in the receiver, not a bad delivery).
- */
 /** The raw body as bytes: a string, a Buffer/Uint8Array (or any typed-array view), or an ArrayBuffer (`await req.arrayBuffer()`). */
 const bytesOfBody = (rawBody: unknown): Uint8Array | undefined => {
   if (typeof rawBody === "string") return encoder.encode(rawBody);
@@ -61,10 +113,29 @@ const bytesOfBody = (rawBody: unknown): Uint8Array | undefined => {
   return undefined;
 };
 
+const isHeaders = (value: unknown): value is WebhookHeaders =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Verifies a webhook delivery and returns its envelope (`id`, `type`, `created_at`, `data`).
+ *
+ * - `rawBody`: the request body exactly as received, a string or bytes (a Node `Buffer` is bytes).
+ *   Not a parsed object: re-serialising JSON does not give back the signed bytes.
+ * - `headers`: the request's headers (Node's `req.headers`, or a fetch `Headers`). The Standard
+ *   Webhooks signature is checked, and its timestamp must be within `toleranceSeconds` (five
+ *   minutes by default) of now, so a replayed delivery is refused; without those headers,
+ *   `x-platter-signature` is. Passing the value of `x-platter-signature` alone (the SDK's first
+ *   form) still works, without replay protection.
+ * - `secret`: the endpoint's signing secret.
+ *
+ * Throws `WebhookSignatureError` when the delivery is not authentic (answer 400), and `TypeError`
+ * when called with a parsed body or without a secret (a bug in the receiver, not a bad delivery).
+ */
 export const verifyWebhook = async (
   rawBody: string | Uint8Array | ArrayBuffer,
-  signatureHeader: string | ReadonlyArray<string> | null | undefined,
+  headers: WebhookHeaders | string | ReadonlyArray<string> | null | undefined,
   secret: string,
+  options: VerifyWebhookOptions = {},
 ): Promise<WebhookEvent> => {
   const body = bytesOfBody(rawBody);
   if (body === undefined) {
@@ -75,10 +146,12 @@ export const verifyWebhook = async (
     );
   }
   if (typeof secret !== "string" || secret === "") throw new TypeError("verifyWebhook needs the endpoint's signing secret");
-  const received = bytesOfHex(signatureOf(signatureHeader));
-  const { subtle } = await webCrypto();
-  const key = await subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const expected = new Uint8Array(await subtle.sign("HMAC", key, body as Uint8Array<ArrayBuffer>));
-  if (!constantTimeEqual(expected, received)) throw new WebhookSignatureError("Webhook signature does not match the body and secret");
+  if (isHeaders(headers) && headerOf(headers, "webhook-signature") !== undefined) {
+    await verifyStandard(body, headers, secret, options);
+  } else {
+    const received = bytesOfHex(signatureOf(isHeaders(headers) ? headerOf(headers, WEBHOOK_SIGNATURE_HEADER) : headers));
+    const expected = await hmac(encoder.encode(secret), body);
+    if (!constantTimeEqual(expected, received)) throw new WebhookSignatureError("Webhook signature does not match the body and secret");
+  }
   return JSON.parse(typeof rawBody === "string" ? rawBody : new TextDecoder().decode(body)) as WebhookEvent;
 };

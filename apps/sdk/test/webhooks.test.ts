@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { envelopeBody, signPayload } from "@platter/domain";
+import { envelopeBody, signPayload, standardWebhookSignature } from "@platter/domain";
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WebhookSignatureError } from "../src/index.ts";
 
@@ -130,5 +131,80 @@ describe("on a runtime without a global crypto (Node 18)", () => {
     const result = JSON.parse(stdout);
     expect(result.id).toBe("evt_0f3c2a1b");
     expect(result.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe("verifyWebhook with Standard Webhooks headers", () => {
+  /** A base64 secret, as Platter makes them now. */
+  const STANDARD_SECRET = `whsec_${Buffer.from("a 32-byte signing key, for tests").toString("base64")}`;
+  const ID = "evt_0f3c2a1b";
+  const NOW_S = 1_800_000_000;
+  const now = () => NOW_S * 1000;
+  /** Headers signed by the standardwebhooks library itself, an implementation independent of ours. */
+  const signedBy = (secret: string, timestampS = NOW_S, id = ID) => ({
+    "webhook-id": id,
+    "webhook-timestamp": String(timestampS),
+    "webhook-signature": new StandardWebhook(secret).sign(id, new Date(timestampS * 1000), body),
+  });
+
+  it("accepts a delivery signed by the standardwebhooks library, given Node's req.headers", async () => {
+    expect(await verifyWebhook(body, signedBy(STANDARD_SECRET), STANDARD_SECRET, { now })).toEqual(JSON.parse(body));
+  });
+
+  it("accepts a fetch Headers object, and the server's own signature", async () => {
+    const headers = new Headers({
+      "webhook-id": ID,
+      "webhook-timestamp": String(NOW_S),
+      "webhook-signature": standardWebhookSignature(STANDARD_SECRET, ID, NOW_S, body),
+    });
+    expect(await verifyWebhook(body, headers, STANDARD_SECRET, { now })).toEqual(JSON.parse(body));
+  });
+
+  it("accepts when one of several signatures matches (a secret rotation) and refuses when none does", async () => {
+    const other = `whsec_${Buffer.from("another 32-byte key for the test").toString("base64")}`;
+    const headers = signedBy(STANDARD_SECRET);
+    const both = { ...headers, "webhook-signature": `${signedBy(other)["webhook-signature"]} ${headers["webhook-signature"]}` };
+    expect(await verifyWebhook(body, both, STANDARD_SECRET, { now })).toEqual(JSON.parse(body));
+    await expect(verifyWebhook(body, signedBy(other), STANDARD_SECRET, { now })).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
+  it.each([
+    ["six minutes old", NOW_S - 360],
+    ["six minutes ahead", NOW_S + 360],
+  ])("refuses a delivery whose timestamp is %s (a replay), even with a valid signature", async (_, timestampS) => {
+    await expect(verifyWebhook(body, signedBy(STANDARD_SECRET, timestampS), STANDARD_SECRET, { now })).rejects.toThrow(
+      /timestamp is not within 300 s/,
+    );
+  });
+
+  it("takes its tolerance from the options", async () => {
+    const old = signedBy(STANDARD_SECRET, NOW_S - 3600);
+    expect(await verifyWebhook(body, old, STANDARD_SECRET, { now, toleranceSeconds: 7200 })).toEqual(JSON.parse(body));
+    await expect(verifyWebhook(body, signedBy(STANDARD_SECRET, NOW_S - 61), STANDARD_SECRET, { now, toleranceSeconds: 60 })).rejects.toBeInstanceOf(
+      WebhookSignatureError,
+    );
+  });
+
+  it.each([
+    ["a tampered body", { ...signedBy(STANDARD_SECRET) }, body.replace("Anna", "Anne")],
+    ["another id", { ...signedBy(STANDARD_SECRET), "webhook-id": "evt_other" }, body],
+    ["no webhook-id", { "webhook-timestamp": String(NOW_S), "webhook-signature": signedBy(STANDARD_SECRET)["webhook-signature"] }, body],
+    ["a timestamp that is not a number", { ...signedBy(STANDARD_SECRET), "webhook-timestamp": "soon" }, body],
+  ])("refuses %s", async (_, headers, received) => {
+    await expect(verifyWebhook(received, headers, STANDARD_SECRET, { now })).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
+  it("verifies x-platter-signature when the headers carry no Standard Webhooks signature", async () => {
+    expect(await verifyWebhook(body, { [WEBHOOK_SIGNATURE_HEADER]: signature }, SECRET)).toEqual(JSON.parse(body));
+    await expect(verifyWebhook(body, { [WEBHOOK_SIGNATURE_HEADER]: signPayload("whsec_wrong", body) }, SECRET)).rejects.toBeInstanceOf(
+      WebhookSignatureError,
+    );
+  });
+
+  it("reads a secret made before secrets were standard base64 (base64url), as the server signs with it", async () => {
+    const legacy = `whsec_${Buffer.from("legacy key bytes ~~~~ ???? >>>>!").toString("base64url")}`;
+    expect(legacy).toMatch(/[-_]/);
+    const headers = { "webhook-id": ID, "webhook-timestamp": String(NOW_S), "webhook-signature": standardWebhookSignature(legacy, ID, NOW_S, body) };
+    expect(await verifyWebhook(body, headers, legacy, { now })).toEqual(JSON.parse(body));
   });
 });
