@@ -1,4 +1,4 @@
-import { type DatabaseSettings, type Environment, readBoolean, readDatabaseSettings } from "@platter/ops";
+import { type DatabaseSettings, type Environment, readBoolean, readDatabaseSettings, readDuration } from "@platter/ops";
 
 /**
  * CLI configuration: where the database is (the same variables and defaults as the API and the
@@ -7,10 +7,13 @@ import { type DatabaseSettings, type Environment, readBoolean, readDatabaseSetti
  */
 export interface CliConfig extends DatabaseSettings {
   readonly allowPrivateNetworks: boolean;
+  /** How long a rotated-out signing secret keeps signing beside the new one. */
+  readonly secretOverlapMs: number;
 }
 
 /** Reads the CLI's environment variables; throws `ConfigError` naming the first bad one. */
 export const loadCliConfig = (env: Environment = process.env): CliConfig => ({
   ...readDatabaseSettings(env),
   allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+  secretOverlapMs: readDuration(env, "WEBHOOK_SECRET_OVERLAP", 24 * 60 * 60 * 1000, 0),
 });

@@ -148,13 +148,31 @@ describe("platter webhook disable, enable", () => {
 });
 
 describe("platter webhook rotate-secret", () => {
-  it("replaces the signing secret with a new one", async () => {
+  it("replaces the signing secret with a new one; the old one keeps signing for the 24-hour overlap", async () => {
     const endpoint = await registeredEndpoint(await newOrganization());
+    const before = Date.now();
     const rotated = await runCliJson(["webhook", "rotate-secret", "--id", String(endpoint.id)], env);
-    expect(rotated).toEqual({ id: endpoint.id, secret: expect.stringMatching(SECRET) });
+    expect(rotated).toEqual({ id: endpoint.id, secret: expect.stringMatching(SECRET), previous_secret_until: expect.any(String) });
     expect(rotated.secret).not.toBe(endpoint.secret);
-    const [stored] = await rows<{ secret: string }>("select secret from webhook_endpoints where id = ?", [endpoint.id]);
-    expect(stored!.secret).toBe(rotated.secret);
+    const until = Date.parse(rotated.previous_secret_until) - before;
+    expect(until).toBeGreaterThanOrEqual(24 * 3600_000);
+    expect(until).toBeLessThan(24 * 3600_000 + 60_000);
+    const [stored] = await rows<{ secret: string; previous_secret: string; until: string }>(
+      "select secret, previous_secret, to_json(previous_secret_until)#>>'{}' as until from webhook_endpoints where id = ?",
+      [endpoint.id],
+    );
+    expect(stored).toMatchObject({ secret: rotated.secret, previous_secret: endpoint.secret });
+    expect(Date.parse(stored!.until)).toBe(Date.parse(rotated.previous_secret_until));
+  });
+
+  it("takes the overlap from WEBHOOK_SECRET_OVERLAP, and refuses a malformed one", async () => {
+    const endpoint = await registeredEndpoint(await newOrganization());
+    const before = Date.now();
+    const rotated = await runCliJson(["webhook", "rotate-secret", "--id", String(endpoint.id)], { ...env, WEBHOOK_SECRET_OVERLAP: "1h" });
+    expect(Date.parse(rotated.previous_secret_until) - before).toBeLessThan(3600_000 + 60_000);
+    const refused = await runCliFailing(["webhook", "rotate-secret", "--id", String(endpoint.id)], { ...env, WEBHOOK_SECRET_OVERLAP: "a day" });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("WEBHOOK_SECRET_OVERLAP must be a duration");
   });
 });
 

@@ -1,6 +1,7 @@
 import type { WebhookEventType } from "@platter/domain";
 import { BusinessActions, ClientRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, insertDraftInvoice, insertDraftProposal, killLeftoverDispatchers, metricValue,
@@ -206,5 +207,26 @@ describe("operations port", () => {
     expect(metricValue(metrics, 'platter_webhook_attempts_total{outcome="gone"}')).toBe(0);
     expect(metrics).toContain("# TYPE platter_webhook_queue_depth gauge");
     expect(metricValue(metrics, "platter_webhook_queue_depth")).toBe(0);
+  });
+});
+
+describe("a rotated signing secret", () => {
+  it("signs beside the new one during the overlap: receivers with either secret verify, the spec header carries the new one", async () => {
+    const { org, target, endpoint } = await organizationWithEndpoint(["client.created"]);
+    const rotated = await db.run(WebhookEndpointRepository.use((r) => r.rotateSecret(org.scope, endpoint.id, 24 * 3600_000)));
+    const { id } = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Rotation Ltd" })));
+    await settledDeliveries(db, org.id, 1);
+    const [request] = target.received;
+    await expectSignedEnvelope(request!, { type: "client.created", secret: rotated.secret, dataId: id, dataName: "Rotation Ltd" });
+    const headers = {
+      "webhook-id": String(request!.headers["webhook-id"]),
+      "webhook-timestamp": String(request!.headers["webhook-timestamp"]),
+      "webhook-signature": String(request!.headers["webhook-signature"]),
+    };
+    expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
+    const raw = request!.rawBody.toString("utf8");
+    for (const secret of [rotated.secret, endpoint.secret]) {
+      expect(new StandardWebhook(secret).verify(raw, headers)).toEqual(JSON.parse(raw));
+    }
   });
 });

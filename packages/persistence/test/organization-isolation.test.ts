@@ -115,7 +115,7 @@ const cases = (scope: OrgScope) => ({
     add: () => run(WebhookEndpointRepository.use((r) => r.add(scope, "https://b.example/hook", []))),
     list: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.list(scope)))).map((e) => e.id)),
     setEnabled: () => notFound(WebhookEndpointRepository.use((r) => r.setEnabled(scope, target.endpoint, false))),
-    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint))),
+    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000))),
   },
   DeliveryRepository: {
     list: async () => {

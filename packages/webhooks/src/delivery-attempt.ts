@@ -64,7 +64,10 @@ export const attemptDelivery = async (agent: Agent, delivery: DueDelivery, setti
         // Standard Webhooks: the id is stable across retries; timestamp and signature are this attempt's.
         "webhook-id": delivery.envelopeId,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": standardWebhookSignature(delivery.secret, delivery.envelopeId, timestamp, delivery.body),
+        // During a rotation's overlap both secrets sign, space-separated: receivers with either verify.
+        "webhook-signature": [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])]
+          .map((secret) => standardWebhookSignature(secret, delivery.envelopeId, timestamp, delivery.body))
+          .join(" "),
         [settings.signatureHeader]: signPayload(delivery.secret, delivery.body),
       },
       body: delivery.body,

@@ -82,18 +82,29 @@ const toggle = (enabled: boolean) =>
   });
 
 const rotateSecret = defineCommand({
-  meta: { name: "rotate-secret", description: "Replace an endpoint's signing secret (prints the new one once)" },
+  meta: {
+    name: "rotate-secret",
+    description: "Replace an endpoint's signing secret (prints the new one once); the old one keeps signing beside it for WEBHOOK_SECRET_OVERLAP",
+  },
   args: { id: idArg, json: jsonFlag },
   run: async ({ args }) => {
     const id = positiveInteger("id", args.id);
-    const result = await withPlatform(loadCliConfig(), (platform) =>
+    const config = loadCliConfig();
+    const result = await withPlatform(config, (platform) =>
       runAction(
         platform,
-        inOwnerOf("webhook_endpoints", id, (scope) => WebhookEndpointRepository.use((endpoints) => endpoints.rotateSecret(scope, id))),
+        inOwnerOf("webhook_endpoints", id, (scope) =>
+          WebhookEndpointRepository.use((endpoints) => endpoints.rotateSecret(scope, id, config.secretOverlapMs)),
+        ),
         `endpoint ${id} does not exist`,
       ),
     );
-    report(args.json, result, `new signing secret of endpoint ${id}:\n\n  ${result.secret}`);
+    report(
+      args.json,
+      result,
+      `new signing secret of endpoint ${id}:\n\n  ${result.secret}\n\n` +
+        `The previous secret keeps signing beside it until ${result.previous_secret_until}.`,
+    );
   },
 });
 

@@ -50,6 +50,8 @@ export interface DueDelivery {
   readonly endpointId: number;
   readonly url: string;
   readonly secret: string;
+  /** The secret before a rotation, while its overlap lasts: it signs beside `secret` in `webhook-signature`. */
+  readonly previousSecret?: string | undefined;
   readonly envelopeId: string;
   /** The exact bytes to send, the same on every try. */
   readonly body: string;

@@ -38,6 +38,9 @@ export const WebhookEndpointEntity = defineEntity({
     organization: p.manyToOne(OrganizationEntity),
     url: p.text(),
     secret: p.text(),
+    /** The secret before the last rotation: it keeps signing beside `secret` until `previousSecretUntil`. */
+    previousSecret: p.text().nullable(),
+    previousSecretUntil: p.datetime(3).nullable(),
     eventTypes: p.array().columnType("text[]").defaultRaw("'{}'"),
     enabled: p.boolean().default(true),
     disabledReason: p.text().nullable(),

@@ -2,6 +2,7 @@ import { Migration20261121000000Initial } from "./Migration20261121000000Initial
 import { Migration20261121010000Webhooks } from "./Migration20261121010000Webhooks.ts";
 import { Migration20261121020000IdempotencyKeys } from "./Migration20261121020000IdempotencyKeys.ts";
 import { Migration20261123000000WebhookMessages } from "./Migration20261123000000WebhookMessages.ts";
+import { Migration20261123010000SecretRotation } from "./Migration20261123010000SecretRotation.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -9,4 +10,5 @@ export const migrationsList = [
   { name: "Migration20261121010000Webhooks", class: Migration20261121010000Webhooks },
   { name: "Migration20261121020000IdempotencyKeys", class: Migration20261121020000IdempotencyKeys },
   { name: "Migration20261123000000WebhookMessages", class: Migration20261123000000WebhookMessages },
+  { name: "Migration20261123010000SecretRotation", class: Migration20261123010000SecretRotation },
 ];

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { NotFound, type OrgScope, type WebhookEventType } from "@platter/domain";
-import { Context, Effect, Layer } from "effect";
+import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
@@ -42,8 +42,15 @@ export class WebhookEndpointRepository extends Context.Service<
       id: number,
       enabled: boolean,
     ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean }, NotFound>;
-    /** Replaces the signing secret; deliveries from now on are signed with the new one. */
-    readonly rotateSecret: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly secret: string }, NotFound>;
+    /**
+     * Replaces the signing secret. Deliveries from now on are signed with the new one; the old one
+     * keeps signing beside it (in `webhook-signature`) for `overlapMs`, so receivers can switch at leisure.
+     */
+    readonly rotateSecret: (
+      scope: OrgScope,
+      id: number,
+      overlapMs: number,
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string; readonly previous_secret_until: string }, NotFound>;
   }
 >()("platter/persistence/WebhookEndpointRepository") {
   static readonly layer = Layer.effect(
@@ -77,17 +84,18 @@ export class WebhookEndpointRepository extends Context.Service<
           if (row === undefined) return yield* new NotFound();
           return { id, enabled };
         })),
-        rotateSecret: traced("WebhookEndpointRepository.rotateSecret")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        rotateSecret: traced("WebhookEndpointRepository.rotateSecret")(Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
           const secret = generateSigningSecret();
+          const until = new Date((yield* Clock.currentTimeMillis) + overlapMs).toISOString();
           const [row] = yield* orgSql(database, scope).update<{ id: string }>({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`secret = ${secret}`,
+            set: sql`previous_secret = w.secret, previous_secret_until = ${until}::timestamptz, secret = ${secret}`,
             where: sql`w.id = ${id}`,
             returning: "w.id",
           });
           if (row === undefined) return yield* new NotFound();
-          return { id, secret };
+          return { id, secret, previous_secret_until: until };
         })),
       });
     }),
