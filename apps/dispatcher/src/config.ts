@@ -11,6 +11,10 @@ export { ConfigError };
 export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, DispatcherSettings {
   /** Operations port: `/healthz`, `/readyz`, `/metrics`. */
   readonly opsPort: number;
+  /** How long settled deliveries, their attempts and messages are kept. */
+  readonly retentionMs: number;
+  /** How often the history older than `retentionMs` is removed (in bounded batches). */
+  readonly retentionSweepMs: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -39,6 +43,8 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     ...readDatabaseSettings(env),
     ...readProcessSettings(env),
     opsPort: readInteger(env, "DISPATCHER_OPS_PORT", 9465, 0, 65535),
+    retentionMs: readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS),
+    retentionSweepMs: readDuration(env, "WEBHOOK_RETENTION_SWEEP", 60_000),
     concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 256, 1, 10_000),
     retryScheduleMs: retrySchedule(env),
     timeoutMs,

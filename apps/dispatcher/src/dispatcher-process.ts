@@ -1,6 +1,6 @@
 import { Effect } from "effect";
 import { createOpsServer, listenOn } from "@platter/ops";
-import { DeliveryQueue, pingDatabase, type PlatformRuntime } from "@platter/persistence";
+import { DeliveryQueue, Housekeeping, pingDatabase, type PlatformRuntime } from "@platter/persistence";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
@@ -35,13 +35,48 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   const opsPort = await listenOn(ops, config.opsPort, config.host, "DISPATCHER_OPS_PORT");
   const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
   dispatcher.start();
+  const history = sweepHistoryEvery(config, runtime, logger);
   logger.info({ opsPort, concurrency: config.concurrency, allowPrivateNetworks: config.allowPrivateNetworks }, "dispatcher running");
   return {
     opsPort,
     stop: async () => {
+      await history.stop();
       await listener.close();
       await dispatcher.stop();
       await new Promise((done) => ops.close(done));
+    },
+  };
+};
+
+/** At most this many rows of each kind go per batch, each batch its own short transaction. */
+const HISTORY_BATCH = 500;
+/** Batches per sweep at most, so one sweep never runs long; the next sweep goes on. */
+const HISTORY_BATCHES_PER_SWEEP = 100;
+
+/**
+ * Removes the delivery history older than the retention window every `retentionSweepMs`, batch by
+ * batch until a batch finds less than a full one (or the sweep's bound is reached). A failure is
+ * logged and the next sweep tries again.
+ */
+const sweepHistoryEvery = (config: DispatcherConfig, runtime: PlatformRuntime, logger: Logger) => {
+  let running: Promise<void> | undefined;
+  const sweep = async () => {
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      const pruned = await runtime.runPromise(Housekeeping.use((h) => h.pruneDeliveryHistory(config.retentionMs, HISTORY_BATCH)));
+      if (pruned.deliveries < HISTORY_BATCH && pruned.messages < HISTORY_BATCH) return;
+    }
+  };
+  // A sweep still running when the next is due just goes on: sweeps never pile up.
+  const timer = setInterval(() => {
+    running ??= sweep()
+      .catch((error: unknown) => logger.warn({ err: error }, "history sweep failed"))
+      .finally(() => (running = undefined));
+  }, config.retentionSweepMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
     },
   };
 };

@@ -23,7 +23,11 @@ export const WebhookMessageEntity = defineEntity({
     fannedOutAt: p.datetime(3).nullable(),
   },
   // Partial: only the messages not yet fanned out.
-  indexes: [{ name: "webhook_messages_pending_idx", properties: ["id"], where: { fannedOutAt: null } }],
+  indexes: [
+    { name: "webhook_messages_pending_idx", properties: ["id"], where: { fannedOutAt: null } },
+    // Retention: fanned-out messages, oldest first.
+    { name: "webhook_messages_fanned_out_idx", properties: ["fannedOutAt"], where: { fannedOutAt: { $ne: null } } },
+  ],
   // Wakes dispatchers (LISTEN platter_outbox) as soon as a message commits.
   triggers: [
     { name: "webhook_messages_notify", timing: "after", events: ["insert"], forEach: "statement", body: "perform pg_notify('platter_outbox', ''); return null;" },
@@ -74,6 +78,9 @@ export const WebhookDeliveryEntity = defineEntity({
     // Partial: only the deliveries still due.
     { name: "webhook_deliveries_due_idx", properties: ["nextAttemptAt"], where: { status: "pending" } },
     { name: "webhook_deliveries_organization_idx", properties: ["organization", "id"] },
+    // Retention: settled deliveries, oldest first; and a message's deliveries.
+    { name: "webhook_deliveries_settled_idx", properties: ["completedAt"], where: { status: { $ne: "pending" } } },
+    { name: "webhook_deliveries_message_idx", properties: ["message"] },
   ],
   checks: [{ name: "webhook_deliveries_status_check", expression: "status in ('pending', 'succeeded', 'failed')" }],
 });

@@ -3,6 +3,7 @@ import { Migration20261121010000Webhooks } from "./Migration20261121010000Webhoo
 import { Migration20261121020000IdempotencyKeys } from "./Migration20261121020000IdempotencyKeys.ts";
 import { Migration20261123000000WebhookMessages } from "./Migration20261123000000WebhookMessages.ts";
 import { Migration20261123010000SecretRotation } from "./Migration20261123010000SecretRotation.ts";
+import { Migration20261123020000HistoryRetention } from "./Migration20261123020000HistoryRetention.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: "Migration20261121020000IdempotencyKeys", class: Migration20261121020000IdempotencyKeys },
   { name: "Migration20261123000000WebhookMessages", class: Migration20261123000000WebhookMessages },
   { name: "Migration20261123010000SecretRotation", class: Migration20261123010000SecretRotation },
+  { name: "Migration20261123020000HistoryRetention", class: Migration20261123020000HistoryRetention },
 ];

@@ -1,0 +1,73 @@
+import { envelopeBody } from "@platter/domain";
+import { Effect } from "effect";
+import { TestClock } from "effect/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ClientRepository, DeliveryQueue, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+
+/** Bounded history: settled deliveries, their attempts and messages go once older than the window; nothing pending ever does. */
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+afterAll(() => db?.dispose());
+
+const HOUR_MS = 3600_000;
+const counts = async () => {
+  const [row] = await db.orm.em.getConnection().execute<{ messages: number; deliveries: number; attempts: number; pending: number }[]>(
+    `select (select count(*)::int from webhook_messages) as messages, (select count(*)::int from webhook_deliveries) as deliveries,
+       (select count(*)::int from webhook_attempts) as attempts,
+       (select count(*)::int from webhook_deliveries where status = 'pending') as pending`,
+  );
+  return row!;
+};
+
+describe("pruneDeliveryHistory", () => {
+  it("removes settled history older than the window, by the Clock, and keeps what is pending", async () => {
+    const withEndpoint = await createOrganization(db, "Delivering Caterers");
+    const withoutEndpoint = await createOrganization(db, "Quiet Caterers");
+    const removed = await db.run(
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.now());
+        const clients = yield* ClientRepository;
+        const queue = yield* DeliveryQueue;
+        const housekeeping = yield* Housekeeping;
+        yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", []);
+        for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* clients.create(withEndpoint.scope, { name });
+        yield* clients.create(withoutEndpoint.scope, { name: "Nobody listens" });
+        yield* queue.fanOut(100, envelopeBody, 0);
+        const [succeeds, fails] = yield* queue.claimDue(2, 60_000);
+        const result = (outcome: "succeeded" | "failed") => ({
+          startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
+          responseBody: "", outcome, retryDelayMs: undefined,
+        });
+        yield* queue.recordAttempts([{ delivery: succeeds!, ...result("succeeded") }, { delivery: fails!, ...result("failed") }], 7 * 24 * HOUR_MS);
+        const early = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
+        yield* TestClock.adjust("2 hours");
+        const late = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
+        const again = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
+        return { early, late, again };
+      }).pipe(Effect.provide(TestClock.layer())),
+    );
+    expect(removed.early).toEqual({ deliveries: 0, messages: 0 });
+    expect(removed.late).toEqual({ deliveries: 2, messages: 3 });
+    expect(removed.again).toEqual({ deliveries: 0, messages: 0 });
+    expect(await counts()).toEqual({ messages: 1, deliveries: 1, attempts: 0, pending: 1 });
+  });
+
+  it("removes at most a batch at a time", async () => {
+    const org = await createOrganization(db, "Busy Caterers");
+    const removed = await db.run(
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.now());
+        for (let i = 0; i < 5; i++) yield* (yield* ClientRepository).create(org.scope, { name: `Client ${i}` });
+        yield* (yield* DeliveryQueue).fanOut(100, envelopeBody, 0);
+        yield* TestClock.adjust("2 hours");
+        const housekeeping = yield* Housekeeping;
+        return [yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2), yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2)];
+      }).pipe(Effect.provide(TestClock.layer())),
+    );
+    expect(removed).toEqual([{ deliveries: 0, messages: 2 }, { deliveries: 0, messages: 2 }]);
+  });
+});
