@@ -2,6 +2,7 @@ import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { traced } from "./traced.ts";
+import { bigintArray } from "./webhooks/delivery-queue.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 
@@ -43,7 +44,7 @@ export class Housekeeping extends Context.Service<
                 [cutoff, batchSize],
               );
               if (doomed.length === 0) return 0;
-              const ids = `{${doomed.map((row) => row.id).join(",")}}`;
+              const ids = bigintArray(doomed.map((row) => row.id));
               await em.execute("delete from webhook_attempts where delivery_id = any(?::bigint[])", [ids]);
               await em.execute("delete from webhook_deliveries where id = any(?::bigint[])", [ids]);
               return doomed.length;
