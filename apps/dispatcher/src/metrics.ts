@@ -31,6 +31,45 @@ export const createDispatcherMetrics = (store: DeliveryQueue["Service"]): { regi
       this.set(await Effect.runPromise(store.queueDepth()));
     },
   });
+  // The three per-endpoint gauges come from one query, made at most once per scrape.
+  let latest: Promise<void> | undefined;
+  const refresh = () =>
+    (latest ??= Effect.runPromise(store.endpointStats())
+      .then((stats) => {
+        for (const gauge of Object.values(endpointGauges)) gauge.reset();
+        for (const s of stats) {
+          const labels = { organization: String(s.organizationId), endpoint: String(s.endpointId) };
+          endpointGauges.queueDepth.set(labels, s.queueDepth);
+          endpointGauges.inFlight.set(labels, s.inFlight);
+          for (const state of ["closed", "open", "half_open"] as const) {
+            endpointGauges.circuit.set({ ...labels, state }, s.circuit === state ? 1 : 0);
+          }
+        }
+      })
+      .finally(() => setImmediate(() => (latest = undefined))));
+  const endpointGauges = {
+    queueDepth: new Gauge({
+      name: "platter_webhook_endpoint_queue_depth",
+      help: "Deliveries pending for one endpoint (in flight included); endpoints with none are not listed.",
+      labelNames: ["organization", "endpoint"],
+      registers: [registry],
+      collect: refresh,
+    }),
+    inFlight: new Gauge({
+      name: "platter_webhook_endpoint_in_flight",
+      help: "Attempts in flight to one endpoint, across every dispatcher.",
+      labelNames: ["organization", "endpoint"],
+      registers: [registry],
+      collect: refresh,
+    }),
+    circuit: new Gauge({
+      name: "platter_webhook_endpoint_circuit",
+      help: "One endpoint's circuit: 1 for its current state (closed, open, half_open), 0 for the others.",
+      labelNames: ["organization", "endpoint", "state"],
+      registers: [registry],
+      collect: refresh,
+    }),
+  };
   for (const outcome of ["succeeded", "failed", "gone"]) attempts.inc({ outcome }, 0);
   return {
     registry,

@@ -53,9 +53,9 @@ export class Housekeeping extends Context.Service<
           const [messages] = yield* rows<{ n: number }>(
             `with doomed as (
                select m.id from webhook_messages m
-               where m.fanned_out_at < ?::timestamptz
+               where m.created_at < ?::timestamptz
                  and not exists (select 1 from webhook_deliveries d where d.message_id = m.id)
-               order by m.fanned_out_at limit ? for update skip locked
+               order by m.created_at limit ? for update skip locked
              ), deleted as (delete from webhook_messages m using doomed where m.id = doomed.id returning 1)
              select count(*)::int as n from deleted`,
             [cutoff, batchSize],

@@ -8,4 +8,4 @@ export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";
 export type { DemoCounts } from "./seed/demo.ts";
 export * from "./seed/seeding.ts";
 export * from "./webhooks/delivery-queue.ts";
-export type { OutboxListener } from "./webhooks/outbox-listener.ts";
+export type { DeliveryListener } from "./webhooks/delivery-listener.ts";

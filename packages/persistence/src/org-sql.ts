@@ -72,6 +72,8 @@ export interface Select {
   readonly columns: string;
   readonly from: OrgTable;
   readonly as: string;
+  /** Joins to rows of the same organization, keyed on the scoped row; constant text. */
+  readonly join?: string;
   readonly where?: Statement;
   /** `order by …`, `limit …`, `for update`. */
   readonly rest?: Statement;
@@ -84,6 +86,18 @@ export interface Update {
   readonly set: Statement;
   readonly where: Statement;
   readonly returning?: string;
+}
+
+/** An insert of rows selected from the scope's rows (see `OrgSql.insertFrom`). */
+export interface InsertFrom {
+  readonly into: OrgTable;
+  /** The target columns after the organization; constant text. */
+  readonly columns: string;
+  /** The select list for `columns`; may bind values. */
+  readonly values: Statement;
+  readonly from: OrgTable;
+  readonly as: string;
+  readonly where?: Statement;
 }
 
 export interface OrgSql {
@@ -99,6 +113,12 @@ export interface OrgSql {
     entity: EntityName<Row>,
     data: Omit<RequiredEntityData<Row>, "organization">,
   ) => Effect.Effect<number>;
+  /**
+   * Rows made from the scope's own rows, owned by the scope's organization:
+   * `insert into <into> (<org>, <columns>) select <organization>, <values> from <from> <as> where <org filter> and (<where>)`.
+   * Returns how many were inserted.
+   */
+  readonly insertFrom: (query: InsertFrom) => Effect.Effect<number>;
   /** Inserts many rows through their entity, each with the scope's organization. */
   readonly insertMany: <Row extends object>(
     entity: EntityName<Row>,
@@ -128,7 +148,7 @@ const andWhere = (where: Statement | undefined): Statement => (where === undefin
 const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
   const select = <Row>(query: Select) =>
     executor.rows<Row>(
-      sql`select ${raw(query.columns)} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} ${query.rest ?? EMPTY}`,
+      sql`select ${raw(query.columns)} from ${raw(query.from)} ${raw(query.as)}${raw(query.join ? ` ${query.join}` : "")} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} ${query.rest ?? EMPTY}`,
     );
   const withOrganization = <T extends object>(data: T) => ({ ...data, organization: scope.organizationId }) as never;
   return {
@@ -148,6 +168,13 @@ const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
         ([row]) => row?.n ?? 0,
       ),
     insert: (entity, data) => Effect.promise(async () => Number(await executor.em().insert(entity, withOrganization(data)))),
+    insertFrom: (query) =>
+      Effect.map(
+        executor.rows<{ n: number }>(
+          sql`with inserted as (insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} returning 1) select count(*)::int as n from inserted`,
+        ),
+        ([row]) => row?.n ?? 0,
+      ),
     insertMany: (entity, data) =>
       Effect.promise(async () => {
         if (data.length > 0) await executor.em().insertMany(entity, data.map(withOrganization));

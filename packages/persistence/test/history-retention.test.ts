@@ -1,9 +1,8 @@
-import { envelopeBody } from "@platter/domain";
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /** Bounded history: settled deliveries, their attempts and messages go once older than the window; nothing pending ever does. */
 
@@ -36,13 +35,12 @@ describe("pruneDeliveryHistory", () => {
         yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", []);
         for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* clients.create(withEndpoint.scope, { name });
         yield* clients.create(withoutEndpoint.scope, { name: "Nobody listens" });
-        yield* queue.fanOut(100, envelopeBody, 0);
-        const [succeeds, fails] = yield* queue.claimDue(2, 60_000);
+        const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy)).due;
         const result = (outcome: "succeeded" | "failed") => ({
           startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
           responseBody: "", outcome, retryDelayMs: undefined,
         });
-        yield* queue.recordAttempts([{ delivery: succeeds!, ...result("succeeded") }, { delivery: fails!, ...result("failed") }], 7 * 24 * HOUR_MS);
+        yield* queue.recordAttempts([{ delivery: succeeds!, ...result("succeeded") }, { delivery: fails!, ...result("failed") }], testDeliveryPolicy);
         const early = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
         yield* TestClock.adjust("2 hours");
         const late = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
@@ -62,7 +60,6 @@ describe("pruneDeliveryHistory", () => {
       Effect.gen(function* () {
         yield* TestClock.setTime(Date.now());
         for (let i = 0; i < 5; i++) yield* (yield* ClientRepository).create(org.scope, { name: `Client ${i}` });
-        yield* (yield* DeliveryQueue).fanOut(100, envelopeBody, 0);
         yield* TestClock.adjust("2 hours");
         const housekeeping = yield* Housekeeping;
         return [yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2), yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2)];

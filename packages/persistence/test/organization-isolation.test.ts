@@ -1,4 +1,4 @@
-import { envelopeBody, type OrgScope } from "@platter/domain";
+import type { OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -6,7 +6,7 @@ import {
   InvoiceRepository, Operator, OrganizationRepository, type Persistence, RecipeRepository, Seeding, WebhookEndpointRepository,
 } from "../src/index.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /**
  * Isolation by construction, proven: organization A has rows in every organization-owned table;
@@ -52,16 +52,15 @@ beforeAll(async () => {
         // Only A uses this Idempotency-Key; B's create below reuses it.
         yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
       }
-      // Each message fanned out to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
+      // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
       const queue = yield* DeliveryQueue;
-      yield* queue.fanOut(100, envelopeBody, 0);
-      const claimed = yield* queue.claimDue(100, 60_000);
+      const claimed = (yield* queue.claimDue(100, 60_000, testDeliveryPolicy)).due;
       yield* queue.recordAttempts(
         claimed.map((delivery) => ({
           delivery, startedAt: new Date(), durationMs: 5, statusCode: 500, error: undefined, responseBody: "no", outcome: "failed",
           retryDelayMs: undefined,
         })),
-        86_400_000,
+        testDeliveryPolicy,
       );
     }),
   );

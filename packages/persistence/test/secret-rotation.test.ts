@@ -1,9 +1,8 @@
-import { envelopeBody } from "@platter/domain";
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /** After a rotation the previous secret signs beside the new one until the overlap ends, by the Clock. */
 
@@ -25,11 +24,10 @@ describe("secret rotation", () => {
         const endpoints = yield* WebhookEndpointRepository;
         const queue = yield* DeliveryQueue;
         const clients = yield* ClientRepository;
-        /** A new message, fanned out and claimed at once: the delivery the dispatcher would attempt. */
+        /** A new message, its delivery claimed at once: what the dispatcher would attempt. */
         const nextDelivery = Effect.gen(function* () {
           yield* clients.create(org.scope, { name: "Ada" });
-          yield* queue.fanOut(100, envelopeBody, 0);
-          return yield* queue.claimDue(100, 60_000);
+          return (yield* queue.claimDue(100, 60_000, testDeliveryPolicy)).due;
         });
         const { id, secret: first } = yield* endpoints.add(org.scope, "https://example.com/hook", []);
         const before = yield* nextDelivery;

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from "@platter/domain";
+import type { AttemptRecord, DeliveryPolicy } from "@platter/domain";
 import { Effect } from "effect";
 import type { DeliveryStorage } from "./webhook-dispatcher.ts";
 
@@ -11,13 +11,13 @@ export class AttemptWriter {
   private flushing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly store: DeliveryStorage;
-  private readonly failureWindowMs: number;
+  private readonly policy: DeliveryPolicy;
   private readonly onError: (error: unknown) => void;
   private readonly onWritten: () => void;
 
-  constructor(store: DeliveryStorage, failureWindowMs: number, onError: (error: unknown) => void, onWritten: () => void) {
+  constructor(store: DeliveryStorage, policy: DeliveryPolicy, onError: (error: unknown) => void, onWritten: () => void) {
     this.store = store;
-    this.failureWindowMs = failureWindowMs;
+    this.policy = policy;
     this.onError = onError;
     this.onWritten = onWritten;
   }
@@ -43,11 +43,11 @@ export class AttemptWriter {
   /** One transaction for the batch; if it fails, each result on its own, so one bad row cannot sink the others. */
   private async write(batch: ReadonlyArray<AttemptRecord>): Promise<void> {
     try {
-      await Effect.runPromise(this.store.recordAttempts(batch, this.failureWindowMs));
+      await Effect.runPromise(this.store.recordAttempts(batch, this.policy));
     } catch (error) {
       if (batch.length === 1) return this.onError(error);
       for (const record of batch) {
-        await Effect.runPromise(this.store.recordAttempts([record], this.failureWindowMs)).catch(this.onError);
+        await Effect.runPromise(this.store.recordAttempts([record], this.policy)).catch(this.onError);
       }
     }
   }

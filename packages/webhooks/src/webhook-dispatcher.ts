@@ -1,37 +1,32 @@
-import {
-  type AttemptOutcome, type AttemptRecord, type DueDelivery, envelopeBody, nextRetryDelay, type StoredMessage,
-} from "@platter/domain";
+import { type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, nextRetryDelay } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent } from "./delivery-attempt.ts";
 
-/** The dispatcher loop: fan out the outbox, claim due deliveries, attempt them with bounded concurrency. */
+/** The dispatcher loop: claim due deliveries fairly, attempt them with bounded concurrency, record the results. */
 
 /**
  * What the dispatcher needs from storage (persistence's `DeliveryQueue` has this shape). The loop
  * itself is a small Promise loop of I/O that runs each storage call as one Effect.
  */
 export interface DeliveryStorage {
-  readonly fanOut: (
+  readonly claimDue: (
     limit: number,
-    bodyOf: (message: StoredMessage) => string | undefined,
-    firstAttemptDelayMs: number,
-  ) => Effect.Effect<number>;
-  readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<DueDelivery[]>;
-  readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => Effect.Effect<void>;
-  readonly nextDueInMs: () => Effect.Effect<number | undefined>;
+    leaseMs: number,
+    policy: DeliveryPolicy,
+  ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
+  readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
+  readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
 }
 
-export interface DispatcherSettings extends AttemptSettings {
+export interface DispatcherSettings extends AttemptSettings, Omit<DeliveryPolicy, "firstAttemptDelayMs"> {
   /** Attempts in flight at once. */
   readonly concurrency: number;
   /** Delays per try: the first before the first try, then one per retry. */
   readonly retryScheduleMs: ReadonlyArray<number>;
   /** How long a claim is ours; longer than the timeout, so a live attempt is never taken over. */
   readonly leaseMs: number;
-  /** An endpoint failing for this long is disabled. */
-  readonly failureWindowMs: number;
   /** Longest sleep when nothing happens (LISTEN/NOTIFY usually wakes us sooner). */
   readonly pollIntervalMs: number;
 }
@@ -42,11 +37,21 @@ export interface DispatcherObserver {
   readonly failedLoop?: (error: unknown) => void;
 }
 
-const FAN_OUT_BATCH = 500;
+/** The shared part of the settings, as storage applies it. */
+export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => ({
+  endpointConcurrency: settings.endpointConcurrency,
+  circuitThreshold: settings.circuitThreshold,
+  circuitCooldownMs: settings.circuitCooldownMs,
+  firstAttemptDelayMs: settings.retryScheduleMs[0] ?? 0,
+  failureWindowMs: settings.failureWindowMs,
+});
+
+const UNREADABLE = "ESCHEMA: the stored message does not match its type's schema; nothing was sent";
 
 export class WebhookDispatcher {
   private readonly store: DeliveryStorage;
   private readonly settings: DispatcherSettings;
+  private readonly policy: DeliveryPolicy;
   private readonly observer: DispatcherObserver;
   private readonly agent: Agent;
   private readonly writer: AttemptWriter;
@@ -61,11 +66,12 @@ export class WebhookDispatcher {
   constructor(store: DeliveryStorage, settings: DispatcherSettings, observer: DispatcherObserver = {}) {
     this.store = store;
     this.settings = settings;
+    this.policy = deliveryPolicy(settings);
     this.observer = observer;
     this.agent = createDeliveryAgent(settings);
     this.minimumClaim = Math.max(1, Math.floor(settings.concurrency / 4));
     // Once results are written, retries due at once can be claimed: wake the loop.
-    this.writer = new AttemptWriter(store, settings.failureWindowMs, (e) => observer.failedLoop?.(e), () => this.wake());
+    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake());
   }
 
   /** Starts the loop in the background. */
@@ -106,9 +112,8 @@ export class WebhookDispatcher {
     }
   }
 
-  /** One round: fan out, then fill free slots. Returns whether there may be more to do at once. */
+  /** One round: fill free slots. Returns whether there may be more to do at once. */
   private async tick(): Promise<boolean> {
-    const fannedOut = await Effect.runPromise(this.store.fanOut(FAN_OUT_BATCH, envelopeBody, this.settings.retryScheduleMs[0] ?? 0));
     const free = this.settings.concurrency - this.inFlight.size;
     // Claim in batches: a claim per freed slot would spend the database round trips one by one.
     // (`free < minimumClaim` implies attempts in flight, so the race below always settles.)
@@ -116,9 +121,13 @@ export class WebhookDispatcher {
       await Promise.race(this.inFlight);
       return true;
     }
-    const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs));
-    for (const delivery of claimed) this.launch(delivery);
-    return fannedOut === FAN_OUT_BATCH || claimed.length === free;
+    const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy));
+    for (const delivery of claimed.due) this.launch(delivery);
+    for (const delivery of claimed.unreadable) {
+      const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
+      this.writer.add({ delivery, ...result, error: UNREADABLE, outcome: "failed", retryDelayMs: undefined });
+    }
+    return claimed.due.length + claimed.unreadable.length === free;
   }
 
   private launch(delivery: DueDelivery): void {
@@ -138,7 +147,7 @@ export class WebhookDispatcher {
   }
 
   private async idleDelay(): Promise<number> {
-    const due = await Effect.runPromise(this.store.nextDueInMs());
+    const due = await Effect.runPromise(this.store.nextDueInMs(this.policy));
     return Math.min(this.settings.pollIntervalMs, due ?? Number.POSITIVE_INFINITY);
   }
 

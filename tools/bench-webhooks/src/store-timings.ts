@@ -4,7 +4,7 @@ import { percentile } from "./report.ts";
 
 /**
  * A delivery queue that times every call of the real one, for the profile scenario: where a
- * dispatcher's time goes (fan-out, claims, result writes) and how big each batch was.
+ * dispatcher's time goes (claims, result writes) and how big each batch was.
  */
 
 /** Timings of one store operation over a run. */
@@ -15,7 +15,7 @@ export interface OperationTimings {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
-  /** Mean rows per call: outbox rows fanned out, deliveries claimed, results written. */
+  /** Mean rows per call: deliveries claimed, results written. */
   readonly meanRows: number;
   /** Mean `limit` asked for (claims), else the same as `meanRows`. */
   readonly meanAsked: number;
@@ -32,7 +32,7 @@ type Queue = DeliveryQueue["Service"];
 
 export const timedStore = (store: Queue): { store: Queue; timings: () => OperationTimings[] } => {
   const samples = new Map<string, Samples>();
-  /** Calls that found nothing to do are counted apart (`fanOut (none)`): they are the loop's idle cost. */
+  /** Calls that found nothing to do are counted apart (`claimDue (none)`): they are the loop's idle cost. */
   const time = <T>(operation: string, asked: number, call: () => Effect.Effect<T>, rowsOf: (result: T) => number): Effect.Effect<T> =>
     Effect.suspend(() => {
       const began = performance.now();
@@ -49,12 +49,13 @@ export const timedStore = (store: Queue): { store: Queue; timings: () => Operati
     });
   return {
     store: {
-      fanOut: (limit, bodyOf, delayMs) => time("fanOut", limit, () => store.fanOut(limit, bodyOf, delayMs), (n) => n),
-      claimDue: (limit, leaseMs) => time("claimDue", limit, () => store.claimDue(limit, leaseMs), (rows) => rows.length),
-      recordAttempts: (records, failureWindowMs) =>
-        time("recordAttempts", records.length, () => store.recordAttempts(records, failureWindowMs), () => records.length),
+      claimDue: (limit, leaseMs, policy) =>
+        time("claimDue", limit, () => store.claimDue(limit, leaseMs, policy), (claimed) => claimed.due.length + claimed.unreadable.length),
+      recordAttempts: (records, policy) =>
+        time("recordAttempts", records.length, () => store.recordAttempts(records, policy), () => records.length),
       queueDepth: () => time("queueDepth", 1, () => store.queueDepth(), (n) => n),
-      nextDueInMs: () => time("nextDueInMs", 1, () => store.nextDueInMs(), (ms) => (ms === undefined ? 0 : 1)),
+      endpointStats: () => time("endpointStats", 1, () => store.endpointStats(), (stats) => stats.length),
+      nextDueInMs: (policy) => time("nextDueInMs", 1, () => store.nextDueInMs(policy), (ms) => (ms === undefined ? 0 : 1)),
       listen: store.listen,
     },
     timings: () =>

@@ -43,6 +43,34 @@ export const outcomeOf = (status: number | undefined): AttemptOutcome => {
   return status === 410 ? "gone" : "failed";
 };
 
+/**
+ * How deliveries share the dispatchers, the same for every dispatcher process of a database.
+ *
+ * An endpoint has at most `endpointConcurrency` attempts in flight across all dispatchers; claims
+ * skip it while it is at that cap. Each claim shares the free slots fairly: organizations take
+ * turns, and within one its endpoints take turns, oldest delivery first.
+ *
+ * An endpoint's circuit opens after `circuitThreshold` failed attempts in a row: nothing is sent
+ * to it for `circuitCooldownMs`, then it is half-open (one probe in flight at a time) until an
+ * attempt succeeds and closes it, or fails and opens it again. Its deliveries keep their places
+ * and their retry schedule meanwhile: an open circuit delays them without spending their tries.
+ */
+export interface DeliveryPolicy {
+  readonly endpointConcurrency: number;
+  readonly circuitThreshold: number;
+  readonly circuitCooldownMs: number;
+  /** Delay before a delivery's first try (the retry schedule's first entry). */
+  readonly firstAttemptDelayMs: number;
+  /** An endpoint failing for this long is disabled. */
+  readonly failureWindowMs: number;
+}
+
+/** The state of an endpoint's circuit at `nowMs`, from when it is open until (undefined: closed). */
+export type CircuitState = "closed" | "open" | "half_open";
+
+export const circuitState = (openUntilMs: number | undefined, nowMs: number): CircuitState =>
+  openUntilMs === undefined ? "closed" : openUntilMs > nowMs ? "open" : "half_open";
+
 /** A delivery the dispatcher holds the lease of and should attempt now. */
 export interface DueDelivery {
   readonly id: number;

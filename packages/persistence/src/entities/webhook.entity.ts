@@ -3,9 +3,9 @@ import { identityId } from "./columns.ts";
 import { OrganizationEntity } from "./organization.entity.ts";
 
 /**
- * The webhook side: messages (the transactional outbox), endpoints, one delivery per (endpoint,
- * message), and every attempt made. A delivery's body is fixed at fan-out, so every retry sends
- * the same bytes.
+ * The webhook side: messages, endpoints, one delivery per (endpoint, message), and every attempt
+ * made. A message's deliveries are created in the transaction that records it; the body each try
+ * sends is rendered from the stored message, so every retry sends the same bytes.
  */
 
 export const WebhookMessageEntity = defineEntity({
@@ -20,18 +20,9 @@ export const WebhookMessageEntity = defineEntity({
     /** The versioned payload written through the domain's message schema. */
     payload: p.json<unknown>(),
     createdAt: p.datetime(3).defaultRaw("now()"),
-    fannedOutAt: p.datetime(3).nullable(),
   },
-  // Partial: only the messages not yet fanned out.
-  indexes: [
-    { name: "webhook_messages_pending_idx", properties: ["id"], where: { fannedOutAt: null } },
-    // Retention: fanned-out messages, oldest first.
-    { name: "webhook_messages_fanned_out_idx", properties: ["fannedOutAt"], where: { fannedOutAt: { $ne: null } } },
-  ],
-  // Wakes dispatchers (LISTEN platter_outbox) as soon as a message commits.
-  triggers: [
-    { name: "webhook_messages_notify", timing: "after", events: ["insert"], forEach: "statement", body: "perform pg_notify('platter_outbox', ''); return null;" },
-  ],
+  // Retention: messages oldest first.
+  indexes: [{ name: "webhook_messages_created_at_idx", properties: ["createdAt"] }],
 });
 
 export const WebhookEndpointEntity = defineEntity({
@@ -49,6 +40,10 @@ export const WebhookEndpointEntity = defineEntity({
     enabled: p.boolean().default(true),
     disabledReason: p.text().nullable(),
     failingSince: p.datetime(3).nullable(),
+    /** Failed attempts in a row; at the circuit threshold the endpoint's circuit opens. */
+    consecutiveFailures: p.integer().default(0),
+    /** While in the future the circuit is open (nothing is sent); once past, one probe at a time. */
+    circuitOpenUntil: p.datetime(3).nullable(),
     createdAt: p.datetime(3).defaultRaw("now()"),
   },
   indexes: [{ name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] }],
@@ -62,25 +57,26 @@ export const WebhookDeliveryEntity = defineEntity({
     organization: p.manyToOne(OrganizationEntity),
     endpoint: p.manyToOne(WebhookEndpointEntity),
     message: p.manyToOne(WebhookMessageEntity),
-    envelopeId: p.text(),
-    eventType: p.text(),
-    body: p.text(),
     status: p.text().default("pending"),
     attempts: p.integer().default(0),
     nextAttemptAt: p.datetime(3).defaultRaw("now()"),
+    /** Set while a dispatcher attempts it; `nextAttemptAt` is then the end of the lease. */
     leaseToken: p.uuid().nullable(),
-    leaseExpiresAt: p.datetime(3).nullable(),
     createdAt: p.datetime(3).defaultRaw("now()"),
     completedAt: p.datetime(3).nullable(),
   },
   uniques: [{ name: "webhook_deliveries_endpoint_id_message_id_key", properties: ["endpoint", "message"] }],
   indexes: [
-    // Partial: only the deliveries still due.
-    { name: "webhook_deliveries_due_idx", properties: ["nextAttemptAt"], where: { status: "pending" } },
+    // Partial: only the deliveries still pending, endpoint by endpoint (claims take each endpoint's share).
+    { name: "webhook_deliveries_due_idx", properties: ["endpoint", "nextAttemptAt", "id"], where: { status: "pending" } },
     { name: "webhook_deliveries_organization_idx", properties: ["organization", "id"] },
     // Retention: settled deliveries, oldest first; and a message's deliveries.
     { name: "webhook_deliveries_settled_idx", properties: ["completedAt"], where: { status: { $ne: "pending" } } },
     { name: "webhook_deliveries_message_idx", properties: ["message"] },
+  ],
+  // Wakes dispatchers (LISTEN platter_deliveries) as soon as deliveries commit.
+  triggers: [
+    { name: "webhook_deliveries_notify", timing: "after", events: ["insert"], forEach: "row", body: "perform pg_notify('platter_deliveries', ''); return null;" },
   ],
   checks: [{ name: "webhook_deliveries_status_check", expression: "status in ('pending', 'succeeded', 'failed')" }],
 });

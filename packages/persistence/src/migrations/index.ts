@@ -4,6 +4,7 @@ import { Migration20261121020000IdempotencyKeys } from "./Migration2026112102000
 import { Migration20261123000000WebhookMessages } from "./Migration20261123000000WebhookMessages.ts";
 import { Migration20261123010000SecretRotation } from "./Migration20261123010000SecretRotation.ts";
 import { Migration20261123020000HistoryRetention } from "./Migration20261123020000HistoryRetention.ts";
+import { Migration20261123030000FairDelivery } from "./Migration20261123030000FairDelivery.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: "Migration20261123000000WebhookMessages", class: Migration20261123000000WebhookMessages },
   { name: "Migration20261123010000SecretRotation", class: Migration20261123010000SecretRotation },
   { name: "Migration20261123020000HistoryRetention", class: Migration20261123020000HistoryRetention },
+  { name: "Migration20261123030000FairDelivery", class: Migration20261123030000FairDelivery },
 ];

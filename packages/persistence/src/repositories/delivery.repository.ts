@@ -35,8 +35,10 @@ export interface DeliveryView {
   readonly created_at: string;
 }
 
-// Attempts come with their delivery (one round trip), within the delivery's organization.
-const COLUMNS = `d.id, d.endpoint_id, d.envelope_id, d.event_type, d.status,
+// Attempts come with their delivery (one round trip), within the delivery's organization; the
+// envelope id and type are its message's.
+const MESSAGE = "join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id";
+const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
   ${isoTimestamp("d.created_at")} as created_at,
   coalesce((select json_agg(json_build_object('attempt', a.attempt,
@@ -46,7 +48,7 @@ const COLUMNS = `d.id, d.endpoint_id, d.envelope_id, d.event_type, d.status,
     from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
 
 /** Due again now, with the same envelope and bytes; attempts made so far are kept. */
-const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null, lease_expires_at = null`;
+const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null`;
 
 const conditions = (filter: DeliveryFilter): Statement | undefined => {
   const parts = [
@@ -78,6 +80,7 @@ export class DeliveryRepository extends Context.Service<
             columns: COLUMNS,
             from: "webhook_deliveries",
             as: "d",
+            join: MESSAGE,
             ...(where === undefined ? {} : { where }),
             rest: sql`order by d.id desc limit ${filter.limit ?? 100}`,
           });

@@ -1,13 +1,24 @@
 import { storedMessage, type WebhookMessage } from "@platter/domain";
-import type { Effect } from "effect";
+import { Effect } from "effect";
 import { WebhookMessageEntity } from "../entities/index.ts";
-import type { OrgSql } from "../org-sql.ts";
+import { type OrgSql, sql } from "../org-sql.ts";
 
 /**
- * Records a webhook message in the caller's transaction (the transactional outbox), so a message
- * exists exactly when the change it reports does. Written through the domain's message schema.
+ * Records a webhook message and its deliveries, one per enabled endpoint of the organization
+ * subscribed to its type, in the caller's transaction: they exist exactly when the change they
+ * report does, and a message goes to the endpoints subscribed when it happened. Written through
+ * the domain's message schema. (An empty `event_types` subscribes to every type, as the domain's
+ * `subscribes` says.)
  */
 export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number> => {
   const { type, payload } = storedMessage(message);
-  return tx.insert(WebhookMessageEntity, { type, payload });
+  return Effect.tap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
+    tx.insertFrom({
+      into: "webhook_deliveries",
+      columns: "endpoint_id, message_id",
+      values: sql`e.id, ${messageId}::bigint`,
+      from: "webhook_endpoints",
+      as: "e",
+      where: sql`e.enabled and (cardinality(e.event_types) = 0 or ${type}::text = any(e.event_types))`,
+    }));
 };

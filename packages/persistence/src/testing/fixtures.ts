@@ -1,3 +1,4 @@
+import type { DeliveryPolicy } from "@platter/domain";
 import type { OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { Operator } from "../operator/operator.ts";
@@ -28,3 +29,12 @@ export const createOrganization = (db: TestDatabase, name = "Test Catering", cur
       return { id, scope, readKey: read.key, writeKey: write.key, readKeyId: read.id, writeKeyId: write.id };
     }),
   );
+
+/** A delivery policy for tests that drive the queue directly: caps and circuit far out of the way. */
+export const testDeliveryPolicy: DeliveryPolicy = {
+  endpointConcurrency: 1000,
+  circuitThreshold: 1000,
+  circuitCooldownMs: 30_000,
+  firstAttemptDelayMs: 0,
+  failureWindowMs: 5 * 24 * 3600_000,
+};

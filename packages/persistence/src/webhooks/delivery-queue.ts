@@ -1,37 +1,27 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { type AttemptRecord, type DueDelivery, type StoredMessage, subscribes } from "@platter/domain";
+import {
+  type AttemptRecord, type CircuitState, circuitState, type DeliveryPolicy, type DueDelivery, envelopeBody,
+} from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { listenForOutbox, type OutboxListener } from "./outbox-listener.ts";
+import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
 import { traced } from "../traced.ts";
 
 /**
- * The delivery queue: the dispatcher's storage. Outbox fan-out, leased claims with FOR UPDATE SKIP
- * LOCKED (so any number of dispatchers share the work without running the same attempt twice), and
+ * The delivery queue: the dispatcher's storage. Fair leased claims (see `DeliveryPolicy`) and
  * batched result writes (one transaction for many attempts keeps throughput high).
+ *
+ * Row writes per delivery: its insert (in the transaction that records the message), the claim's
+ * update, the attempt's insert and the result's update. Endpoints are written only when their
+ * state changes (a failure, the first success after failures).
  *
  * The one system-level store: a dispatcher serves every organization, so these statements work
  * across organizations by design, carrying each row's own organization along. It is not part of
  * the API's runtime, and it reads no organization data for anyone.
  */
 
-interface MessageRow {
-  id: string;
-  organization_id: string;
-  envelope_id: string;
-  type: string;
-  created_at: string;
-  payload: unknown;
-}
-
-interface EndpointRow {
-  id: string;
-  organization_id: string;
-  event_types: string[];
-}
-
-interface DueRow {
+interface ClaimedRow {
   id: string;
   organization_id: string;
   endpoint_id: string;
@@ -39,107 +29,122 @@ interface DueRow {
   secret: string;
   previous_secret: string | null;
   envelope_id: string;
-  body: string;
-  attempts: number;
+  type: string;
+  created_at: string;
+  payload: unknown;
+  attempt: number;
   lease_token: string;
+}
+
+/** One endpoint's share of the queue, for the per-endpoint gauges. */
+export interface EndpointQueueStats {
+  readonly organizationId: number;
+  readonly endpointId: number;
+  /** Pending deliveries, in flight included. */
+  readonly queueDepth: number;
+  readonly inFlight: number;
+  readonly circuit: CircuitState;
 }
 
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
-const fanOut = (orm: Database["Service"]["orm"]) => async (
-  limit: number,
-  bodyOf: (message: StoredMessage) => string | undefined,
-  firstAttemptDelayMs: number,
-) => {
-  // Most rounds find the outbox empty: one cheap look first instead of a transaction's three round trips.
-  const [waiting] = await orm.em.getConnection().execute<{ id: string }[]>(
-    "select id from webhook_messages where fanned_out_at is null order by id limit 1",
-  );
-  if (waiting === undefined) return 0;
-  return orm.em.fork().transactional(async (em: EntityManager) => {
-    const messages = await em.execute<MessageRow[]>(
-      `select m.id, m.organization_id, m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload
-       from webhook_messages m where m.fanned_out_at is null order by m.id limit ? for update skip locked`,
-      [limit],
-    );
-    if (messages.length === 0) return 0;
-    const organizations = [...new Set(messages.map((m) => m.organization_id))];
-    const endpoints = await em.execute<EndpointRow[]>(
-      "select id, organization_id, event_types from webhook_endpoints where enabled and organization_id = any(?::bigint[])",
-      [bigintArray(organizations)],
-    );
-    const deliveries = messages.flatMap((message) => {
-      const body = bodyOf({ envelopeId: message.envelope_id, type: message.type, createdAt: message.created_at, payload: message.payload });
-      if (body === undefined) return []; // an unreadable payload version: nothing sensible to send
-      return endpoints
-        .filter((ep) => ep.organization_id === message.organization_id && subscribes(ep.event_types, message.type))
-        .map((ep) => ({
-          organization_id: message.organization_id,
-          endpoint_id: ep.id,
-          message_id: message.id,
-          envelope_id: message.envelope_id,
-          event_type: message.type,
-          body,
-        }));
-    });
-    if (deliveries.length > 0) {
-      await em.execute(
-        `insert into webhook_deliveries (organization_id, endpoint_id, message_id, envelope_id, event_type, body,
-           next_attempt_at)
-         select organization_id, endpoint_id, message_id, envelope_id, event_type, body,
-           now() + ? * interval '1 millisecond'
-         from jsonb_to_recordset(?::jsonb) as d(organization_id bigint, endpoint_id bigint, message_id bigint,
-           envelope_id text, event_type text, body text)
-         on conflict (endpoint_id, message_id) do nothing`,
-        [firstAttemptDelayMs, JSON.stringify(deliveries)],
-      );
-    }
-    await em.execute("update webhook_messages set fanned_out_at = now() where id = any(?::bigint[])", [
-      bigintArray(messages.map((m) => m.id)),
-    ]);
-    return messages.length;
-  });
-};
+/** Claims are made one at a time across every dispatcher (a transaction-level advisory lock), so caps hold exactly. */
+const CLAIM_LOCK = 7_342_001;
 
-const claimDue = (orm: Database["Service"]["orm"]) => async (limit: number, leaseMs: number, nowMs: number): Promise<DueDelivery[]> => {
-  // A claim must walk the due index in order and stop after `limit` rows. Right after a burst of
-  // fan-out the statistics lag behind and the planner would sort every pending row on each claim
-  // instead (tens of ms per claim at 100k pending, measured by npm run bench:webhooks).
+/**
+ * Endpoints with pending deliveries, one index descent each (a loose index scan of the due index),
+ * so a claim's cost grows with the endpoints that have work, not with the deliveries queued.
+ */
+const ACTIVE_ENDPOINTS = `active(endpoint_id) as (
+    (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
+    union all
+    select (select d.endpoint_id from webhook_deliveries d
+            where d.status = 'pending' and d.endpoint_id > a.endpoint_id order by d.endpoint_id limit 1)
+    from active a where a.endpoint_id is not null
+  )`;
+
+/** A leased delivery's `next_attempt_at` is the end of its lease: pending, leased and not yet due is in flight. */
+const IN_FLIGHT = (endpoint: string) => `(select count(*)::int from webhook_deliveries l
+    where l.endpoint_id = ${endpoint} and l.status = 'pending' and l.lease_token is not null and l.next_attempt_at > now())`;
+
+/**
+ * The endpoints a claim may send to now (enabled, circuit not open) with their free slots: the
+ * cap less what is in flight, or one probe at a time while half-open. Then each takes up to its
+ * share of the claim (oldest due first); organizations take turns, then their endpoints.
+ * Parameters: now (Clock), cap, limit, first-try delay ms, limit, lease ms, now (Clock).
+ */
+const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
+  eligible as (
+    select e.id, e.organization_id,
+      case when e.circuit_open_until is null then ?::int else 1 end - ${IN_FLIGHT("e.id")} as free
+    from active a join webhook_endpoints e on e.id = a.endpoint_id
+    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= ?::timestamptz)
+  ),
+  share as (select greatest(1, ceil(?::numeric / greatest(1, count(*))))::int as n from eligible where free > 0),
+  candidates as (
+    select c.id, o.organization_id, c.next_attempt_at, c.rank_in_endpoint
+    from eligible o cross join share
+    cross join lateral (
+      select d.id, d.next_attempt_at, row_number() over (order by d.next_attempt_at, d.id) as rank_in_endpoint
+      from webhook_deliveries d
+      where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now()
+        and (d.attempts > 0 or d.next_attempt_at <= now() - ?::int * interval '1 millisecond')
+      order by d.next_attempt_at, d.id
+      limit least(o.free, share.n)
+    ) c
+    where o.free > 0
+  ),
+  picked as (
+    select id from (
+      select id, next_attempt_at, rank_in_endpoint,
+        row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
+      from candidates
+    ) ranked
+    order by rank_in_organization, rank_in_endpoint, next_attempt_at, id
+    limit ?
+  )
+  update webhook_deliveries d
+    set lease_token = gen_random_uuid(), next_attempt_at = now() + ?::int * interval '1 millisecond'
+  from picked, webhook_endpoints e, webhook_messages m
+  where d.id = picked.id and d.status = 'pending' and d.next_attempt_at <= now()
+    and e.id = d.endpoint_id and m.id = d.message_id
+  returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret,
+    case when e.previous_secret_until > ?::timestamptz then e.previous_secret end as previous_secret,
+    m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
+
+const claimDue = (orm: Database["Service"]["orm"]) => async (
+  limit: number,
+  leaseMs: number,
+  policy: DeliveryPolicy,
+  nowMs: number,
+): Promise<{ due: DueDelivery[]; unreadable: DueDelivery[] }> => {
+  const now = new Date(nowMs).toISOString();
   const rows = await orm.em.fork().transactional(async (em: EntityManager) => {
-    await em.execute("set local enable_sort = off");
-    return em.execute<DueRow[]>(
-      `with due as (
-         select d.id from webhook_deliveries d
-         join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
-         where d.status = 'pending' and d.next_attempt_at <= now()
-           and (d.lease_expires_at is null or d.lease_expires_at < now())
-         order by d.next_attempt_at, d.id
-         limit ? for update of d skip locked
-       )
-       update webhook_deliveries d
-         set lease_token = gen_random_uuid(), lease_expires_at = now() + (? * interval '1 millisecond'),
-             attempts = d.attempts + 1
-       from due, webhook_endpoints e
-       where d.id = due.id and e.id = d.endpoint_id
-       returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret,
-         case when e.previous_secret_until > ?::timestamptz then e.previous_secret end as previous_secret,
-         d.envelope_id, d.body, d.attempts, d.lease_token`,
-      [limit, leaseMs, new Date(nowMs).toISOString()],
-    );
+    await em.execute(`select pg_advisory_xact_lock(${CLAIM_LOCK})`);
+    return em.execute<ClaimedRow[]>(CLAIM, [
+      policy.endpointConcurrency, now, limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
+    ]);
   });
-  return rows.map((row) => ({
-    id: Number(row.id),
-    organizationId: Number(row.organization_id),
-    endpointId: Number(row.endpoint_id),
-    url: row.url,
-    secret: row.secret,
-    previousSecret: row.previous_secret ?? undefined,
-    envelopeId: row.envelope_id,
-    body: row.body,
-    attempt: row.attempts,
-    leaseToken: row.lease_token,
-  }));
+  const due: DueDelivery[] = [];
+  const unreadable: DueDelivery[] = [];
+  for (const row of rows) {
+    const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
+    const delivery = {
+      id: Number(row.id),
+      organizationId: Number(row.organization_id),
+      endpointId: Number(row.endpoint_id),
+      url: row.url,
+      secret: row.secret,
+      previousSecret: row.previous_secret ?? undefined,
+      envelopeId: row.envelope_id,
+      body: body ?? "",
+      attempt: row.attempt,
+      leaseToken: row.lease_token,
+    };
+    (body === undefined ? unreadable : due).push(delivery);
+  }
+  return { due, unreadable };
 };
 
 const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
@@ -164,7 +169,11 @@ const toResultRow = (r: AttemptRecord) => ({
   retry_delay_ms: r.outcome === "failed" ? (r.retryDelayMs ?? null) : null,
 });
 
-const recordAttempts = (orm: Database["Service"]["orm"]) => async (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => {
+const recordAttempts = (orm: Database["Service"]["orm"]) => async (
+  records: ReadonlyArray<AttemptRecord>,
+  policy: DeliveryPolicy,
+  nowMs: number,
+) => {
   if (records.length === 0) return;
   const json = JSON.stringify(records.map(toResultRow));
   const recordset = `jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}`;
@@ -177,30 +186,41 @@ const recordAttempts = (orm: Database["Service"]["orm"]) => async (records: Read
        from ${recordset}`,
       [json],
     );
-    // Only the current lease holder may move the delivery on.
+    // Only the current lease holder may move the delivery on. A try counts once its result is known.
     await em.execute(
       `update webhook_deliveries d set
          status = case when r.outcome = 'succeeded' then 'succeeded'
                        when r.retry_delay_ms is null then 'failed' else 'pending' end,
+         attempts = greatest(d.attempts, r.attempt),
          next_attempt_at = case when r.retry_delay_ms is not null
                                 then now() + r.retry_delay_ms * interval '1 millisecond' else d.next_attempt_at end,
          completed_at = case when r.outcome = 'succeeded' or r.retry_delay_ms is null then now() end,
-         lease_token = null, lease_expires_at = null
+         lease_token = null
        from ${recordset}
        where d.id = r.delivery_id and d.lease_token = r.lease_token`,
       [json],
     );
+    // The circuit: failures in a row open it for the cooldown (from the Clock); a success closes it.
     // 410 disables at once; otherwise an endpoint is disabled once it has failed for the whole window.
+    // An endpoint is written only when something changes.
+    const now = new Date(nowMs).toISOString();
     await em.execute(
       `with s as (
-         select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone
+         select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
+           count(*) filter (where outcome <> 'succeeded')::int as failures
          from ${recordset} group by endpoint_id
        ), next as (
-         select e.id, s.gone,
+         select e.id, s.gone, s.any_success,
+           case when s.any_success then 0 else e.consecutive_failures + s.failures end as consecutive_failures,
            case when s.any_success then null else coalesce(e.failing_since, now()) end as failing_since
          from webhook_endpoints e join s on s.endpoint_id = e.id
+         where not s.any_success or e.consecutive_failures <> 0 or e.failing_since is not null
+           or e.circuit_open_until is not null
        )
        update webhook_endpoints e set
+         consecutive_failures = next.consecutive_failures,
+         circuit_open_until = case when next.consecutive_failures >= ?
+           then ?::timestamptz + ? * interval '1 millisecond' end,
          failing_since = next.failing_since,
          enabled = e.enabled and not next.gone
            and not coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false),
@@ -210,7 +230,7 @@ const recordAttempts = (orm: Database["Service"]["orm"]) => async (records: Read
              then 'every delivery failed for the whole failure window'
            else e.disabled_reason end
        from next where e.id = next.id`,
-      [json, failureWindowMs, failureWindowMs],
+      [json, policy.circuitThreshold, now, policy.circuitCooldownMs, policy.failureWindowMs, policy.failureWindowMs],
     );
   });
 };
@@ -219,64 +239,93 @@ export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
   {
     /**
-     * Turns up to `limit` unprocessed messages into one delivery per subscribed, enabled endpoint,
-     * in the transaction that reads them. `bodyOf` renders the bytes to send; the first try is due
-     * `firstAttemptDelayMs` from now. Returns how many messages were processed.
+     * Leases up to `limit` due deliveries for `leaseMs`, fairly and within each endpoint's cap and
+     * circuit (`policy`), with the bytes to send. `unreadable` are those whose stored message no
+     * longer matches its schema: nothing sensible can be sent, the caller settles them as failed.
      */
-    readonly fanOut: (
+    readonly claimDue: (
       limit: number,
-      bodyOf: (message: StoredMessage) => string | undefined,
-      firstAttemptDelayMs: number,
-    ) => Effect.Effect<number>;
-    /** Leases up to `limit` due deliveries of enabled endpoints for `leaseMs`. */
-    readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<DueDelivery[]>;
+      leaseMs: number,
+      policy: DeliveryPolicy,
+    ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
     /**
      * Writes attempt results in one transaction. A result whose lease was lost (expired and taken
      * by another dispatcher) is still logged as an attempt but does not change the delivery.
-     * Endpoints that answered 410, or failed for longer than `failureWindowMs`, are disabled.
+     * Moves each endpoint's circuit, and disables endpoints that answered 410 or failed for longer
+     * than the policy's failure window.
      */
-    readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) => Effect.Effect<void>;
+    readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
     /** Pending deliveries, for the queue-depth gauge. */
     readonly queueDepth: () => Effect.Effect<number>;
-    /** Milliseconds until the next pending delivery is due (undefined when none), to sleep exactly. */
-    readonly nextDueInMs: () => Effect.Effect<number | undefined>;
-    /** Calls `onMessage` whenever messages commit (LISTEN/NOTIFY on a connection of its own). */
-    readonly listen: (onMessage: () => void, onError: (error: unknown) => void) => OutboxListener;
+    /** Per endpoint with deliveries pending or a circuit not closed: depth, in flight, circuit. */
+    readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>>;
+    /**
+     * Milliseconds until a claim may find something (undefined when nothing is pending), to sleep
+     * exactly: endpoints at their cap wait for a slot to free (a wake, or the poll), open circuits
+     * for their cooldown.
+     */
+    readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
+    /** Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own). */
+    readonly listen: (onDelivery: () => void, onError: (error: unknown) => void) => DeliveryListener;
   }
 >()("platter/persistence/DeliveryQueue") {
   static readonly layer = Layer.effect(
     DeliveryQueue,
     Effect.gen(function* () {
       const { orm, rows, url } = yield* Database;
-      const fanOutWith = fanOut(orm);
       const claimWith = claimDue(orm);
       const recordWith = recordAttempts(orm);
       return DeliveryQueue.of({
-        fanOut: traced("DeliveryQueue.fanOut")((limit: number, bodyOf: (message: StoredMessage) => string | undefined, delayMs: number) =>
-          Effect.promise(() => fanOutWith(limit, bodyOf, delayMs)),
+        // Circuits and a rotated endpoint's previous secret are judged by this Clock.
+        claimDue: traced("DeliveryQueue.claimDue")((limit: number, leaseMs: number, policy: DeliveryPolicy) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.promise(() => claimWith(limit, leaseMs, policy, nowMs))),
         ),
-        // A rotated endpoint's previous secret signs too until its overlap ends, by this Clock.
-        claimDue: traced("DeliveryQueue.claimDue")((limit: number, leaseMs: number) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.promise(() => claimWith(limit, leaseMs, nowMs))),
-        ),
-        recordAttempts: traced("DeliveryQueue.recordAttempts")((records: ReadonlyArray<AttemptRecord>, failureWindowMs: number) =>
-          Effect.promise(() => recordWith(records, failureWindowMs)),
+        recordAttempts: traced("DeliveryQueue.recordAttempts")((records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.promise(() => recordWith(records, policy, nowMs))),
         ),
         queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
           const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
           return Number(row?.n ?? 0);
         })),
-        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* () {
-          // A leased delivery is not due before its lease runs out.
+        endpointStats: traced("DeliveryQueue.endpointStats")(Effect.fnUntraced(function* () {
+          const nowMs = yield* Clock.currentTimeMillis;
+          const found = yield* rows<{
+            organization_id: string; endpoint_id: string; depth: number; in_flight: number; open_until_ms: string | null;
+          }>(
+            `select e.organization_id, e.id as endpoint_id, count(d.id)::int as depth,
+               (count(d.id) filter (where d.lease_token is not null and d.next_attempt_at > now()))::int as in_flight,
+               (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms
+             from webhook_endpoints e left join webhook_deliveries d on d.endpoint_id = e.id and d.status = 'pending'
+             where e.enabled
+             group by e.id
+             having count(d.id) > 0 or e.circuit_open_until is not null`,
+          );
+          return found.map((row) => ({
+            organizationId: Number(row.organization_id),
+            endpointId: Number(row.endpoint_id),
+            queueDepth: row.depth,
+            inFlight: row.in_flight,
+            circuit: circuitState(row.open_until_ms === null ? undefined : Number(row.open_until_ms), nowMs),
+          }));
+        })),
+        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy) {
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString();
+          // Per endpoint: its earliest pending delivery (a lease's end included), plus the first-try
+          // delay when that one has not been tried yet; an open circuit's end; nothing while at cap.
           const [row] = yield* rows<{ ms: number | null }>(
-            `select extract(epoch from (min(greatest(d.next_attempt_at, coalesce(d.lease_expires_at, d.next_attempt_at)))
-               - now())) * 1000 as ms
-             from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
-             where d.status = 'pending'`,
+            `with recursive ${ACTIVE_ENDPOINTS}
+             select extract(epoch from (min(case when e.circuit_open_until > ?::timestamptz then e.circuit_open_until
+                 else first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond'
+                                                   else interval '0' end end) - now())) * 1000 as ms
+             from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
+             cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
+               where d.endpoint_id = e.id and d.status = 'pending' order by d.next_attempt_at, d.id limit 1) first
+             where case when e.circuit_open_until is null then ?::int else 1 end > ${IN_FLIGHT("e.id")}`,
+            [now, policy.firstAttemptDelayMs, policy.endpointConcurrency],
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         })),
-        listen: (onMessage, onError) => listenForOutbox(url, onMessage, onError),
+        listen: (onDelivery, onError) => listenForDeliveries(url, onDelivery, onError),
       });
     }),
   );

@@ -1,14 +1,15 @@
 import pg from "pg";
 
 /**
- * Wakes a dispatcher when outbox rows commit (LISTEN platter_outbox; a trigger NOTIFYs per
- * statement). A dropped connection is re-established; polling covers the gap meanwhile.
+ * Wakes a dispatcher when deliveries commit (LISTEN platter_deliveries; a trigger on
+ * webhook_deliveries NOTIFYs, once per transaction). A dropped connection is re-established;
+ * polling covers the gap meanwhile.
  */
-export interface OutboxListener {
+export interface DeliveryListener {
   readonly close: () => Promise<void>;
 }
 
-export const listenForOutbox = (url: string, onNotify: () => void, onError: (error: unknown) => void): OutboxListener => {
+export const listenForDeliveries = (url: string, onNotify: () => void, onError: (error: unknown) => void): DeliveryListener => {
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
@@ -23,7 +24,7 @@ export const listenForOutbox = (url: string, onNotify: () => void, onError: (err
     });
     try {
       await next.connect();
-      await next.query("listen platter_outbox");
+      await next.query("listen platter_deliveries");
       if (closed) return void (await next.end());
       client = next;
       onNotify(); // catch up on anything committed while we were not listening

@@ -1,0 +1,56 @@
+import { Migration } from "@mikro-orm/migrations";
+
+/**
+ * Fair, cheaper delivery.
+ *
+ * - Deliveries are created in the transaction that records their message (one per subscribed,
+ *   enabled endpoint), so the dispatcher has no fan-out step and no message is ever updated. A
+ *   delivery no longer copies its message's envelope and body: the dispatcher renders the body from
+ *   the stored message on every try (the same bytes each time).
+ * - A claim moves `next_attempt_at` to the end of its lease, so a leased delivery is simply not due
+ *   (and is due again if its dispatcher dies); `lease_expires_at` goes.
+ * - Claims walk due deliveries endpoint by endpoint: the due index leads with the endpoint.
+ * - Endpoints carry their circuit: consecutive failed attempts and, while open, until when.
+ *
+ * Messages recorded before this migration and not fanned out yet get their deliveries here, so
+ * nothing is lost on upgrade.
+ */
+export class Migration20261123030000FairDelivery extends Migration {
+  override up(): void {
+    this.addSql(`
+      insert into webhook_deliveries (organization_id, endpoint_id, message_id, envelope_id, event_type, body)
+      select m.organization_id, e.id, m.id, m.envelope_id, m.type, ''
+      from webhook_messages m
+      join webhook_endpoints e on e.organization_id = m.organization_id and e.enabled
+        and (cardinality(e.event_types) = 0 or m.type = any(e.event_types))
+      where m.fanned_out_at is null
+      on conflict (endpoint_id, message_id) do nothing;
+
+      drop trigger webhook_messages_notify on webhook_messages;
+      drop function webhook_messages_webhook_messages_notify_fn();
+      drop index webhook_messages_pending_idx;
+      drop index webhook_messages_fanned_out_idx;
+      alter table webhook_messages drop column fanned_out_at;
+      create index webhook_messages_created_at_idx on webhook_messages (created_at);
+
+      update webhook_deliveries set next_attempt_at = greatest(next_attempt_at, lease_expires_at)
+        where status = 'pending' and lease_expires_at is not null;
+      drop index webhook_deliveries_due_idx;
+      alter table webhook_deliveries drop column envelope_id, drop column event_type, drop column body,
+        drop column lease_expires_at;
+      create index webhook_deliveries_due_idx on webhook_deliveries (endpoint_id, next_attempt_at, id) where status = 'pending';
+
+      create function webhook_deliveries_webhook_deliveries_notify_fn() returns trigger language plpgsql as $body$
+      begin
+        perform pg_notify('platter_deliveries', '');
+        return null;
+      end
+      $body$;
+      create trigger webhook_deliveries_notify after insert on webhook_deliveries
+        for each row execute function webhook_deliveries_webhook_deliveries_notify_fn();
+
+      alter table webhook_endpoints add column consecutive_failures int not null default 0,
+        add column circuit_open_until timestamptz(3) null;
+    `);
+  }
+}
