@@ -47,6 +47,8 @@ export interface ReceivedRequest {
   readonly rawBody: Buffer;
   /** The parsed envelope. */
   readonly envelope: any;
+  /** `Date.now()` when the whole request had arrived. */
+  readonly receivedAt: number;
 }
 
 /** How to answer a request: a status, after an optional delay, with an optional body. */
@@ -65,6 +67,8 @@ export interface Receiver {
   readonly concurrentRepeats: string[];
   /** Requests received but not answered yet. */
   readonly inFlight: () => number;
+  /** The most requests ever unanswered at once. */
+  readonly peakInFlight: () => number;
   /** Requests received per envelope id. */
   readonly countsByEnvelope: () => Map<string, number>;
   readonly close: () => Promise<void>;
@@ -83,6 +87,8 @@ export const startReceiver = async (
   const unanswered = new Map<string, number>();
   const seen = new Map<string, number>();
   const pending = new Set<NodeJS.Timeout>();
+  let open = 0;
+  let peak = 0;
   const server: Server = createServer((req, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -94,18 +100,20 @@ export const startReceiver = async (
       } catch {
         envelope = undefined;
       }
-      const request: ReceivedRequest = { headers: req.headers, rawBody, envelope };
+      const request: ReceivedRequest = { headers: req.headers, rawBody, envelope, receivedAt: Date.now() };
       const id = String(envelope?.id);
       const previous = seen.get(id) ?? 0;
       seen.set(id, previous + 1);
       if ((unanswered.get(id) ?? 0) > 0) concurrentRepeats.push(id);
       unanswered.set(id, (unanswered.get(id) ?? 0) + 1);
+      peak = Math.max(peak, ++open);
       received.push(request);
       const { status, delayMs = 0, body = "" } = answer(request, previous);
       let answered = false;
       const settle = () => {
         if (answered) return;
         answered = true;
+        open--;
         unanswered.set(id, unanswered.get(id)! - 1);
       };
       res.on("close", settle);
@@ -128,7 +136,8 @@ export const startReceiver = async (
     url: `http://127.0.0.1:${bound}/webhooks`,
     received,
     concurrentRepeats,
-    inFlight: () => [...unanswered.values()].reduce((a, b) => a + b, 0),
+    inFlight: () => open,
+    peakInFlight: () => peak,
     countsByEnvelope: () => new Map(seen),
     close: () =>
       new Promise((done) => {

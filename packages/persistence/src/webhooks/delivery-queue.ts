@@ -70,8 +70,9 @@ const IN_FLIGHT = (endpoint: string) => `(select count(*)::int from webhook_deli
 
 /**
  * The endpoints a claim may send to now (enabled, circuit not open) with their free slots: the
- * cap less what is in flight, or one probe at a time while half-open. Then each takes up to its
- * share of the claim (oldest due first); organizations take turns, then their endpoints.
+ * cap less what is in flight, or one probe at a time while half-open. Each organization may take
+ * an equal share of the claim, split between its endpoints (oldest due first), which bounds the
+ * rows a claim reads; then organizations take turns, and within one its endpoints.
  * Parameters: now (Clock), cap, limit, first-try delay ms, limit, lease ms, now (Clock).
  */
 const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
@@ -81,19 +82,22 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
     from active a join webhook_endpoints e on e.id = a.endpoint_id
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= ?::timestamptz)
   ),
-  share as (select greatest(1, ceil(?::numeric / greatest(1, count(*))))::int as n from eligible where free > 0),
+  open_slots as (
+    select id, organization_id, free, count(*) over (partition by organization_id) as siblings
+    from eligible where free > 0
+  ),
+  share as (select greatest(1, ceil(?::numeric / greatest(1, count(distinct organization_id))))::int as per_organization from open_slots),
   candidates as (
     select c.id, o.organization_id, c.next_attempt_at, c.rank_in_endpoint
-    from eligible o cross join share
+    from open_slots o cross join share
     cross join lateral (
       select d.id, d.next_attempt_at, row_number() over (order by d.next_attempt_at, d.id) as rank_in_endpoint
       from webhook_deliveries d
       where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now()
         and (d.attempts > 0 or d.next_attempt_at <= now() - ?::int * interval '1 millisecond')
       order by d.next_attempt_at, d.id
-      limit least(o.free, share.n)
+      limit least(o.free, ceil(share.per_organization::numeric / o.siblings)::int)
     ) c
-    where o.free > 0
   ),
   picked as (
     select id from (

@@ -1,0 +1,79 @@
+import { ClientRepository, openPlatform, Operator, WebhookEndpointRepository } from "@platter/persistence";
+import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { Effect } from "effect";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { killLeftoverDispatchers, type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
+
+/**
+ * What a delivery costs the database, counted by PostgreSQL itself (pg_stat_user_tables): at most
+ * three row writes per delivery (the claim's update, the attempt's insert, the result's update),
+ * with every attempt recorded. The messages and their deliveries are written beforehand by another
+ * process's pool, closed before the count starts, so only the dispatcher's writes are counted.
+ */
+
+const DELIVERIES = 300;
+
+let db: TestDatabase;
+let target: Receiver;
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  target = await startReceiver(() => ({ status: 200 }));
+});
+
+afterAll(async () => {
+  await killLeftoverDispatchers();
+  await target?.close();
+  await db?.dispose();
+});
+
+interface TableWrites {
+  relname: string;
+  writes: number;
+}
+
+/** Row writes per table since the database was made, as far as PostgreSQL has flushed its counters. */
+const writesByTable = async () =>
+  new Map(
+    (await sql<TableWrites>(db, "select relname, (n_tup_ins + n_tup_upd + n_tup_del)::int as writes from pg_stat_user_tables")).map(
+      (row) => [row.relname, row.writes],
+    ),
+  );
+
+describe("database work per delivery", () => {
+  it(`is at most three row writes per delivery for a backlog of ${DELIVERIES}, every attempt recorded`, async () => {
+    // The backlog, written through the API's own path by a pool that then closes (its counters flush as it goes).
+    const platform = await openPlatform({ databaseUrl: db.url, dataDir: "", localPostgresPort: 0, poolSize: 4 });
+    const organizationId = await platform.runPromise(
+      Effect.gen(function* () {
+        const org = yield* Operator.use((o) => o.createOrganization({ name: "Counted Caterers", currency: "EUR" }));
+        const scope = yield* Operator.use((o) => o.scopeOf(org.id));
+        yield* WebhookEndpointRepository.use((r) => r.add(scope, target.url, []));
+        for (let i = 0; i < DELIVERIES; i++) yield* ClientRepository.use((r) => r.create(scope, { name: `Client ${i}` }));
+        return org.id;
+      }),
+    );
+    await platform.dispose();
+    const before = await waitFor("the backlog's counters to be flushed", async () => {
+      const writes = await writesByTable();
+      return (writes.get("webhook_deliveries") ?? 0) >= DELIVERIES ? writes : undefined;
+    }, 15_000);
+
+    const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "35s" });
+    const deliveries = await settledDeliveries(db, organizationId, DELIVERIES, 60_000);
+    expect((await dispatcher.terminate()).code).toBe(0);
+    expect(deliveries.filter((d) => d.status !== "succeeded")).toEqual([]);
+    expect(deliveries.every((d) => d.attempts.length === 1)).toBe(true);
+
+    // The dispatcher's backends flush their counters as they close.
+    const after = await waitFor("the dispatcher's counters to be flushed", async () => {
+      const writes = await writesByTable();
+      return (writes.get("webhook_attempts") ?? 0) - (before.get("webhook_attempts") ?? 0) >= DELIVERIES ? writes : undefined;
+    }, 15_000);
+    const delta = [...after].map(([table, writes]) => [table, writes - (before.get(table) ?? 0)] as const).filter(([, n]) => n > 0);
+    const total = delta.reduce((sum, [, n]) => sum + n, 0);
+    console.info(`row writes per delivery: ${(total / DELIVERIES).toFixed(2)} (${delta.map(([t, n]) => `${t} ${n}`).join(", ")})`);
+    expect(total / DELIVERIES).toBeLessThanOrEqual(3);
+    expect(Object.fromEntries(delta)).toEqual({ webhook_deliveries: 2 * DELIVERIES, webhook_attempts: DELIVERIES });
+  });
+});

@@ -1,0 +1,141 @@
+import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import {
+  type DispatcherProcess, killLeftoverDispatchers, metricValue, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor,
+} from "./dispatcher-harness.ts";
+
+/**
+ * One organization's troubled endpoint never delays another organization: with thousands of its
+ * deliveries queued while it holds every request for seconds, or lets every request time out,
+ * another organization's deliveries go out within a second of their commit. The troubled endpoint
+ * gets its cap of attempts in flight (16 by default), no more, and shows in the per-endpoint gauges.
+ */
+
+const BACKLOG = 2000;
+const FRESH = 60;
+const DEFAULT_ENDPOINT_CAP = 16;
+
+const databases: TestDatabase[] = [];
+const receivers: Receiver[] = [];
+
+afterEach(async () => {
+  await killLeftoverDispatchers();
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await Promise.all(databases.splice(0).map((db) => db.dispose()));
+});
+
+const receiver = async (delayMs: number) => {
+  const started = await startReceiver(() => ({ status: 200, delayMs }));
+  receivers.push(started);
+  return started;
+};
+
+/** An organization with one endpoint at `url` and `count` client.created messages, created 20 at a time. */
+const organizationWithBacklog = async (db: TestDatabase, url: string, count: number) => {
+  const org = await createOrganization(db, "Troubled Caterers");
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  for (let start = 0; start < count; start += 20) {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Backlog ${start + i}` })))));
+  }
+  return { org, endpoint };
+};
+
+/** Commits `FRESH` clients one by one at about 20 per second; returns each delivery's commit-to-receiver latency in ms. */
+const freshLatencies = async (db: TestDatabase, healthy: Receiver): Promise<number[]> => {
+  const org = await createOrganization(db, "Healthy Caterers");
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, healthy.url, [])));
+  for (let i = 0; i < FRESH; i++) {
+    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Fresh ${i}` })));
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  await waitFor("every fresh delivery to arrive", async () => healthy.received.length >= FRESH || undefined, 20_000);
+  const committed = await sql<{ envelope_id: string; ms: number }>(
+    db,
+    "select envelope_id, extract(epoch from created_at)::float8 * 1000 as ms from webhook_messages where organization_id = ?",
+    [org.id],
+  );
+  const commitOf = new Map(committed.map((row) => [row.envelope_id, Number(row.ms)]));
+  return healthy.received.map((request) => request.receivedAt - commitOf.get(request.envelope.id)!);
+};
+
+const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!;
+
+const metrics = async (dispatcher: DispatcherProcess) => (await fetch(`${dispatcher.opsUrl}/metrics`)).text();
+
+describe("fair delivery between organizations", () => {
+  it(`keeps another organization's p99 under 1 s while one endpoint holds every request for 8 s with ${BACKLOG} queued`, async () => {
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    databases.push(db);
+    const slow = await receiver(8_000);
+    const healthy = await receiver(0);
+    const troubled = await organizationWithBacklog(db, slow.url, BACKLOG);
+    const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_TIMEOUT: "15s", WEBHOOK_LEASE: "45s" });
+    await waitFor("the slow endpoint to reach its cap", async () => slow.inFlight() === DEFAULT_ENDPOINT_CAP || undefined, 10_000);
+
+    const latencies = await freshLatencies(db, healthy);
+    console.info(`slow endpoint: fresh deliveries p99 ${p99(latencies).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`);
+    expect(latencies).toHaveLength(FRESH);
+    expect(p99(latencies)).toBeLessThan(1000);
+    expect(slow.peakInFlight()).toBe(DEFAULT_ENDPOINT_CAP);
+
+    const labels = `organization="${troubled.org.id}",endpoint="${troubled.endpoint.id}"`;
+    const text = await metrics(dispatcher);
+    expect(metricValue(text, `platter_webhook_endpoint_in_flight{${labels}}`)).toBe(DEFAULT_ENDPOINT_CAP);
+    expect(metricValue(text, `platter_webhook_endpoint_queue_depth{${labels}}`)).toBeGreaterThan(BACKLOG - 3 * DEFAULT_ENDPOINT_CAP);
+    expect(metricValue(text, `platter_webhook_endpoint_circuit{${labels},state="closed"}`)).toBe(1);
+  });
+
+  it(`keeps another organization's p99 under 1 s while every request to one endpoint times out, and opens that endpoint's circuit`, async () => {
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    databases.push(db);
+    const silent = await receiver(600_000);
+    const healthy = await receiver(0);
+    const troubled = await organizationWithBacklog(db, silent.url, BACKLOG);
+    const dispatcher = await startDispatcherProcess(db.url, {
+      WEBHOOK_TIMEOUT: "2s", WEBHOOK_LEASE: "10s", WEBHOOK_RETRY_SCHEDULE: "0s,1s,1s,1s", WEBHOOK_CIRCUIT_COOLDOWN: "5s",
+    });
+    await waitFor("the silent endpoint to reach its cap", async () => silent.inFlight() === DEFAULT_ENDPOINT_CAP || undefined, 10_000);
+
+    const latencies = await freshLatencies(db, healthy);
+    console.info(`timing-out endpoint: fresh deliveries p99 ${p99(latencies).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`);
+    expect(latencies).toHaveLength(FRESH);
+    expect(p99(latencies)).toBeLessThan(1000);
+
+    // Ten timeouts in a row open the circuit: from then on only one probe at a time, every cooldown.
+    const labels = `organization="${troubled.org.id}",endpoint="${troubled.endpoint.id}"`;
+    await waitFor("the circuit to open", async () => {
+      const text = await metrics(dispatcher);
+      return metricValue(text, `platter_webhook_endpoint_circuit{${labels},state="open"}`) === 1 || undefined;
+    }, 15_000);
+    const [spent] = await sql<{ tried: number; failed: number }>(
+      db,
+      "select count(*) filter (where attempts > 0)::int as tried, count(*) filter (where status = 'failed')::int as failed from webhook_deliveries where organization_id = ?",
+      [troubled.org.id],
+    );
+    // Only the attempts in flight when the circuit opened were spent; the backlog waits with its tries intact.
+    expect(spent!.tried).toBeLessThanOrEqual(2 * DEFAULT_ENDPOINT_CAP);
+    expect(spent!.failed).toBe(0);
+    expect(silent.peakInFlight()).toBe(DEFAULT_ENDPOINT_CAP);
+  });
+
+  it("holds an endpoint's cap across dispatcher processes", async () => {
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    databases.push(db);
+    const target = await receiver(150);
+    const settings = { WEBHOOK_ENDPOINT_CONCURRENCY: "4", WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "35s" };
+    const dispatchers = await Promise.all([startDispatcherProcess(db.url, settings), startDispatcherProcess(db.url, settings)]);
+    const { org } = await organizationWithBacklog(db, target.url, 80);
+    await waitFor("every delivery to arrive", async () => target.received.length >= 80 || undefined, 30_000);
+    await waitFor("every delivery to settle", async () => {
+      const [row] = await sql<{ n: number }>(db, "select count(*)::int as n from webhook_deliveries where organization_id = ? and status = 'pending'", [org.id]);
+      return row!.n === 0 || undefined;
+    });
+    expect(target.peakInFlight()).toBe(4);
+    expect(target.countsByEnvelope().size).toBe(80);
+    // Both took part: the cap is shared, not per process.
+    for (const dispatcher of dispatchers) {
+      expect(metricValue(await metrics(dispatcher), 'platter_webhook_attempts_total{outcome="succeeded"}')).toBeGreaterThan(0);
+    }
+  });
+});

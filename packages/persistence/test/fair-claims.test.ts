@@ -1,0 +1,130 @@
+import type { AttemptOutcome, DeliveryPolicy, DueDelivery } from "@platter/domain";
+import { Effect } from "effect";
+import { TestClock } from "effect/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+
+/**
+ * How claims share the queue: each endpoint's cap on attempts in flight, organizations and their
+ * endpoints taking turns, and the circuit that stops sending to an endpoint that keeps failing.
+ * Circuit time is the Clock's (TestClock here); due times are the database's.
+ */
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+afterAll(() => db?.dispose());
+
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+
+/** An organization with one endpoint per name, subscribed to everything, and `count` messages (one delivery per endpoint each). */
+const organizationWith = async (name: string, endpoints: number, count: number) => {
+  const org = await createOrganization(db, name);
+  const ids: number[] = [];
+  for (let i = 0; i < endpoints; i++) {
+    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://${name.toLowerCase()}-${i}.example/hook`, [])))).id);
+  }
+  for (let i = 0; i < count; i++) await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Client ${i}` })));
+  return { org, endpoints: ids };
+};
+
+const result = (delivery: DueDelivery, outcome: AttemptOutcome, retryDelayMs?: number) => ({
+  delivery, startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
+  responseBody: "", outcome, retryDelayMs,
+});
+
+const claim = (limit: number, policy: DeliveryPolicy) =>
+  Effect.map(DeliveryQueue.use((q) => q.claimDue(limit, 60_000, policy)), (claimed) => claimed.due);
+
+/** Settles every pending delivery, so each test starts from an empty queue. */
+const settleEverything = () => rows("update webhook_deliveries set status = 'succeeded', completed_at = now(), lease_token = null where status = 'pending'");
+
+describe("claims", () => {
+  it("never put more than the cap in flight at one endpoint, and skip it while it is at the cap", async () => {
+    const { endpoints: [endpoint] } = await organizationWith("Capped", 1, 10);
+    const policy = { ...testDeliveryPolicy, endpointConcurrency: 4 };
+    const { first, second, third } = await db.run(
+      Effect.gen(function* () {
+        const first = yield* claim(100, policy);
+        const second = yield* claim(100, policy);
+        yield* DeliveryQueue.use((q) => q.recordAttempts(first.slice(0, 3).map((d) => result(d, "succeeded")), policy));
+        const third = yield* claim(100, policy);
+        return { first, second, third };
+      }),
+    );
+    expect(first.map((d) => d.endpointId)).toEqual([endpoint, endpoint, endpoint, endpoint]);
+    expect(second).toEqual([]);
+    expect(third).toHaveLength(3);
+    await settleEverything();
+  });
+
+  it("let organizations take turns, then their endpoints, whatever one of them has queued", async () => {
+    const backlog = await organizationWith("Backlogged", 2, 30); // 60 deliveries, created first
+    const fresh = await organizationWith("Fresh", 1, 4);
+    const [firstTwo, nextSix] = await db.run(Effect.all([claim(2, testDeliveryPolicy), claim(6, testDeliveryPolicy)]));
+    // One each before anyone gets a second.
+    expect(firstTwo.map((d) => d.organizationId).sort()).toEqual([backlog.org.id, fresh.org.id].sort());
+    // Then half each; the backlogged organization's half split between its endpoints.
+    const count = (claimed: DueDelivery[], test: (d: DueDelivery) => boolean) => claimed.filter(test).length;
+    expect(count(nextSix, (d) => d.organizationId === fresh.org.id)).toBe(3);
+    const [first, second] = backlog.endpoints.map((id) => count([...firstTwo, ...nextSix], (d) => d.endpointId === id));
+    expect(first! + second!).toBe(4);
+    expect(Math.abs(first! - second!)).toBe(0);
+    await settleEverything();
+  });
+});
+
+describe("the circuit", () => {
+  it("opens after failures in a row, half-opens for one probe after the cooldown, and closes on a success; tries are not spent meanwhile", async () => {
+    const { org, endpoints: [endpoint] } = await organizationWith("Flaky", 1, 8);
+    const policy = { ...testDeliveryPolicy, endpointConcurrency: 3, circuitThreshold: 3, circuitCooldownMs: 30_000 };
+    const attemptsMade = async () =>
+      (await rows<{ n: number }>("select sum(attempts)::int as n from webhook_deliveries where organization_id = ?", [org.id]))[0]!.n;
+    const steps = await db.run(
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.now());
+        const queue = yield* DeliveryQueue;
+        const stats = () => Effect.map(queue.endpointStats(), (all) => all.find((s) => s.endpointId === endpoint));
+        // Three fail (retried at once): the circuit opens.
+        const failing = yield* claim(100, policy);
+        yield* queue.recordAttempts(failing.map((d) => result(d, "failed", 0)), policy);
+        const whileOpen = yield* claim(100, policy);
+        const openStats = yield* stats();
+        yield* TestClock.adjust("29 seconds");
+        const stillOpen = yield* claim(100, policy);
+        yield* TestClock.adjust("2 seconds");
+        const probe = yield* claim(100, policy);
+        const besideProbe = yield* claim(100, policy);
+        const halfOpenStats = yield* stats();
+        // The probe fails: open again for the cooldown.
+        yield* queue.recordAttempts(probe.map((d) => result(d, "failed", 0)), policy);
+        const reopened = yield* claim(100, policy);
+        yield* TestClock.adjust("31 seconds");
+        const secondProbe = yield* claim(100, policy);
+        yield* queue.recordAttempts(secondProbe.map((d) => result(d, "succeeded")), policy);
+        const closed = yield* claim(100, policy);
+        const closedStats = yield* stats();
+        return {
+          failing, whileOpen, openStats, stillOpen, probe, besideProbe, halfOpenStats, reopened, secondProbe, closed, closedStats,
+        };
+      }).pipe(Effect.provide(TestClock.layer())),
+    );
+    expect(steps.failing).toHaveLength(3);
+    expect(steps.whileOpen).toEqual([]);
+    expect(steps.openStats).toMatchObject({ circuit: "open", inFlight: 0, queueDepth: 8 });
+    expect(steps.stillOpen).toEqual([]);
+    expect(steps.probe).toHaveLength(1);
+    expect(steps.besideProbe).toEqual([]);
+    expect(steps.halfOpenStats).toMatchObject({ circuit: "half_open", inFlight: 1 });
+    expect(steps.reopened).toEqual([]);
+    expect(steps.secondProbe).toHaveLength(1);
+    expect(steps.closed).toHaveLength(3);
+    expect(steps.closedStats).toMatchObject({ circuit: "closed", inFlight: 3 });
+    // Five results recorded (three failures, a failed probe, a successful one): five tries spent, no more.
+    expect(await attemptsMade()).toBe(5);
+    await settleEverything();
+  });
+});
