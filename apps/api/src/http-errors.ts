@@ -34,7 +34,10 @@ const RESPONSES: ResponseOf = {
   InvalidInput: (error) => ({ status: 400, error: error.message }),
   InvalidCursor: () => ({ status: 400, error: "Invalid cursor" }),
   InvalidTransition: (error) => ({ status: 409, error: error.message }),
-  PayloadTooLarge: (error) => ({ status: 413, error: `Request body must be at most ${error.limitBytes} bytes` }),
+  // The unread rest of the body makes the connection unusable: it closes after this answer.
+  PayloadTooLarge: (error) => ({
+    status: 413, error: `Request body must be at most ${error.limitBytes} bytes`, headers: { connection: "close" },
+  }),
   UnsupportedMediaType: () => ({ status: 415, error: "Content-Type must be application/json" }),
   IdempotencyKeyReused: () => ({ status: 422, error: "This Idempotency-Key was already used with a different request" }),
   IdempotencyKeyInProgress: () => ({

@@ -3,6 +3,7 @@ import { createOpsServer, listenOn } from "@platter/ops";
 import { Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
+import { answerBelowKoa } from "./http-edge.ts";
 import type { ApiConfig } from "./config.ts";
 import type { PlatformRuntime } from "@platter/persistence";
 
@@ -21,16 +22,25 @@ const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
     server.closeIdleConnections();
   });
 
-/** Serves the public API and its ops port on the platform's storage services. */
-export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
+/**
+ * The public API's HTTP server: Koa for requests, `answerBelowKoa` for what the parser refuses.
+ * `drain()` makes every further response close its keep-alive connection.
+ */
+export const createApiServer = (runtime: PlatformRuntime, logger: Logger): { server: Server; drain: () => void } => {
   const handle = createApiApp(runtime, logger).callback();
   let draining = false;
-  // While draining, tell keep-alive clients to go: their connection closes after this response.
-  const api = createServer((req, res) => {
+  const server = createServer((req, res) => {
     if (draining) res.setHeader("connection", "close");
     return handle(req, res);
   });
-  api.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
+  server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
+  answerBelowKoa(server);
+  return { server, drain: () => (draining = true) };
+};
+
+/** Serves the public API and its ops port on the platform's storage services. */
+export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
+  const { server: api, drain } = createApiServer(runtime, logger);
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true) });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
   const prune = setInterval(
@@ -54,7 +64,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Platf
     port,
     opsPort,
     stop: async () => {
-      draining = true;
+      drain();
       clearInterval(prune);
       await closeGracefully(api, config.shutdownGraceMs);
       await new Promise((done) => ops.close(done));

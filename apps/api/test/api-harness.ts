@@ -1,11 +1,10 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { openPlatform } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
-import { createApiApp } from "../src/app.ts";
-import { startApi } from "../src/server.ts";
+import { createApiServer, startApi } from "../src/server.ts";
 
 /** An API served over real HTTP on 127.0.0.1, on a fresh database of its own. */
 export interface ApiUnderTest extends ApiClient {
@@ -91,7 +90,7 @@ const listen = async (server: Server): Promise<string> => {
 
 export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
-  const server: Server = createServer(createApiApp(db.runtime, pino({ level: "silent" })).callback());
+  const { server } = createApiServer(db.runtime, pino({ level: "silent" }));
   const baseUrl = await listen(server);
   return {
     db,
