@@ -4,7 +4,8 @@ import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { createRouter } from "./routes.ts";
-import type { PlatformRuntime } from "@platter/persistence";
+import { watchOutages } from "@platter/ops";
+import { pingDatabase, type PlatformRuntime } from "@platter/persistence";
 
 const SERVED_METHODS = new Set(["GET", "POST"]);
 
@@ -18,8 +19,13 @@ export const createApiApp = (runtime: PlatformRuntime, logger: Logger): Koa => {
   app.proxy = false;
   app.silent = true;
   const router = createRouter(runtime);
+  const outages = watchOutages({
+    probe: () => runtime.runPromise(pingDatabase),
+    onDown: (reason) => logger.error({ err: reason }, "database unavailable: answering 503 until it is back"),
+    onUp: (downForMs) => logger.info({ downForMs }, "database available again"),
+  });
   app.use(requestId);
-  app.use(errorResponse(logger));
+  app.use(errorResponse(logger, outages));
   app.use(async (ctx, next) => {
     if (!SERVED_METHODS.has(ctx.method)) throw new UnknownEndpoint();
     await next();

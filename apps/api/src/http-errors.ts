@@ -14,8 +14,14 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
 /** A request body that is declared as something other than JSON. */
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {}) {}
 
+/** The database is down, frozen or too slow right now: the request did nothing and may be retried. */
+export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  /** The driver's error, for the outage log line. */
+  reason: Schema.Unknown,
+}) {}
+
 /** Every error the API answers on purpose. */
-export type ApiError = DomainError | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType;
+export type ApiError = DomainError | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable;
 
 export interface HttpErrorResponse {
   readonly status: number;
@@ -40,6 +46,9 @@ const RESPONSES: ResponseOf = {
   }),
   UnsupportedMediaType: () => ({ status: 415, error: "Content-Type must be application/json" }),
   IdempotencyKeyReused: () => ({ status: 422, error: "This Idempotency-Key was already used with a different request" }),
+  DatabaseUnavailable: () => ({
+    status: 503, error: "The service is temporarily unavailable; retry shortly", headers: { "retry-after": "1" },
+  }),
   IdempotencyKeyInProgress: () => ({
     status: 409,
     error: "A request with this Idempotency-Key is still being processed; retry shortly",

@@ -1,12 +1,15 @@
-import type { Persistence, PlatformRuntime } from "@platter/persistence";
+import { isDatabaseUnavailable, type Persistence, type PlatformRuntime } from "@platter/persistence";
 import { Cause, type Effect, Exit } from "effect";
+import { DatabaseUnavailable } from "./http-errors.ts";
 
 /**
  * Runs one request's program. An expected failure is thrown as the tagged error itself (the
- * error middleware maps it); a defect is thrown as an ordinary error and becomes an opaque 500.
+ * error middleware maps it); a database outage as `DatabaseUnavailable` (503); any other defect
+ * as an ordinary error, which becomes an opaque 500.
  */
 export const runProgram = async <A, E>(runtime: PlatformRuntime, program: Effect.Effect<A, E, Persistence>): Promise<A> => {
   const exit = await runtime.runPromiseExit(program);
   if (Exit.isSuccess(exit)) return exit.value;
-  throw Cause.squash(exit.cause);
+  const failure = Cause.squash(exit.cause);
+  throw isDatabaseUnavailable(failure) ? new DatabaseUnavailable({ reason: failure }) : failure;
 };

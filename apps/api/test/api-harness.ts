@@ -1,7 +1,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { openPlatform } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import {
+  createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase,
+} from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
 import { createApiServer, startApi } from "../src/server.ts";
@@ -120,6 +122,7 @@ export const startAnotherInstance = async (db: TestDatabase): Promise<ApiClient 
     logLevel: "silent",
     poolSize: 2,
     shutdownGraceMs: 0,
+    ...TEST_DATABASE_LIMITS,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "silent" }), platform);

@@ -13,7 +13,10 @@ import { note } from "./output.ts";
 /** Opens the platform for one command (a small pool, migrations applied), runs `work`, closes all it opened. */
 export const withPlatform = async <T>(config: DatabaseSettings, work: (platform: PlatformRuntime) => Promise<T>): Promise<T> => {
   // PLATTER_DATA_DIR is relative to where the command runs: say so when that made an empty database.
-  const platform = await openPlatform({ ...config, poolSize: 4 }, (dataDir) => note(`platter: created a new local database in ${dataDir}`));
+  const platform = await openPlatform({ ...config, poolSize: 4 }, {
+    onCreated: (dataDir) => note(`platter: created a new local database in ${dataDir}`),
+    onWaiting: (address, reason) => note(`platter: waiting for the database at ${address} (${reason})`),
+  });
   try {
     return await work(platform);
   } finally {

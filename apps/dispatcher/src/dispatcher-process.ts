@@ -1,6 +1,6 @@
 import { Effect } from "effect";
-import { createOpsServer, listenOn } from "@platter/ops";
-import { DeliveryQueue, Housekeeping, pingDatabase, type PlatformRuntime } from "@platter/persistence";
+import { createOpsServer, listenOn, watchOutages } from "@platter/ops";
+import { DeliveryQueue, Housekeeping, isDatabaseUnavailable, pingDatabase, type PlatformRuntime } from "@platter/persistence";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
@@ -17,6 +17,12 @@ export interface RunningDispatcher {
 export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningDispatcher> => {
   const store = await runtime.runPromise(DeliveryQueue.use(Effect.succeed));
   const metrics = createDispatcherMetrics(store);
+  // An outage fails every loop round until it passes: said once when it starts, once when it ends.
+  const outages = watchOutages({
+    probe: () => runtime.runPromise(pingDatabase),
+    onDown: (reason) => logger.error({ err: reason }, "database unavailable: delivery paused until it is back"),
+    onUp: (downForMs) => logger.info({ downForMs }, "database available again: delivery resumed"),
+  });
   const dispatcher = new WebhookDispatcher(store, config, {
     attempted: (outcome, durationMs, delivery) => {
       metrics.observer.attempted?.(outcome, durationMs, delivery);
@@ -24,7 +30,8 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     },
     failedLoop: (error) => {
       metrics.observer.failedLoop?.(error);
-      logger.error({ err: error }, "dispatcher loop error");
+      if (isDatabaseUnavailable(error)) outages.down(error);
+      else logger.error({ err: error }, "dispatcher loop error");
     },
   });
   const ops = createOpsServer({

@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { startPlatform } from "@platter/persistence";
+import { DatabaseUnreachable, startPlatform } from "@platter/persistence";
 import { ConfigError, loadDispatcherConfig } from "./config.ts";
 import { startDispatcher } from "./dispatcher-process.ts";
 
@@ -7,7 +7,9 @@ import { startDispatcher } from "./dispatcher-process.ts";
 runUntilSignalled(async (services) => {
   const config = loadDispatcherConfig();
   const logger = createLogger("platter-dispatcher", config.logLevel);
-  const platform = await services.add("platform", () => startPlatform(config));
+  const platform = await services.add("platform", () => startPlatform(config, {
+    onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
+  }));
   await services.add("dispatcher", () => startDispatcher(config, logger, platform.runtime));
   return (message, fields) => logger.info(fields ?? {}, message);
-}, (error) => error instanceof ConfigError);
+}, (error) => error instanceof ConfigError, (error) => error instanceof DatabaseUnreachable);

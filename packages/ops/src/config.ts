@@ -78,18 +78,27 @@ export const parseDurations = (text: string): ReadonlyArray<number> | undefined 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Where the database is: a URL, or the embedded server's data directory and port. */
+/** Where the database is (a URL, or the embedded server's data directory and port), and how long to wait for it. */
 export interface DatabaseSettings {
   readonly databaseUrl: string | undefined;
   /** Relative to the working directory; resolved by whoever starts the embedded server. */
   readonly dataDir: string;
   readonly localPostgresPort: number;
+  /** Longest wait to open a connection or to get one from the pool. */
+  readonly connectTimeoutMs: number;
+  /** Longest a statement may run (the server cancels it; the client gives up on a server that does not answer). */
+  readonly statementTimeoutMs: number;
+  /** How long a starting process waits for its database before it gives up. */
+  readonly startTimeoutMs: number;
 }
 
 export const readDatabaseSettings = (env: Environment): DatabaseSettings => ({
   databaseUrl: readDatabaseUrl(env),
   dataDir: present(env, "PLATTER_DATA_DIR") ?? ".data",
   localPostgresPort: readInteger(env, "PLATTER_LOCAL_PG_PORT", 54329, 1, 65535),
+  connectTimeoutMs: readDuration(env, "DATABASE_CONNECT_TIMEOUT", 2_000),
+  statementTimeoutMs: readDuration(env, "DATABASE_STATEMENT_TIMEOUT", 5_000),
+  startTimeoutMs: readDuration(env, "DATABASE_START_TIMEOUT", 30_000),
 });
 
 /** What every server process reads the same way: where to listen, how much to log, its pool. */

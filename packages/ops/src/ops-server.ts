@@ -13,6 +13,9 @@ export interface OpsEndpoints {
   readonly metrics?: Registry;
 }
 
+/** `/readyz` answers within this, ready or not. */
+export const READY_WITHIN_MS = 900;
+
 export const createOpsServer = ({ isReady, metrics }: OpsEndpoints): Server =>
   createServer(async (req, res) => {
     const send = (status: number, body: string, type = "application/json; charset=utf-8") => {
@@ -20,7 +23,13 @@ export const createOpsServer = ({ isReady, metrics }: OpsEndpoints): Server =>
     };
     if (req.method === "GET" && req.url === "/healthz") return send(200, '{"status":"ok"}');
     if (req.method === "GET" && req.url === "/readyz") {
-      const ready = await isReady().catch(() => false);
+      // Within a second, whatever the database does: a probe that hangs is a "no".
+      let timer: NodeJS.Timeout | undefined;
+      const ready = await Promise.race([
+        isReady().catch(() => false),
+        new Promise<false>((done) => (timer = setTimeout(() => done(false), READY_WITHIN_MS))),
+      ]);
+      clearTimeout(timer);
       return send(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "database unavailable" }));
     }
     if (req.method === "GET" && req.url === "/metrics" && metrics) {

@@ -64,11 +64,13 @@ export type LifecycleLog = (message: string, fields?: object) => void;
 /**
  * Runs a server process: `start` adds its services to the group; on the first signal they stop in
  * reverse order and the process exits 0. `isConfigError` tells configuration mistakes (exit 2)
- * from other failures (exit 1).
+ * from other failures (exit 1); those and `isExplained` failures (one that says all in its
+ * message, such as a database that never answered) are one line on stderr, anything else its stack.
  */
 export const runUntilSignalled = (
   start: (services: ServiceGroup) => Promise<LifecycleLog>,
   isConfigError: (error: unknown) => boolean,
+  isExplained: (error: unknown) => boolean = () => false,
 ): void => {
   const signal = shutdownSignal();
   const services = createServiceGroup();
@@ -82,7 +84,7 @@ export const runUntilSignalled = (
     .catch(async (error: unknown) => {
       await services.stopAll(() => {});
       const config = isConfigError(error);
-      console.error(config ? `configuration error: ${(error as Error).message}` : error);
+      console.error(config ? `configuration error: ${(error as Error).message}` : isExplained(error) ? (error as Error).message : error);
       process.exit(config ? 2 : 1);
     });
 };

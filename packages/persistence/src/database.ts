@@ -2,6 +2,7 @@ import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Context, Effect, Layer } from "effect";
 import { allEntities } from "./entities/index.ts";
+import { waitForDatabase } from "./database-availability.ts";
 import { startLocalPostgres } from "./local-postgres.ts";
 import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
@@ -11,8 +12,18 @@ import { PostgresNamingStrategy } from "./naming.ts";
  * storage service is built on it; organization data is reached only through `OrgSql`.
  */
 
+/** How long to wait on the database: every wait is bounded. */
+export interface DatabaseLimits {
+  /** To open a connection, or to get one from the pool. */
+  readonly connectTimeoutMs: number;
+  /** For one statement: the server cancels it then, and the client stops waiting shortly after. */
+  readonly statementTimeoutMs: number;
+  /** For a configured server to answer at start, tried every second. */
+  readonly startTimeoutMs: number;
+}
+
 /** Where the database is and how to open it. */
-export interface DatabaseOptions {
+export interface DatabaseOptions extends DatabaseLimits {
   /** PostgreSQL URL; without one the embedded local server under `dataDir` is started (or joined). */
   readonly url: string | undefined;
   readonly dataDir: string;
@@ -23,10 +34,17 @@ export interface DatabaseOptions {
   readonly migrate: boolean;
   /** Told when the embedded server's data directory was created empty by this call. */
   readonly onCreated?: (dataDir: string) => void;
+  /** Told why each try failed while a configured server does not answer at start. */
+  readonly onWaiting?: (address: string, reason: string) => void;
 }
 
-/** Connects to PostgreSQL at `url`. Call `orm.close()` to release the pool. */
-export const openOrm = (url: string, poolSize: number): Promise<MikroORM> =>
+/**
+ * Connects to PostgreSQL at `url`. Call `orm.close()` to release the pool. With `limits`, getting
+ * a connection waits at most `connectTimeoutMs`, and a statement runs at most `statementTimeoutMs`
+ * (the server's `statement_timeout`) or, when the server does not answer at all, is given up one
+ * second later (the driver's `query_timeout`). Without them (migrations) nothing is cut short.
+ */
+export const openOrm = (url: string, poolSize: number, limits?: Omit<DatabaseLimits, "startTimeoutMs">): Promise<MikroORM> =>
   MikroORM.init({
     entities: allEntities,
     namingStrategy: PostgresNamingStrategy,
@@ -34,6 +52,15 @@ export const openOrm = (url: string, poolSize: number): Promise<MikroORM> =>
     extensions: [Migrator],
     migrations: { migrationsList, silent: true, transactional: true, allOrNothing: true, snapshot: false },
     pool: { min: 0, max: poolSize },
+    ...(limits === undefined
+      ? {}
+      : {
+          driverOptions: {
+            connectionTimeoutMillis: limits.connectTimeoutMs,
+            statement_timeout: limits.statementTimeoutMs,
+            query_timeout: limits.statementTimeoutMs + 1_000,
+          },
+        }),
     // Timestamps are read as UTC strings in SQL; keep the driver from shifting anything.
     forceUtcTimezone: true,
     debug: false,
@@ -94,11 +121,28 @@ export class Database extends Context.Service<
             }),
             (local) => Effect.promise(() => local.release()),
           )).url;
+        if (options.url !== undefined) {
+          // Containers often start before their database: wait for it, within a bound.
+          const address = new URL(url).host;
+          yield* Effect.tryPromise({
+            try: () =>
+              waitForDatabase(url, options.startTimeoutMs, options.connectTimeoutMs, (reason) => options.onWaiting?.(address, reason)),
+            catch: (error) => error,
+          }).pipe(Effect.orDie);
+        }
+        // Migrations may rightly run longer than a statement may: they get a pool of their own, without
+        // limits (two connections: the lock's transaction and the migrator's).
+        if (options.migrate) {
+          yield* Effect.acquireUseRelease(
+            Effect.promise(() => openOrm(url, 2)),
+            (orm) => Effect.promise(() => migrateOrm(orm)),
+            (orm) => Effect.promise(() => orm.close(true)),
+          );
+        }
         const orm = yield* Effect.acquireRelease(
-          Effect.promise(() => openOrm(url, options.poolSize)),
+          Effect.promise(() => openOrm(url, options.poolSize, options)),
           (orm) => Effect.promise(() => orm.close(true)),
         );
-        if (options.migrate) yield* Effect.promise(() => migrateOrm(orm));
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
         const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.promise(async () => (await pool.query(numbered(text), [...values])).rows as Row[]);

@@ -1,4 +1,5 @@
-export { type DatabaseOptions, pingDatabase } from "./database.ts";
+export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
+export { type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 export * from "./housekeeping.ts";
 export * from "./operator/business-actions.ts";
 export * from "./operator/operator.ts";

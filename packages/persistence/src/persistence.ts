@@ -1,5 +1,5 @@
 import { Layer, ManagedRuntime } from "effect";
-import { Database, type DatabaseOptions, pingDatabase } from "./database.ts";
+import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
 import { Operator } from "./operator/operator.ts";
@@ -36,27 +36,38 @@ export type Persistence = Layer.Success<ReturnType<typeof persistenceLayer>>;
 /** The storage services a process opened once at start; its roles run their programs on it. */
 export type PlatformRuntime = ManagedRuntime.ManagedRuntime<Persistence, never>;
 
-/** Where the database is, as configuration reads it, and this process's pool size. */
-export interface PlatformSettings {
+/** Where the database is and how long to wait on it, as configuration reads them, and this process's pool size. */
+export interface PlatformSettings extends DatabaseLimits {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly localPostgresPort: number;
   readonly poolSize: number;
 }
 
+/** What opening the platform may tell its process. */
+export interface PlatformEvents {
+  /** The embedded server's data directory was created empty. */
+  readonly onCreated?: (dataDir: string) => void;
+  /** A configured server did not answer yet; another try follows within a second. */
+  readonly onWaiting?: (address: string, reason: string) => void;
+}
+
 /**
  * Opens the platform a process's roles share: the database (embedded when no URL is configured),
  * one pool, migrations applied, and every storage service on it. `dispose()` closes it all.
  */
-export const openPlatform = async (settings: PlatformSettings, onCreated?: (dataDir: string) => void): Promise<PlatformRuntime> => {
+export const openPlatform = async (settings: PlatformSettings, events: PlatformEvents = {}): Promise<PlatformRuntime> => {
   const runtime = ManagedRuntime.make(
     persistenceLayer({
       url: settings.databaseUrl,
       dataDir: settings.dataDir,
       localPort: settings.localPostgresPort,
       poolSize: settings.poolSize,
+      connectTimeoutMs: settings.connectTimeoutMs,
+      statementTimeoutMs: settings.statementTimeoutMs,
+      startTimeoutMs: settings.startTimeoutMs,
       migrate: true,
-      ...(onCreated === undefined ? {} : { onCreated }),
+      ...events,
     }),
   );
   try {
@@ -70,7 +81,7 @@ export const openPlatform = async (settings: PlatformSettings, onCreated?: (data
 };
 
 /** The platform as a service of a process: its runtime, and a stop that closes it (after the roles on it have stopped). */
-export const startPlatform = async (settings: PlatformSettings, onCreated?: (dataDir: string) => void) => {
-  const runtime = await openPlatform(settings, onCreated);
+export const startPlatform = async (settings: PlatformSettings, events: PlatformEvents = {}) => {
+  const runtime = await openPlatform(settings, events);
   return { runtime, stop: () => runtime.dispose() };
 };

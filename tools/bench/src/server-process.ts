@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApiApp } from "@platter/api";
-import { createLogger } from "@platter/ops";
+import { createLogger, readDatabaseSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { startReferenceServer } from "./reference-server.ts";
 
@@ -29,7 +29,7 @@ const listen = (server: Server): Promise<number> =>
   });
 
 const startApi = async () => {
-  const runtime = await openPlatform({ databaseUrl, dataDir: "", localPostgresPort: 0, poolSize });
+  const runtime = await openPlatform({ ...readDatabaseSettings({ DATABASE_URL: databaseUrl }), poolSize });
   const server = createServer(createApiApp(runtime, createLogger("api", "silent")).callback());
   const port = await listen(server);
   return {

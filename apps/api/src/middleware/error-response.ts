@@ -1,18 +1,21 @@
+import type { OutageWatch } from "@platter/ops";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import { isApiError, toHttpError } from "../http-errors.ts";
 
 /**
  * Turns anything thrown below into `{"error": …}`. Expected errors get their mapped status and
- * text; anything else is logged with its request id and answered with an opaque 500.
+ * text (a database outage is told to `outages`, which logs it once); anything else is logged with
+ * its request id and answered with an opaque 500.
  */
 export const errorResponse =
-  (logger: Logger): Middleware =>
+  (logger: Logger, outages: OutageWatch): Middleware =>
   async (ctx, next) => {
     try {
       await next();
     } catch (thrown) {
       if (isApiError(thrown)) {
+        if (thrown._tag === "DatabaseUnavailable") outages.down(thrown.reason);
         const { status, error, headers } = toHttpError(thrown);
         ctx.status = status;
         if (headers) ctx.set(headers);

@@ -26,7 +26,10 @@ export const startCommand = defineCommand({
     const services = createServiceGroup();
     try {
       const { runtime: platform } = await services.add("platform", () =>
-        startPlatform(config, (dataDir) => logger.info({ dataDir }, "created a new local database")),
+        startPlatform(config, {
+          onCreated: (dataDir) => logger.info({ dataDir }, "created a new local database"),
+          onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
+        }),
       );
       const welcome = await prepareFirstRun(platform);
       const api = await services.add("api", () => startApi(config, logger, platform));

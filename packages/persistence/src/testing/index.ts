@@ -2,3 +2,4 @@ import "./provided-context.ts";
 export * from "./fixtures.ts";
 export * from "./test-database.ts";
 export * from "./test-postgres.ts";
+export * from "./controlled-postgres.ts";

@@ -28,6 +28,9 @@ const withAdmin = async (adminUrl: string, statement: string): Promise<void> => 
   }
 };
 
+/** Waits for tests: generous, since a loaded test machine is slow, but bounded. */
+export const TEST_DATABASE_LIMITS = { connectTimeoutMs: 10_000, statementTimeoutMs: 60_000, startTimeoutMs: 30_000 } as const;
+
 /** Creates database `t_<random>` on the test server and applies every migration. */
 export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase> => {
   const name = `t_${randomBytes(6).toString("hex")}`;
@@ -35,7 +38,7 @@ export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const runtime = ManagedRuntime.make(
-    persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true }),
+    persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true, ...TEST_DATABASE_LIMITS }),
   );
   const { orm } = await runtime.runPromise(Database.use(Effect.succeed));
   return {
