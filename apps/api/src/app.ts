@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
 import { requestId } from "./middleware/request-id.ts";
+import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter } from "./routes.ts";
 import { watchOutages } from "@platter/ops";
 import { pingDatabase, type PlatformRuntime } from "@platter/persistence";
@@ -14,11 +15,11 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
  * router → unknown endpoint. The router would answer HEAD (and with allowedMethods, OPTIONS)
  * for GET routes on its own, so other methods are refused before it.
  */
-export const createApiApp = (runtime: PlatformRuntime, logger: Logger): Koa => {
+export const createApiApp = (runtime: PlatformRuntime, logger: Logger, limits: KeyRateLimits): Koa => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
-  const router = createRouter(runtime);
+  const router = createRouter(runtime, limits);
   const outages = watchOutages({
     probe: () => runtime.runPromise(pingDatabase),
     onDown: (reason) => logger.error({ err: reason }, "database unavailable: answering 503 until it is back"),

@@ -3,6 +3,8 @@ import {
   readProcessSettings,
 } from "@platter/ops";
 
+import type { RateLimitSettings } from "./rate-limits.ts";
+
 export { ConfigError };
 
 /** API configuration: parsed and validated once at start into a typed object. */
@@ -13,6 +15,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly opsPort: number;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   readonly shutdownGraceMs: number;
+  /** Per-key rate limits, shared out between the instances live. */
+  readonly rateLimits: RateLimitSettings;
 }
 
 /** Reads the API's environment variables; throws `ConfigError` naming the first bad one. */
@@ -22,4 +26,10 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   port: readInteger(env, "PORT", 3000, 0, 65535),
   opsPort: readInteger(env, "OPS_PORT", 9464, 0, 65535),
   shutdownGraceMs: readInteger(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+  rateLimits: {
+    requestsPerSecond: readInteger(env, "RATE_LIMIT", 100, 1, 1_000_000_000),
+    requestBurst: readInteger(env, "RATE_LIMIT_BURST", 200, 1, 1_000_000_000),
+    createsPerSecond: readInteger(env, "RATE_LIMIT_CREATES", 20, 1, 1_000_000_000),
+    createBurst: readInteger(env, "RATE_LIMIT_CREATES_BURST", 40, 1, 1_000_000_000),
+  },
 });

@@ -20,8 +20,13 @@ export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>
   reason: Schema.Unknown,
 }) {}
 
+/** The key sent more requests than its rate limit allows; `Retry-After` says when to try again. */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  retryAfterSeconds: Schema.Int,
+}) {}
+
 /** Every error the API answers on purpose. */
-export type ApiError = DomainError | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable;
+export type ApiError = DomainError | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable | RateLimited;
 
 export interface HttpErrorResponse {
   readonly status: number;
@@ -46,6 +51,11 @@ const RESPONSES: ResponseOf = {
   }),
   UnsupportedMediaType: () => ({ status: 415, error: "Content-Type must be application/json" }),
   IdempotencyKeyReused: () => ({ status: 422, error: "This Idempotency-Key was already used with a different request" }),
+  RateLimited: (error) => ({
+    status: 429,
+    error: `Too many requests for this API key; retry in ${error.retryAfterSeconds} s`,
+    headers: { "retry-after": String(error.retryAfterSeconds) },
+  }),
   DatabaseUnavailable: () => ({
     status: 503, error: "The service is temporarily unavailable; retry shortly", headers: { "retry-after": "1" },
   }),

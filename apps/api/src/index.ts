@@ -4,3 +4,4 @@ export * from "./http-errors.ts";
 export * from "./server.ts";
 export * from "./runtime.ts";
 export * from "./openapi.ts";
+export * from "./rate-limits.ts";

@@ -10,6 +10,7 @@ import {
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import { authenticate, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
+import type { KeyRateLimits } from "./rate-limits.ts";
 import { readJsonBody } from "./request-body.ts";
 import type { PlatformRuntime } from "@platter/persistence";
 import { runProgram } from "./runtime.ts";
@@ -50,9 +51,9 @@ const createRequestOf = async <A>(
   return { input: input.success, idempotency };
 };
 
-export const createRouter = (runtime: PlatformRuntime): Router => {
+export const createRouter = (runtime: PlatformRuntime, limits: KeyRateLimits): Router => {
   const router = new Router({ prefix: "/v1", strict: true, sensitive: true });
-  const auth = authenticate(runtime);
+  const auth = authenticate(runtime, limits);
   const respond = async <A>(ctx: Context, status: number, program: Program<A>): Promise<A> => {
     const body = await runProgram(runtime, program(scopeOf(ctx)));
     ctx.status = status;

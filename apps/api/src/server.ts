@@ -1,9 +1,11 @@
 import { createServer, type Server } from "node:http";
 import { createOpsServer, listenOn } from "@platter/ops";
-import { Housekeeping, pingDatabase } from "@platter/persistence";
+import { randomUUID } from "node:crypto";
+import { ApiInstances, Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
+import { KeyRateLimits } from "./rate-limits.ts";
 import type { ApiConfig } from "./config.ts";
 import type { PlatformRuntime } from "@platter/persistence";
 
@@ -26,8 +28,12 @@ const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
  * The public API's HTTP server: Koa for requests, `answerBelowKoa` for what the parser refuses.
  * `drain()` makes every further response close its keep-alive connection.
  */
-export const createApiServer = (runtime: PlatformRuntime, logger: Logger): { server: Server; drain: () => void } => {
-  const handle = createApiApp(runtime, logger).callback();
+export const createApiServer = (
+  runtime: PlatformRuntime,
+  logger: Logger,
+  limits: KeyRateLimits,
+): { server: Server; drain: () => void } => {
+  const handle = createApiApp(runtime, logger, limits).callback();
   let draining = false;
   const server = createServer((req, res) => {
     if (draining) res.setHeader("connection", "close");
@@ -38,9 +44,37 @@ export const createApiServer = (runtime: PlatformRuntime, logger: Logger): { ser
   return { server, drain: () => (draining = true) };
 };
 
+/** How often an instance announces itself, and when the others forget one that stopped announcing. */
+const HEARTBEAT_MS = 5_000;
+const STALE_AFTER_MS = 3 * HEARTBEAT_MS;
+
+/**
+ * Announces this instance in the database now and every few seconds, and shares the per-key
+ * limits between the instances live. A failed heartbeat (the database is away) keeps the last share.
+ */
+const shareLimitsWithOtherInstances = async (runtime: PlatformRuntime, limits: KeyRateLimits, logger: Logger) => {
+  const id = randomUUID();
+  const beat = () =>
+    runtime.runPromise(ApiInstances.use((i) => i.heartbeat(id, STALE_AFTER_MS))).then(
+      (count) => limits.shareBetween(count),
+      (error: unknown) => logger.debug({ err: error }, "heartbeat failed"),
+    );
+  await beat();
+  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
+  timer.unref();
+  return {
+    leave: async () => {
+      clearInterval(timer);
+      await runtime.runPromise(ApiInstances.use((i) => i.leave(id))).catch(() => {});
+    },
+  };
+};
+
 /** Serves the public API and its ops port on the platform's storage services. */
 export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
-  const { server: api, drain } = createApiServer(runtime, logger);
+  const limits = new KeyRateLimits(config.rateLimits);
+  const instances = await shareLimitsWithOtherInstances(runtime, limits, logger);
+  const { server: api, drain } = createApiServer(runtime, logger, limits);
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true) });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
   const prune = setInterval(
@@ -55,6 +89,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Platf
     opsPort = await listenOn(ops, config.opsPort, config.host, "OPS_PORT");
   } catch (error) {
     clearInterval(prune);
+    await instances.leave();
     api.close();
     ops.close();
     throw error;
@@ -66,6 +101,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Platf
     stop: async () => {
       drain();
       clearInterval(prune);
+      await instances.leave();
       await closeGracefully(api, config.shutdownGraceMs);
       await new Promise((done) => ops.close(done));
     },

@@ -6,6 +6,7 @@ import {
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
+import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "../src/rate-limits.ts";
 import { createApiServer, startApi } from "../src/server.ts";
 
 /** An API served over real HTTP on 127.0.0.1, on a fresh database of its own. */
@@ -92,7 +93,7 @@ const listen = async (server: Server): Promise<string> => {
 
 export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
-  const { server } = createApiServer(db.runtime, pino({ level: "silent" }));
+  const { server } = createApiServer(db.runtime, pino({ level: "silent" }), new KeyRateLimits(UNTHROTTLED));
   const baseUrl = await listen(server);
   return {
     db,
@@ -111,7 +112,10 @@ export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
  * Another API instance on an existing database, started the way the process starts
  * (its own platform — pool, runtime — and ports), as after a restart or on a second replica.
  */
-export const startAnotherInstance = async (db: TestDatabase): Promise<ApiClient & { readonly stop: () => Promise<void> }> => {
+export const startAnotherInstance = async (
+  db: TestDatabase,
+  rateLimits: RateLimitSettings = UNTHROTTLED,
+): Promise<ApiClient & { readonly stop: () => Promise<void> }> => {
   const config = {
     port: 0,
     opsPort: 0,
@@ -122,6 +126,7 @@ export const startAnotherInstance = async (db: TestDatabase): Promise<ApiClient 
     logLevel: "silent",
     poolSize: 2,
     shutdownGraceMs: 0,
+    rateLimits,
     ...TEST_DATABASE_LIMITS,
   } as const;
   const platform = await openPlatform(config);

@@ -5,6 +5,7 @@ import {
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNTHROTTLED } from "../src/rate-limits.ts";
 import { type RunningApi, startApi } from "../src/server.ts";
 
 /**
@@ -30,7 +31,7 @@ beforeAll(async () => {
   org = await createOrganization(db, "Outage Caterers");
   const config = {
     port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
-    poolSize: 4, shutdownGraceMs: 0, ...LIMITS,
+    poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, ...LIMITS,
   } as const;
   platform = await openPlatform(config);
   const sink = new Writable({

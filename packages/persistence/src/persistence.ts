@@ -1,4 +1,5 @@
 import { Layer, ManagedRuntime } from "effect";
+import { ApiInstances } from "./api-instances.ts";
 import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
@@ -12,6 +13,7 @@ import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 
 /** Every storage service, on one database. */
 export const storageServices = Layer.mergeAll(
+  ApiInstances.layer,
   ApiKeyRepository.layer,
   OrganizationRepository.layer,
   EventRepository.layer,

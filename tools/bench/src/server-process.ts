@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp } from "@platter/api";
+import { createApiApp, KeyRateLimits, UNTHROTTLED } from "@platter/api";
 import { createLogger, readDatabaseSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { startReferenceServer } from "./reference-server.ts";
@@ -30,7 +30,7 @@ const listen = (server: Server): Promise<number> =>
 
 const startApi = async () => {
   const runtime = await openPlatform({ ...readDatabaseSettings({ DATABASE_URL: databaseUrl }), poolSize });
-  const server = createServer(createApiApp(runtime, createLogger("api", "silent")).callback());
+  const server = createServer(createApiApp(runtime, createLogger("api", "silent"), new KeyRateLimits(UNTHROTTLED)).callback());
   const port = await listen(server);
   return {
     port,

@@ -2,17 +2,26 @@ import { Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@plat
 import { ApiKeyRepository } from "@platter/persistence";
 import type { Context, Middleware } from "koa";
 import type { PlatformRuntime } from "@platter/persistence";
+import { RateLimited } from "../http-errors.ts";
+import type { KeyRateLimits } from "../rate-limits.ts";
 import { runProgram } from "../runtime.ts";
 
 /** The scope of each authenticated request, as authentication made it. */
 const scopes = new WeakMap<Context, OrgScope>();
 
-/** Verifies the bearer key and stores the caller's scope; runs only on routes that exist. */
+/**
+ * Counts the request against the key's rate limit (before the key is looked up, so a flood costs
+ * the database nothing), then verifies the bearer key and stores the caller's scope; runs only on
+ * routes that exist.
+ */
 export const authenticate =
-  (runtime: PlatformRuntime): Middleware =>
+  (runtime: PlatformRuntime, limits: KeyRateLimits): Middleware =>
   async (ctx, next) => {
     const secret = parseBearerKey(ctx.get("authorization") || undefined);
     if (secret === undefined) throw new Unauthenticated();
+    const decision = await limits.consume(secret, ctx.method === "POST");
+    ctx.set(decision.headers);
+    if (decision.retryAfterSeconds !== undefined) throw new RateLimited({ retryAfterSeconds: decision.retryAfterSeconds });
     scopes.set(ctx, await runProgram(runtime, ApiKeyRepository.use((keys) => keys.authenticate(secret))));
     await next();
   };
