@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
 import { requestId } from "./middleware/request-id.ts";
+import type { ApiObservability } from "./observability.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter } from "./routes.ts";
 import { watchOutages } from "@platter/ops";
@@ -15,7 +16,12 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
  * router → unknown endpoint. The router would answer HEAD (and with allowedMethods, OPTIONS)
  * for GET routes on its own, so other methods are refused before it.
  */
-export const createApiApp = (runtime: PlatformRuntime, logger: Logger, limits: KeyRateLimits): Koa => {
+export const createApiApp = (
+  runtime: PlatformRuntime,
+  logger: Logger,
+  limits: KeyRateLimits,
+  observability: ApiObservability,
+): Koa => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
@@ -26,6 +32,7 @@ export const createApiApp = (runtime: PlatformRuntime, logger: Logger, limits: K
     onUp: (downForMs) => logger.info({ downForMs }, "database available again"),
   });
   app.use(requestId);
+  app.use(observability.middleware);
   app.use(errorResponse(logger, outages));
   app.use(async (ctx, next) => {
     if (!SERVED_METHODS.has(ctx.method)) throw new UnknownEndpoint();

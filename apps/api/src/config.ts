@@ -1,5 +1,5 @@
 import {
-  ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, readDatabaseSettings, readInteger,
+  ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, readBoolean, readDatabaseSettings, readInteger,
   readProcessSettings,
 } from "@platter/ops";
 
@@ -15,6 +15,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly opsPort: number;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   readonly shutdownGraceMs: number;
+  /** One JSON log line per request (info level). */
+  readonly logRequests: boolean;
   /** Per-key rate limits, shared out between the instances live. */
   readonly rateLimits: RateLimitSettings;
 }
@@ -26,6 +28,7 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   port: readInteger(env, "PORT", 3000, 0, 65535),
   opsPort: readInteger(env, "OPS_PORT", 9464, 0, 65535),
   shutdownGraceMs: readInteger(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+  logRequests: readBoolean(env, "REQUEST_LOG", true),
   rateLimits: {
     requestsPerSecond: readInteger(env, "RATE_LIMIT", 100, 1, 1_000_000_000),
     requestBurst: readInteger(env, "RATE_LIMIT_BURST", 200, 1, 1_000_000_000),

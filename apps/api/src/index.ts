@@ -4,4 +4,5 @@ export * from "./http-errors.ts";
 export * from "./server.ts";
 export * from "./runtime.ts";
 export * from "./openapi.ts";
+export * from "./observability.ts";
 export * from "./rate-limits.ts";

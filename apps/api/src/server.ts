@@ -5,6 +5,7 @@ import { ApiInstances, Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
+import { type ApiObservability, createApiObservability } from "./observability.ts";
 import { KeyRateLimits } from "./rate-limits.ts";
 import type { ApiConfig } from "./config.ts";
 import type { PlatformRuntime } from "@platter/persistence";
@@ -32,8 +33,9 @@ export const createApiServer = (
   runtime: PlatformRuntime,
   logger: Logger,
   limits: KeyRateLimits,
+  observability: ApiObservability,
 ): { server: Server; drain: () => void } => {
-  const handle = createApiApp(runtime, logger, limits).callback();
+  const handle = createApiApp(runtime, logger, limits, observability).callback();
   let draining = false;
   const server = createServer((req, res) => {
     if (draining) res.setHeader("connection", "close");
@@ -74,8 +76,9 @@ const shareLimitsWithOtherInstances = async (runtime: PlatformRuntime, limits: K
 export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
   const limits = new KeyRateLimits(config.rateLimits);
   const instances = await shareLimitsWithOtherInstances(runtime, limits, logger);
-  const { server: api, drain } = createApiServer(runtime, logger, limits);
-  const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true) });
+  const observability = createApiObservability(runtime, logger, config.logRequests);
+  const { server: api, drain } = createApiServer(runtime, logger, limits, observability);
+  const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
   const prune = setInterval(
     () => void runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())).catch((err) => logger.warn({ err }, "prune failed")),

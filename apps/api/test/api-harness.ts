@@ -6,6 +6,7 @@ import {
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
+import { createApiObservability } from "../src/observability.ts";
 import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "../src/rate-limits.ts";
 import { createApiServer, startApi } from "../src/server.ts";
 
@@ -93,7 +94,8 @@ const listen = async (server: Server): Promise<string> => {
 
 export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
-  const { server } = createApiServer(db.runtime, pino({ level: "silent" }), new KeyRateLimits(UNTHROTTLED));
+  const logger = pino({ level: "silent" });
+  const { server } = createApiServer(db.runtime, logger, new KeyRateLimits(UNTHROTTLED), createApiObservability(db.runtime, logger, false));
   const baseUrl = await listen(server);
   return {
     db,
@@ -127,6 +129,7 @@ export const startAnotherInstance = async (
     poolSize: 2,
     shutdownGraceMs: 0,
     rateLimits,
+    logRequests: false,
     ...TEST_DATABASE_LIMITS,
   } as const;
   const platform = await openPlatform(config);

@@ -31,7 +31,7 @@ beforeAll(async () => {
   org = await createOrganization(db, "Outage Caterers");
   const config = {
     port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
-    poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, ...LIMITS,
+    poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, logRequests: false, ...LIMITS,
   } as const;
   platform = await openPlatform(config);
   const sink = new Writable({

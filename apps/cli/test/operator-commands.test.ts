@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, KeyRateLimits, UNTHROTTLED } from "@platter/api";
+import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
 import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -16,7 +16,8 @@ let baseUrl: string;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   env = { DATABASE_URL: db.url };
-  api = createServer(createApiApp(db.runtime, pino({ level: "silent" }), new KeyRateLimits(UNTHROTTLED)).callback());
+  api = createServer(createApiApp(db.runtime, pino({ level: "silent" }), new KeyRateLimits(UNTHROTTLED),
+    createApiObservability(db.runtime, pino({ level: "silent" }), false)).callback());
   await new Promise<void>((done) => api.listen(0, "127.0.0.1", done));
   baseUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
 });

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, KeyRateLimits, UNTHROTTLED } from "@platter/api";
+import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
 import { createLogger } from "@platter/ops";
 import {
   createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase,
@@ -33,7 +33,8 @@ export interface SdkTestbed {
 /** Starts the API on a fresh database and creates one organization. */
 export const startSdkTestbed = async (): Promise<SdkTestbed> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
-  const server: Server = createHttpServer(createApiApp(db.runtime, createLogger("api", "silent"), new KeyRateLimits(UNTHROTTLED)).callback());
+  const server: Server = createHttpServer(createApiApp(db.runtime, createLogger("api", "silent"), new KeyRateLimits(UNTHROTTLED),
+    createApiObservability(db.runtime, createLogger("api", "silent"), false)).callback());
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   const org = await createOrganization(db, "SDK Catering", "EUR");

@@ -104,6 +104,8 @@ export class Database extends Context.Service<
     readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
     /** Succeeds when the database answers a trivial query. */
     readonly ping: Effect.Effect<void>;
+    /** The pool right now: connections open, idle, and callers waiting for one. */
+    readonly poolStats: () => PoolStats;
   }
 >()("platter/persistence/Database") {
   /** Opens the database (starting the embedded one when no URL is given), migrates when asked, closes on release. */
@@ -146,10 +148,21 @@ export class Database extends Context.Service<
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
         const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.promise(async () => (await pool.query(numbered(text), [...values])).rows as Row[]);
-        return Database.of({ orm, url, rows, ping: Effect.asVoid(rows("select 1")) });
+        const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+        return Database.of({ orm, url, rows, ping: Effect.asVoid(rows("select 1")), poolStats });
       }),
     );
 }
+
+/** A process's connection pool at one moment. */
+export interface PoolStats {
+  readonly open: number;
+  readonly idle: number;
+  readonly waiting: number;
+}
+
+/** The platform's pool right now (metrics). */
+export const databasePoolStats: Effect.Effect<PoolStats, never, Database> = Database.use((database) => Effect.sync(database.poolStats));
 
 /** Succeeds when the platform's database answers (readiness probes). */
 export const pingDatabase: Effect.Effect<void, never, Database> = Database.use((database) => database.ping);

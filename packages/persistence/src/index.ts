@@ -1,5 +1,5 @@
 export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
-export { type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
+export { type DatabaseLimits, type DatabaseOptions, databasePoolStats, pingDatabase, type PoolStats } from "./database.ts";
 export * from "./api-instances.ts";
 export * from "./housekeeping.ts";
 export * from "./operator/business-actions.ts";

@@ -1,7 +1,8 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, KeyRateLimits, UNTHROTTLED } from "@platter/api";
-import { createLogger, readDatabaseSettings } from "@platter/ops";
+import { createApiObservability, createApiServer, KeyRateLimits, UNTHROTTLED } from "@platter/api";
+import { pino } from "pino";
+import { readDatabaseSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { startReferenceServer } from "./reference-server.ts";
 
@@ -30,7 +31,10 @@ const listen = (server: Server): Promise<number> =>
 
 const startApi = async () => {
   const runtime = await openPlatform({ ...readDatabaseSettings({ DATABASE_URL: databaseUrl }), poolSize });
-  const server = createServer(createApiApp(runtime, createLogger("api", "silent"), new KeyRateLimits(UNTHROTTLED)).callback());
+  // As in production: the rate limiter runs (with limits the load never reaches), metrics are kept,
+  // and every request is logged (to /dev/null, so the cost of the line is paid, not of a terminal).
+  const logger = pino({ name: "platter-api", level: "info" }, pino.destination({ dest: "/dev/null", sync: false }));
+  const { server } = createApiServer(runtime, logger, new KeyRateLimits(UNTHROTTLED), createApiObservability(runtime, logger, true));
   const port = await listen(server);
   return {
     port,

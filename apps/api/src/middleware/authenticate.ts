@@ -32,6 +32,9 @@ export const requireWriteAccess: Middleware = async (ctx, next) => {
   await next();
 };
 
+/** The caller of this request if it was authenticated (logs), without requiring it. */
+export const peekScope = (ctx: Context): OrgScope | undefined => scopes.get(ctx);
+
 /** The authenticated caller of this request. */
 export const scopeOf = (ctx: Context): OrgScope => {
   const scope = scopes.get(ctx);

@@ -1,0 +1,73 @@
+import { databasePoolStats, type PlatformRuntime } from "@platter/persistence";
+import type { Middleware } from "koa";
+import type { Logger } from "pino";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { peekScope } from "./middleware/authenticate.ts";
+
+/**
+ * What an operator watches of the API: Prometheus metrics on the ops port, and one JSON log line
+ * per request (method, route, status, duration, request id, organization and key id, never the key).
+ */
+
+export interface ApiObservability {
+  readonly registry: Registry;
+  /** Times and counts every request; logs it when `logRequests`. Goes right after the request id. */
+  readonly middleware: Middleware;
+}
+
+export const createApiObservability = (runtime: PlatformRuntime, logger: Logger, logRequests: boolean): ApiObservability => {
+  const registry = new Registry();
+  const duration = new Histogram({
+    name: "platter_http_request_duration_seconds",
+    help: "Time from a request's arrival to its response, by method, route (the endpoint's pattern) and status.",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const inFlight = new Gauge({ name: "platter_http_requests_in_flight", help: "Requests being answered now.", registers: [registry] });
+  const rateLimited = new Counter({
+    name: "platter_http_rate_limited_total", help: "Requests refused with 429 (a key over its rate limit).", registers: [registry],
+  });
+  const unavailable = new Counter({
+    name: "platter_http_database_unavailable_total",
+    help: "Requests answered 503 because the database was down, frozen or too slow.",
+    registers: [registry],
+  });
+  new Gauge({
+    name: "platter_database_pool_connections",
+    help: "This process's database pool: connections open, idle, and callers waiting for one.",
+    labelNames: ["state"],
+    registers: [registry],
+    async collect() {
+      const stats = await runtime.runPromise(databasePoolStats);
+      this.set({ state: "open" }, stats.open);
+      this.set({ state: "idle" }, stats.idle);
+      this.set({ state: "waiting" }, stats.waiting);
+    },
+  });
+  rateLimited.inc(0);
+  unavailable.inc(0);
+
+  const middleware: Middleware = async (ctx, next) => {
+    const began = performance.now();
+    inFlight.inc();
+    try {
+      await next();
+    } finally {
+      inFlight.dec();
+      const seconds = (performance.now() - began) / 1000;
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
+      duration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
+      if (ctx.status === 429) rateLimited.inc();
+      if (ctx.status === 503) unavailable.inc();
+      if (logRequests) {
+        const scope = peekScope(ctx);
+        logger.info({
+          method: ctx.method, route, status: ctx.status, durationMs: Math.round(seconds * 10_000) / 10,
+          requestId: ctx.state["requestId"], organizationId: scope?.organizationId, keyId: scope?.apiKeyId,
+        }, "request");
+      }
+    }
+  };
+  return { registry, middleware };
+};
