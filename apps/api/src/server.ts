@@ -1,7 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { createOpsServer, listenOn } from "@platter/ops";
-import { randomUUID } from "node:crypto";
-import { ApiInstances, Housekeeping, pingDatabase } from "@platter/persistence";
+import { announceInstance, Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
@@ -46,36 +45,11 @@ export const createApiServer = (
   return { server, drain: () => (draining = true) };
 };
 
-/** How often an instance announces itself, and when the others forget one that stopped announcing. */
-const HEARTBEAT_MS = 5_000;
-const STALE_AFTER_MS = 3 * HEARTBEAT_MS;
-
-/**
- * Announces this instance in the database now and every few seconds, and shares the per-key
- * limits between the instances live. A failed heartbeat (the database is away) keeps the last share.
- */
-const shareLimitsWithOtherInstances = async (runtime: PlatformRuntime, limits: KeyRateLimits, logger: Logger) => {
-  const id = randomUUID();
-  const beat = () =>
-    runtime.runPromise(ApiInstances.use((i) => i.heartbeat(id, STALE_AFTER_MS))).then(
-      (count) => limits.shareBetween(count),
-      (error: unknown) => logger.debug({ err: error }, "heartbeat failed"),
-    );
-  await beat();
-  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
-  timer.unref();
-  return {
-    leave: async () => {
-      clearInterval(timer);
-      await runtime.runPromise(ApiInstances.use((i) => i.leave(id))).catch(() => {});
-    },
-  };
-};
-
 /** Serves the public API and its ops port on the platform's storage services. */
 export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
   const limits = new KeyRateLimits(config.rateLimits);
-  const instances = await shareLimitsWithOtherInstances(runtime, limits, logger);
+  // Per-key limits are shared out between the API instances live.
+  const instances = await announceInstance((program) => runtime.runPromise(program), "api", (live) => limits.shareBetween(live));
   const observability = createApiObservability(runtime, logger, config.logRequests);
   const { server: api, drain } = createApiServer(runtime, logger, limits, observability);
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });

@@ -1,6 +1,8 @@
 import { Effect } from "effect";
 import { createOpsServer, listenOn, watchOutages } from "@platter/ops";
-import { DeliveryQueue, Housekeeping, isDatabaseUnavailable, pingDatabase, type PlatformRuntime } from "@platter/persistence";
+import {
+  announceInstance, DeliveryQueue, Housekeeping, isDatabaseUnavailable, pingDatabase, type PlatformRuntime,
+} from "@platter/persistence";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
@@ -40,7 +42,9 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   });
   // The port first: a taken one stops the start before any delivery is claimed.
   const opsPort = await listenOn(ops, config.opsPort, config.host, "DISPATCHER_OPS_PORT");
-  const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "outbox listener"));
+  const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "delivery listener"));
+  // Each endpoint's cap is shared out between the dispatchers live.
+  const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();
   const history = sweepHistoryEvery(config, runtime, logger);
   logger.info({ opsPort, concurrency: config.concurrency, allowPrivateNetworks: config.allowPrivateNetworks }, "dispatcher running");
@@ -50,6 +54,7 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       await history.stop();
       await listener.close();
       await dispatcher.stop();
+      await instance.leave();
       await new Promise((done) => ops.close(done));
     },
   };

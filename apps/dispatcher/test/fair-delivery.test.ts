@@ -125,6 +125,8 @@ describe("fair delivery between organizations", () => {
     const target = await receiver(150);
     const settings = { WEBHOOK_ENDPOINT_CONCURRENCY: "4", WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "35s" };
     const dispatchers = await Promise.all([startDispatcherProcess(db.url, settings), startDispatcherProcess(db.url, settings)]);
+    // Each hears of the other at its next heartbeat (every second); from then on each keeps to half the cap.
+    await new Promise((done) => setTimeout(done, 1_500));
     const { org } = await organizationWithBacklog(db, target.url, 80);
     await waitFor("every delivery to arrive", async () => target.received.length >= 80 || undefined, 30_000);
     await waitFor("every delivery to settle", async () => {

@@ -101,7 +101,7 @@ export class Database extends Context.Service<
      * layers (parameter inlining, Kysely's executor): tools/bench measured about a quarter less
      * API CPU per list request. Same pool, same type parsers.
      */
-    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>, prepareAs?: string) => Effect.Effect<Row[]>;
     /** Succeeds when the database answers a trivial query. */
     readonly ping: Effect.Effect<void>;
     /** The pool right now: connections open, idle, and callers waiting for one. */
@@ -146,8 +146,11 @@ export class Database extends Context.Service<
           (orm) => Effect.promise(() => orm.close(true)),
         );
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
-        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
-          Effect.promise(async () => (await pool.query(numbered(text), [...values])).rows as Row[]);
+        // `prepareAs` names a statement run often: each connection then parses and plans it once.
+        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = [], prepareAs?: string) =>
+          Effect.promise(async () =>
+            (await pool.query({ text: numbered(text), values: [...values], ...(prepareAs === undefined ? {} : { name: prepareAs }) })).rows as Row[]
+          );
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
         return Database.of({ orm, url, rows, ping: Effect.asVoid(rows("select 1")), poolStats });
       }),

@@ -1,6 +1,6 @@
 export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
 export { type DatabaseLimits, type DatabaseOptions, databasePoolStats, pingDatabase, type PoolStats } from "./database.ts";
-export * from "./api-instances.ts";
+export * from "./process-instances.ts";
 export * from "./housekeeping.ts";
 export * from "./operator/business-actions.ts";
 export * from "./operator/operator.ts";

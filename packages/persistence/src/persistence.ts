@@ -1,5 +1,5 @@
 import { Layer, ManagedRuntime } from "effect";
-import { ApiInstances } from "./api-instances.ts";
+import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
@@ -13,7 +13,7 @@ import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 
 /** Every storage service, on one database. */
 export const storageServices = Layer.mergeAll(
-  ApiInstances.layer,
+  ProcessInstances.layer,
   ApiKeyRepository.layer,
   OrganizationRepository.layer,
   EventRepository.layer,

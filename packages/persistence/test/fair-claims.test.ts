@@ -36,22 +36,41 @@ const result = (delivery: DueDelivery, outcome: AttemptOutcome, retryDelayMs?: n
   responseBody: "", outcome, retryDelayMs,
 });
 
-const claim = (limit: number, policy: DeliveryPolicy) =>
-  Effect.map(DeliveryQueue.use((q) => q.claimDue(limit, 60_000, policy)), (claimed) => claimed.due);
+/**
+ * One dispatcher's bookkeeping, as WebhookDispatcher keeps it: what it claimed is in flight until
+ * its result is recorded. `share` is its share of each endpoint's cap.
+ */
+const dispatcher = (policy: DeliveryPolicy, share = policy.endpointConcurrency) => {
+  const inFlight = new Map<number, number>();
+  const count = (delivery: DueDelivery, by: number) => inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + by);
+  return {
+    claim: (limit: number) =>
+      Effect.map(DeliveryQueue.use((q) => q.claimDue(limit, 60_000, policy, { share, inFlight })), ({ due }) => {
+        for (const delivery of due) count(delivery, 1);
+        return due;
+      }),
+    record: (results: ReadonlyArray<ReturnType<typeof result>>) =>
+      Effect.map(DeliveryQueue.use((q) => q.recordAttempts(results, policy)), () => {
+        for (const r of results) count(r.delivery, -1);
+      }),
+  };
+};
 
 /** Settles every pending delivery, so each test starts from an empty queue. */
-const settleEverything = () => rows("update webhook_deliveries set status = 'succeeded', completed_at = now(), lease_token = null where status = 'pending'");
+const settleEverything = () =>
+  rows("update webhook_deliveries set status = 'succeeded', completed_at = now(), lease_token = null, lease_expires_at = null where status = 'pending'");
 
 describe("claims", () => {
   it("never put more than the cap in flight at one endpoint, and skip it while it is at the cap", async () => {
     const { endpoints: [endpoint] } = await organizationWith("Capped", 1, 10);
     const policy = { ...testDeliveryPolicy, endpointConcurrency: 4 };
+    const one = dispatcher(policy);
     const { first, second, third } = await db.run(
       Effect.gen(function* () {
-        const first = yield* claim(100, policy);
-        const second = yield* claim(100, policy);
-        yield* DeliveryQueue.use((q) => q.recordAttempts(first.slice(0, 3).map((d) => result(d, "succeeded")), policy));
-        const third = yield* claim(100, policy);
+        const first = yield* one.claim(100);
+        const second = yield* one.claim(100);
+        yield* one.record(first.slice(0, 3).map((d) => result(d, "succeeded")));
+        const third = yield* one.claim(100);
         return { first, second, third };
       }),
     );
@@ -64,7 +83,8 @@ describe("claims", () => {
   it("let organizations take turns, then their endpoints, whatever one of them has queued", async () => {
     const backlog = await organizationWith("Backlogged", 2, 30); // 60 deliveries, created first
     const fresh = await organizationWith("Fresh", 1, 4);
-    const [firstTwo, nextSix] = await db.run(Effect.all([claim(2, testDeliveryPolicy), claim(6, testDeliveryPolicy)]));
+    const one = dispatcher(testDeliveryPolicy);
+    const [firstTwo, nextSix] = await db.run(Effect.all([one.claim(2), one.claim(6)]));
     // One each before anyone gets a second.
     expect(firstTwo.map((d) => d.organizationId).sort()).toEqual([backlog.org.id, fresh.org.id].sort());
     // Then half each; the backlogged organization's half split between its endpoints.
@@ -81,6 +101,7 @@ describe("the circuit", () => {
   it("opens after failures in a row, half-opens for one probe after the cooldown, and closes on a success; tries are not spent meanwhile", async () => {
     const { org, endpoints: [endpoint] } = await organizationWith("Flaky", 1, 8);
     const policy = { ...testDeliveryPolicy, endpointConcurrency: 3, circuitThreshold: 3, circuitCooldownMs: 30_000 };
+    const { claim, record } = dispatcher(policy);
     const attemptsMade = async () =>
       (await rows<{ n: number }>("select sum(attempts)::int as n from webhook_deliveries where organization_id = ?", [org.id]))[0]!.n;
     const steps = await db.run(
@@ -89,23 +110,23 @@ describe("the circuit", () => {
         const queue = yield* DeliveryQueue;
         const stats = () => Effect.map(queue.endpointStats(), (all) => all.find((s) => s.endpointId === endpoint));
         // Three fail (retried at once): the circuit opens.
-        const failing = yield* claim(100, policy);
-        yield* queue.recordAttempts(failing.map((d) => result(d, "failed", 0)), policy);
-        const whileOpen = yield* claim(100, policy);
+        const failing = yield* claim(100);
+        yield* record(failing.map((d) => result(d, "failed", 0)));
+        const whileOpen = yield* claim(100);
         const openStats = yield* stats();
         yield* TestClock.adjust("29 seconds");
-        const stillOpen = yield* claim(100, policy);
+        const stillOpen = yield* claim(100);
         yield* TestClock.adjust("2 seconds");
-        const probe = yield* claim(100, policy);
-        const besideProbe = yield* claim(100, policy);
+        const probe = yield* claim(100);
+        const besideProbe = yield* claim(100);
         const halfOpenStats = yield* stats();
         // The probe fails: open again for the cooldown.
-        yield* queue.recordAttempts(probe.map((d) => result(d, "failed", 0)), policy);
-        const reopened = yield* claim(100, policy);
+        yield* record(probe.map((d) => result(d, "failed", 0)));
+        const reopened = yield* claim(100);
         yield* TestClock.adjust("31 seconds");
-        const secondProbe = yield* claim(100, policy);
-        yield* queue.recordAttempts(secondProbe.map((d) => result(d, "succeeded")), policy);
-        const closed = yield* claim(100, policy);
+        const secondProbe = yield* claim(100);
+        yield* record(secondProbe.map((d) => result(d, "succeeded")));
+        const closed = yield* claim(100);
         const closedStats = yield* stats();
         return {
           failing, whileOpen, openStats, stillOpen, probe, besideProbe, halfOpenStats, reopened, secondProbe, closed, closedStats,

@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /** Bounded history: settled deliveries, their attempts and messages go once older than the window; nothing pending ever does. */
 
@@ -35,7 +35,7 @@ describe("pruneDeliveryHistory", () => {
         yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", []);
         for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* clients.create(withEndpoint.scope, { name });
         yield* clients.create(withoutEndpoint.scope, { name: "Nobody listens" });
-        const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy)).due;
+        const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy, nothingHeld)).due;
         const result = (outcome: "succeeded" | "failed") => ({
           startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
           responseBody: "", outcome, retryDelayMs: undefined,

@@ -6,7 +6,7 @@ import {
   InvoiceRepository, Operator, OrganizationRepository, type Persistence, RecipeRepository, Seeding, WebhookEndpointRepository,
 } from "../src/index.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /**
  * Isolation by construction, proven: organization A has rows in every organization-owned table;
@@ -54,7 +54,7 @@ beforeAll(async () => {
       }
       // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
       const queue = yield* DeliveryQueue;
-      const claimed = (yield* queue.claimDue(100, 60_000, testDeliveryPolicy)).due;
+      const claimed = (yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
       yield* queue.recordAttempts(
         claimed.map((delivery) => ({
           delivery, startedAt: new Date(), durationMs: 5, statusCode: 500, error: undefined, responseBody: "no", outcome: "failed",

@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /** After a rotation the previous secret signs beside the new one until the overlap ends, by the Clock. */
 
@@ -27,7 +27,7 @@ describe("secret rotation", () => {
         /** A new message, its delivery claimed at once: what the dispatcher would attempt. */
         const nextDelivery = Effect.gen(function* () {
           yield* clients.create(org.scope, { name: "Ada" });
-          return (yield* queue.claimDue(100, 60_000, testDeliveryPolicy)).due;
+          return (yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
         });
         const { id, secret: first } = yield* endpoints.add(org.scope, "https://example.com/hook", []);
         const before = yield* nextDelivery;

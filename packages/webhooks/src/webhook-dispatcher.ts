@@ -1,4 +1,6 @@
-import { type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, nextRetryDelay } from "@platter/domain";
+import {
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, nextRetryDelay,
+} from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
@@ -15,9 +17,10 @@ export interface DeliveryStorage {
     limit: number,
     leaseMs: number,
     policy: DeliveryPolicy,
+    held: HeldSlots,
   ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
   readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
-  readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
+  readonly nextDueInMs: (policy: DeliveryPolicy, held: HeldSlots) => Effect.Effect<number | undefined>;
 }
 
 export interface DispatcherSettings extends AttemptSettings, Omit<DeliveryPolicy, "firstAttemptDelayMs"> {
@@ -56,6 +59,8 @@ export class WebhookDispatcher {
   private readonly agent: Agent;
   private readonly writer: AttemptWriter;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts in flight per endpoint, and this dispatcher's share of each endpoint's cap. */
+  private readonly held: { share: number; readonly inFlight: Map<number, number> };
   private readonly minimumClaim: number;
   private stopping = false;
   private wakeUp: (() => void) | undefined;
@@ -67,6 +72,7 @@ export class WebhookDispatcher {
     this.store = store;
     this.settings = settings;
     this.policy = deliveryPolicy(settings);
+    this.held = { share: settings.endpointConcurrency, inFlight: new Map() };
     this.observer = observer;
     this.agent = createDeliveryAgent(settings);
     this.minimumClaim = Math.max(1, Math.floor(settings.concurrency / 4));
@@ -95,6 +101,14 @@ export class WebhookDispatcher {
     await this.agent.close();
   }
 
+  /**
+   * How many dispatchers are live: each keeps to its share of every endpoint's cap (rounded up),
+   * so together they stay within it without asking each other.
+   */
+  shareBetween(dispatchers: number): void {
+    this.held.share = Math.max(1, Math.ceil(this.settings.endpointConcurrency / Math.max(1, dispatchers)));
+  }
+
   /** Attempts currently running. */
   get activeAttempts(): number {
     return this.inFlight.size;
@@ -121,7 +135,7 @@ export class WebhookDispatcher {
       await Promise.race(this.inFlight);
       return true;
     }
-    const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy));
+    const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
     for (const delivery of claimed.due) this.launch(delivery);
     for (const delivery of claimed.unreadable) {
       const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
@@ -131,7 +145,12 @@ export class WebhookDispatcher {
   }
 
   private launch(delivery: DueDelivery): void {
+    const endpoint = delivery.endpointId;
+    this.held.inFlight.set(endpoint, (this.held.inFlight.get(endpoint) ?? 0) + 1);
     const running = attemptDelivery(this.agent, delivery, this.settings).then((result) => {
+      const left = this.held.inFlight.get(endpoint)! - 1;
+      if (left === 0) this.held.inFlight.delete(endpoint);
+      else this.held.inFlight.set(endpoint, left);
       this.observer.attempted?.(result.outcome, result.durationMs, delivery);
       this.writer.add({
         delivery,
@@ -147,7 +166,9 @@ export class WebhookDispatcher {
   }
 
   private async idleDelay(): Promise<number> {
-    const due = await Effect.runPromise(this.store.nextDueInMs(this.policy));
+    // An attempt that ends wakes the loop: only an idle dispatcher needs to know when the next is due.
+    if (this.inFlight.size > 0) return this.settings.pollIntervalMs;
+    const due = await Effect.runPromise(this.store.nextDueInMs(this.policy, this.held));
     return Math.min(this.settings.pollIntervalMs, due ?? Number.POSITIVE_INFINITY);
   }
 

@@ -7,7 +7,7 @@ import { createOrganization, createTestDatabase, startTestPostgres, type TestDat
 import { Effect } from "effect";
 import { WebhookDispatcher } from "@platter/webhooks";
 import pg from "pg";
-import { type Bench, drainBacklog, measureLatency } from "./measurements.ts";
+import { type Bench, drainBacklog, measureLatency, type QueueSpec } from "./measurements.ts";
 import { enqueueJobs, openPgBoss, pgBossSingleJobs, QUEUE } from "./pg-boss-queue.ts";
 import { enqueueBacklog, outboxSingleEvents } from "./platter-outbox.ts";
 import { parentPid } from "./process-cpu.ts";
@@ -20,10 +20,12 @@ import { findingsOf, targetsOf } from "./targets.ts";
 import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } from "./worker-processes.ts";
 
 /**
- * `npm run bench:webhooks`: webhook delivery throughput and latency. In a PostgreSQL of its own,
- * drains a backlog of webhook messages through one and then two dispatcher processes into a local
- * receiver, times single events at a low rate, and does the same with a pg-boss 11 worker as the
- * reference; prints a table and writes the `## Webhook delivery` section of docs/performance.md.
+ * `npm run bench:webhooks`: what a webhook delivery costs, then throughput and latency. In a durable
+ * PostgreSQL of its own (fsync, synchronous_commit and full_page_writes on), drains a backlog of
+ * webhook messages through one and then two dispatcher processes into a local receiver, and the
+ * same backlog through a pg-boss 11 worker as the reference, measuring per delivery the CPU of the
+ * worker(s) and of PostgreSQL, the rows written and the WAL; times single events at a low rate;
+ * prints the tables and writes the `## Webhook delivery` section of docs/performance.md.
  *
  * Quick runs: BENCH_WEBHOOK_EVENTS (backlog size), BENCH_WEBHOOK_CONCURRENCY (dispatcher
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
@@ -62,6 +64,16 @@ const log = (line: string) => console.log(line);
 const count = (n: number) => n.toLocaleString("en-US");
 const sql = <Row>(db: TestDatabase, statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
+/** The queues as a drain watches them: the table each worker reads first, and what is not settled yet. */
+const PLATTER_QUEUE: QueueSpec = {
+  table: "webhook_deliveries",
+  unsettledSql: "select count(*)::int as n from webhook_deliveries where status = 'pending'",
+};
+const PG_BOSS_QUEUE: QueueSpec = {
+  table: "pgboss.job",
+  unsettledSql: `select count(*)::int as n from pgboss.job where name = '${QUEUE}' and state <> 'completed'`,
+};
+
 /** A fresh migrated database with one organization and one endpoint (client.created) at the receiver. */
 const withPlatterDatabase = async <T>(
   adminUrl: string,
@@ -78,8 +90,8 @@ const withPlatterDatabase = async <T>(
   }
 };
 
-/** Checks the dispatcher's own record after a run: every delivery succeeded, how many needed a second try. */
-const deliveryRecord = async (db: TestDatabase, expected: number): Promise<string> => {
+/** Checks the dispatcher's own record after a run: every delivery succeeded, how many needed a second try, the attempts kept. */
+const deliveryRecord = async (db: TestDatabase, expected: number): Promise<{ line: string; attempts: number }> => {
   const [row] = await sql<{ succeeded: string; other: string; retried: string; attempts: string }>(
     db,
     `select count(*) filter (where status = 'succeeded') as succeeded, count(*) filter (where status <> 'succeeded') as other,
@@ -88,7 +100,7 @@ const deliveryRecord = async (db: TestDatabase, expected: number): Promise<strin
   );
   const line = `recorded: ${row!.succeeded} succeeded, ${row!.other} not, ${row!.retried} tried more than once, ${row!.attempts} attempts`;
   if (Number(row!.succeeded) !== expected) throw new Error(`expected ${expected} succeeded deliveries; ${line}`);
-  return line;
+  return { line, attempts: Number(row!.attempts) };
 };
 
 const pgBossSettings = (secret: string, batchSize: number): PgBossWorkerSettings => ({
@@ -111,6 +123,7 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
   const config = loadDispatcherConfig({
     DATABASE_URL: db.url,
     DISPATCHER_CONCURRENCY: String(settings.concurrency),
+    WEBHOOK_ENDPOINT_CONCURRENCY: String(settings.concurrency), // one endpoint: the same attempts in flight as the processes
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
   });
   const platform = await openPlatform(config);
@@ -130,7 +143,8 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
 const run = async (): Promise<void> => {
   log(`Platter webhook benchmark: ${count(settings.events)} deliveries per backlog, dispatcher concurrency ${settings.concurrency}, ` +
     `latency ${settings.latencyRate}/s for ${settings.latencySeconds} s`);
-  const postgres = await startTestPostgres();
+  // The headline figures must pay for durability as production does: no test-server shortcuts.
+  const postgres = await startTestPostgres({ durable: true });
   const receiver = await startReceiver(SIGNATURE_HEADER);
   const throughput: ThroughputResult[] = [];
   const latency: LatencyResult[] = [];
@@ -138,12 +152,22 @@ const run = async (): Promise<void> => {
   try {
     const admin = new pg.Client({ connectionString: postgres.adminUrl });
     await admin.connect();
-    const { rows: [server] } = await admin.query<{ version: string; pid: number }>(
-      "select current_setting('server_version') as version, pg_backend_pid() as pid",
+    const { rows: [server] } = await admin.query<{
+      version: string; pid: number; fsync: string; synchronous_commit: string; full_page_writes: string; wal_sync_method: string;
+    }>(
+      `select current_setting('server_version') as version, pg_backend_pid() as pid, current_setting('fsync') as fsync,
+         current_setting('synchronous_commit') as synchronous_commit, current_setting('full_page_writes') as full_page_writes,
+         current_setting('wal_sync_method') as wal_sync_method`,
     );
     const bench: Bench = { receiver, postmasterPid: parentPid(server!.pid), timeoutMs: settings.timeoutMs };
     await admin.end();
-    log(`PostgreSQL ${server!.version} (${postgres.kind}); receiver at ${receiver.url}`);
+    const durability = `fsync ${server!.fsync}, synchronous_commit ${server!.synchronous_commit}, ` +
+      `full_page_writes ${server!.full_page_writes} (wal_sync_method ${server!.wal_sync_method})`;
+    const durable = server!.fsync === "on" && server!.synchronous_commit === "on" && server!.full_page_writes === "on";
+    const description = `PostgreSQL ${server!.version}, ${postgres.kind}, ` +
+      (durable ? `durable for every figure: ${durability}` : `NOT durable, so not comparable with a production server: ${durability}`);
+    log(`${description}; receiver at ${receiver.url}`);
+    const drainOn = (databaseUrl: string, queue: QueueSpec) => ({ databaseUrl, adminUrl: postgres.adminUrl, queue });
 
     if (scenarios.has("dispatcher")) {
       await withPlatterDatabase(postgres.adminUrl, receiver.url, async (db, organizationId, secret) => {
@@ -163,9 +187,11 @@ const run = async (): Promise<void> => {
         await enqueueBacklog(db, organizationId, settings.events);
         receiver.reset(secret);
         log(`dispatcher ×1: draining ${count(settings.events)}…`);
-        throughput.push(await drainBacklog(bench, `Platter dispatcher ×1 (concurrency ${settings.concurrency})`, settings.events,
-          async () => [await startDispatcherProcess(db.url, settings.concurrency)]));
-        log(`  ${await deliveryRecord(db, settings.events)}`);
+        const result = await drainBacklog(bench, `Platter dispatcher ×1 (concurrency ${settings.concurrency})`, settings.events,
+          drainOn(db.url, PLATTER_QUEUE), async () => [await startDispatcherProcess(db.url, settings.concurrency)]);
+        const record = await deliveryRecord(db, settings.events);
+        throughput.push({ ...result, attemptsRecorded: record.attempts });
+        log(`  ${record.line}`);
       });
     }
 
@@ -174,9 +200,13 @@ const run = async (): Promise<void> => {
         await enqueueBacklog(db, organizationId, settings.events);
         receiver.reset(secret);
         log(`dispatcher ×2: draining ${count(settings.events)}…`);
-        throughput.push(await drainBacklog(bench, `Platter dispatcher ×2 (concurrency ${settings.concurrency} each)`, settings.events,
-          () => Promise.all([startDispatcherProcess(db.url, settings.concurrency), startDispatcherProcess(db.url, settings.concurrency)])));
-        log(`  ${await deliveryRecord(db, settings.events)}`);
+        const result = await drainBacklog(bench,
+          `Platter dispatcher ×2 (concurrency ${settings.concurrency} each, endpoint cap ${settings.concurrency})`, settings.events,
+          drainOn(db.url, PLATTER_QUEUE),
+          () => Promise.all([startDispatcherProcess(db.url, settings.concurrency), startDispatcherProcess(db.url, settings.concurrency)]));
+        const record = await deliveryRecord(db, settings.events);
+        throughput.push({ ...result, attemptsRecorded: record.attempts });
+        log(`  ${record.line}`);
       });
     }
 
@@ -207,7 +237,8 @@ const run = async (): Promise<void> => {
             await enqueueJobs(boss, receiver.url, settings.events);
             receiver.reset(secret);
             log(`pg-boss, batchSize ${reference.batchSize}: draining ${count(settings.events)}…`);
-            throughput.push(await drainBacklog(bench, name, settings.events, async () => [startPgBossWorker(db.url, reference)]));
+            throughput.push(await drainBacklog(bench, name, settings.events, drainOn(db.url, PG_BOSS_QUEUE),
+              async () => [startPgBossWorker(db.url, reference)]));
           }
         } finally {
           await boss.stop({ graceful: false, wait: true });
@@ -222,7 +253,7 @@ const run = async (): Promise<void> => {
         profileDispatcher(bench, db, organizationId, secret));
     }
 
-    const report = buildReport(server!.version, throughput, latency, profile);
+    const report = buildReport(description, throughput, latency, profile);
     log("");
     log(consoleReport(report));
     if (reportTarget !== "-") {
@@ -237,7 +268,7 @@ const run = async (): Promise<void> => {
 };
 
 const buildReport = (
-  version: string,
+  postgres: string,
   throughput: ThroughputResult[],
   latency: LatencyResult[],
   profile: StoreProfile | undefined,
@@ -245,33 +276,47 @@ const buildReport = (
   date: new Date().toISOString().slice(0, 10),
   machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
     `Node ${process.versions.node}; workers, PostgreSQL and the receiver all on this one machine`,
-  postgres: `PostgreSQL ${version}, embedded, fsync and synchronous_commit off (the test server)`,
+  postgres,
   command: "npm run bench:webhooks",
   setup: [
-    "A throwaway PostgreSQL (`startTestPostgres`) and, per scenario, a fresh migrated database (`createTestDatabase`) " +
-      "with one organization and one webhook endpoint subscribed to `client.created`, pointing at the receiver.",
+    "A throwaway PostgreSQL (`startTestPostgres({ durable: true })`: the embedded server without the test server's " +
+      "fsync=off, synchronous_commit=off and full_page_writes=off, so every commit is flushed to disk as in production) " +
+      "and, per scenario, a fresh migrated database (`createTestDatabase`) with one organization and one webhook endpoint " +
+      "subscribed to `client.created`, pointing at the receiver.",
     "The receiver is node:http on 127.0.0.1 (keep-alive) in the benchmark process; it answers 200 at once, notes " +
       "`Date.now()` at each envelope id's first arrival, and checks every signature.",
-    `Backlog: ${count(settings.events)} \`client.created\` outbox rows (payload version 1 of a created client, \`{"id":n,"name":"Client n",…}\`) ` +
-      "committed in one INSERT before the worker starts; the clock runs from spawning the worker process(es) until " +
-      "the receiver has seen every envelope (\"start → all\"; process start-up and migration check included). " +
-      "\"drain/s\" counts from the first delivery received to the last.",
+    `Backlog: ${count(settings.events)} \`client.created\` messages (payload version 1 of a created client, \`{"id":n,"name":"Client n",…}\`), ` +
+      "each with its delivery to the endpoint, committed in one statement before the worker starts, as the API records them " +
+      "(message and deliveries in one transaction); pg-boss gets the same number of jobs carrying the same envelope bytes.",
+    "Each drain: once the statistics of the enqueueing are in (PostgreSQL sends an idle backend's within 10 s), the server " +
+      "is checkpointed (so every drain starts alike: its first change of a page writes the whole page to the WAL) and the " +
+      "tables' row counters and the WAL position are read; the worker process(es) then start with the queue table " +
+      "(`webhook_deliveries`, `pgboss.job`) locked by the benchmark, so each blocks at its first look at the queue; once " +
+      "all wait, the CPU baseline is taken and the lock released. CPU (from /proc: the worker process(es); every process " +
+      "of the PostgreSQL server, background ones included) runs from the release until the receiver has seen every " +
+      "envelope and the database shows every result written. Row writes (n_tup_ins + n_tup_upd + n_tup_del of every " +
+      "table of the database, `pg_stat_user_tables`) and WAL (`pg_current_wal_insert_lsn`; nothing else runs on the " +
+      "server meanwhile) are read again once the workers have stopped and their backends have exited (an exiting backend " +
+      "sends its statistics). Enqueueing, process start-up and shutdown are outside the CPU figures.",
     `Dispatcher: \`apps/dispatcher/src/main.ts\` as its own process (production code and config), ` +
-      `DISPATCHER_CONCURRENCY=${settings.concurrency}, DATABASE_POOL_SIZE default (10), WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, ` +
-      "LOG_LEVEL=warn. Each delivery is fanned out, claimed under a lease, POSTed and recorded (one attempt row each). " +
-      "Two dispatchers drain the same backlog size in a fresh database.",
+      `DISPATCHER_CONCURRENCY=${settings.concurrency} and WEBHOOK_ENDPOINT_CONCURRENCY=${settings.concurrency} (one endpoint, ` +
+      `so ${settings.concurrency} attempts in flight, as pg-boss), DATABASE_POOL_SIZE default (10), WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, ` +
+      "LOG_LEVEL=warn. Each delivery is claimed under a lease, POSTed, and its result recorded: an attempt row (the history " +
+      "kept per try) and the delivery's update. Two dispatchers drain the same backlog size in a fresh database; they " +
+      `share the endpoint's cap, so attempts in flight stay ${settings.concurrency}.`,
     `Reference: a pg-boss 11 worker process, same jobs (the same envelope bytes), same signature (HMAC-SHA256 in ` +
       `\`${SIGNATURE_HEADER}\`), same headers, undici keep-alive pool of 64 connections: ${settings.pgBossWorkers} \`boss.work\` ` +
       `subscriptions with \`pollingIntervalSeconds\` 0.5 (pg-boss's minimum), each POSTing its batch ` +
       `${settings.concurrency / settings.pgBossWorkers} at a time (${settings.concurrency} in flight, as the dispatcher). ` +
       "A subscription waits out the polling interval after each batch, so its ceiling is workers × batchSize / 0.5 s " +
       `(${settings.pgBossBatches.map((b) => `${count((settings.pgBossWorkers * b) / 0.5)} jobs/s at batchSize ${b}`).join(", ")}); ` +
-      "the throughput target is judged against the fastest pg-boss row. Jobs are enqueued with `boss.insert` in batches of " +
-      "5,000; the tables are analyzed in both systems before the clock starts.",
-    `Profile: the same backlog drained by the dispatcher loop (\`WebhookDispatcher\`, configuration from \`loadDispatcherConfig\`) ` +
-      "run inside the benchmark process over a store that times every call.",
+      "the targets are judged against the best pg-boss row for each figure. pg-boss keeps no attempt history (a job row " +
+      "holds its last state). Jobs are enqueued with `boss.insert` in batches of 5,000; the tables are analyzed in both " +
+      "systems before the drain.",
+    `Profile: the same backlog drained by the dispatcher loop (\`WebhookDispatcher\`, configuration from \`loadDispatcherConfig\`, ` +
+      "the same concurrency and endpoint cap) run inside the benchmark process over a store that times every call.",
     `Low-load latency: with the worker started and idle, single events are committed one per transaction at ` +
-      `${settings.latencyRate}/s for ${settings.latencySeconds} s (outbox INSERT for the dispatcher, \`boss.send\` for pg-boss); ` +
+      `${settings.latencyRate}/s for ${settings.latencySeconds} s (message and delivery INSERT for the dispatcher, \`boss.send\` for pg-boss); ` +
       "latency is the receiver's arrival time minus the row's commit timestamp (`created_at` / `created_on`, read afterwards), same clock.",
   ],
   throughput,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { checkpoint, CostMeter, holdQueue, STATS_IDLE_FLUSH_MS } from "./database-cost.ts";
 import { postgresCpuSeconds, processCpuSeconds } from "./process-cpu.ts";
 import type { Receiver } from "./receiver.ts";
 import { type LatencyResult, percentile, type ThroughputResult } from "./report.ts";
@@ -30,43 +31,100 @@ const sum = (values: ReadonlyArray<number | undefined>): number | undefined =>
 const startFailure = (workers: readonly WorkerProcess[]): Promise<never> =>
   Promise.all(workers.map((w) => w.ready)).then(() => new Promise<never>(() => {}));
 
+const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`${what} took over ${ms / 1000} s`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+};
+
+/** The system's queue as the benchmark sees it from outside. */
+export interface QueueSpec {
+  /** The table every worker reads first; held locked while the workers start. */
+  readonly table: string;
+  /** One row, column `n`: deliveries not settled yet (pending, or in flight with no result written). */
+  readonly unsettledSql: string;
+}
+
+/** Where a drain runs. */
+export interface DrainTarget {
+  /** The measured database. */
+  readonly databaseUrl: string;
+  /** A superuser's URL on the same server, for CHECKPOINT. */
+  readonly adminUrl: string;
+  readonly queue: QueueSpec;
+}
+
 /**
- * Starts the worker process(es) on a database already holding `deliveries` pending items and
- * times them until the receiver has seen every one. Worker CPU is read at that moment.
+ * Drains a backlog of `deliveries` just committed in the target's database. Once the statistics of
+ * the benchmark's own writes are complete, the server is checkpointed and the tables' row counters
+ * and the WAL position read; the workers are then started with the queue table locked, so each
+ * blocks at its first look at the queue; once all are waiting, the CPU baseline is taken (the
+ * workers, every PostgreSQL process) and the lock released. The run ends when the
+ * receiver has seen every delivery and the database shows every result written; CPU is read then,
+ * rows and WAL once the workers have stopped and their backends exited (which sends their
+ * statistics). So start-up, enqueueing and shutdown are outside every figure.
  */
 export const drainBacklog = async (
   bench: Bench,
   name: string,
   deliveries: number,
+  target: DrainTarget,
   start: () => Promise<WorkerProcess[]>,
 ): Promise<ThroughputResult> => {
   const { receiver, postmasterPid } = bench;
-  const postgresBefore = postgresCpuSeconds(postmasterPid);
-  const receiverBefore = process.cpuUsage();
-  const workers = await start();
-  let workerCpuSeconds: number | undefined;
-  let postgresAfter: number | undefined;
+  // The backlog was committed just before: let its statistics arrive, and start every drain from a checkpoint.
+  await sleep(STATS_IDLE_FLUSH_MS);
+  await checkpoint(target.adminUrl);
+  const meter = await CostMeter.open(target.databaseUrl);
   try {
-    await Promise.race([receiver.waitFor(deliveries, bench.timeoutMs), startFailure(workers)]);
-    workerCpuSeconds = sum(workers.map((w) => processCpuSeconds(w.pid)));
-    postgresAfter = postgresCpuSeconds(postmasterPid);
+    const gate = await holdQueue(target.databaseUrl, target.queue.table);
+    let released = false;
+    const ownBackends = await meter.backends();
+    const rowsBefore = await meter.snapshot();
+    const workers = await start();
+    try {
+      // Kept short: a worker's statements may have a time limit.
+      await within(Promise.all(workers.map((w) => w.ready)), 60_000, "worker start-up");
+      await within((async () => {
+        while ((await meter.waitingBackends()) < workers.length) await sleep(20);
+      })(), 60_000, `waiting for ${workers.length} worker(s) to block on ${target.queue.table}`);
+      if (receiver.arrivals.size > 0) throw new Error(`${receiver.arrivals.size} deliveries arrived before the queue was released`);
+      const workerBefore = sum(workers.map((w) => processCpuSeconds(w.pid)));
+      const postgresBefore = postgresCpuSeconds(postmasterPid);
+      const receiverBefore = process.cpuUsage();
+      const releasedAt = Date.now();
+      released = true;
+      await gate.release();
+      await Promise.race([receiver.waitFor(deliveries, bench.timeoutMs), startFailure(workers)]);
+      await meter.waitUntilZero(target.queue.unsettledSql, 60_000);
+      const settledAt = Date.now();
+      const workerAfter = sum(workers.map((w) => processCpuSeconds(w.pid)));
+      const postgresAfter = postgresCpuSeconds(postmasterPid);
+      const receiverCpu = process.cpuUsage(receiverBefore);
+      await Promise.all(workers.map((w) => w.stop()));
+      await meter.waitForOthersToExit(ownBackends, 30_000);
+      const cost = await meter.between(rowsBefore, await meter.snapshot());
+      const { first, last } = bounds(receiver.arrivals.values());
+      return {
+        name,
+        deliveries,
+        wallSeconds: (last - releasedAt) / 1000,
+        drainSeconds: (last - first) / 1000,
+        settleSeconds: (settledAt - releasedAt) / 1000,
+        workerCpuSeconds: workerAfter === undefined || workerBefore === undefined ? undefined : workerAfter - workerBefore,
+        postgresCpuSeconds: postgresAfter === undefined || postgresBefore === undefined ? undefined : postgresAfter - postgresBefore,
+        receiverCpuSeconds: (receiverCpu.user + receiverCpu.system) / 1e6,
+        database: cost,
+        duplicates: receiver.duplicates(),
+        badSignatures: receiver.badSignatures(),
+      };
+    } finally {
+      if (!released) await gate.release().catch(() => {});
+      await Promise.all(workers.map((w) => w.stop()));
+    }
   } finally {
-    await Promise.all(workers.map((w) => w.stop()));
+    await meter.close();
   }
-  const receiverCpu = process.cpuUsage(receiverBefore);
-  const { first, last } = bounds(receiver.arrivals.values());
-  const spawnedAt = Math.min(...workers.map((w) => w.spawnedAt));
-  return {
-    name,
-    deliveries,
-    wallSeconds: (last - spawnedAt) / 1000,
-    drainSeconds: (last - first) / 1000,
-    workerCpuSeconds,
-    postgresCpuSeconds: postgresAfter === undefined || postgresBefore === undefined ? undefined : postgresAfter - postgresBefore,
-    receiverCpuSeconds: (receiverCpu.user + receiverCpu.system) / 1e6,
-    duplicates: receiver.duplicates(),
-    badSignatures: receiver.badSignatures(),
-  };
 };
 
 /** How single events are committed and, afterwards, when each committed by the database's clock. */

@@ -49,13 +49,13 @@ export const timedStore = (store: Queue): { store: Queue; timings: () => Operati
     });
   return {
     store: {
-      claimDue: (limit, leaseMs, policy) =>
-        time("claimDue", limit, () => store.claimDue(limit, leaseMs, policy), (claimed) => claimed.due.length + claimed.unreadable.length),
+      claimDue: (limit, leaseMs, policy, held) =>
+        time("claimDue", limit, () => store.claimDue(limit, leaseMs, policy, held), (claimed) => claimed.due.length + claimed.unreadable.length),
       recordAttempts: (records, policy) =>
         time("recordAttempts", records.length, () => store.recordAttempts(records, policy), () => records.length),
       queueDepth: () => time("queueDepth", 1, () => store.queueDepth(), (n) => n),
       endpointStats: () => time("endpointStats", 1, () => store.endpointStats(), (stats) => stats.length),
-      nextDueInMs: (policy) => time("nextDueInMs", 1, () => store.nextDueInMs(policy), (ms) => (ms === undefined ? 0 : 1)),
+      nextDueInMs: (policy, held) => time("nextDueInMs", 1, () => store.nextDueInMs(policy, held), (ms) => (ms === undefined ? 0 : 1)),
       listen: store.listen,
     },
     timings: () =>

@@ -1,25 +1,84 @@
-import type { LatencyResult, StoreProfile, TargetCheck, ThroughputResult } from "./report.ts";
+import {
+  type LatencyResult, microsPerDelivery, perDelivery, rowWritesPerDelivery, type StoreProfile, type TargetCheck, type ThroughputResult,
+  totalMicros,
+} from "./report.ts";
 
 /** The targets of the webhook benchmark, judged, and what the measurements say about where time goes. */
 
+const ONE = "Platter dispatcher ×1";
+const TWO = "Platter dispatcher ×2";
 const find = (results: readonly ThroughputResult[], prefix: string) => results.find((r) => r.name.startsWith(prefix));
 const perSecond = (r: ThroughputResult | undefined) => (r === undefined ? undefined : r.deliveries / r.wallSeconds);
+const bossRows = (results: readonly ThroughputResult[]) => results.filter((r) => r.name.startsWith("pg-boss"));
+const defined = (values: ReadonlyArray<number | undefined>): number[] => values.filter((v): v is number => v !== undefined);
+const lowest = (values: ReadonlyArray<number | undefined>) => (defined(values).length === 0 ? undefined : Math.min(...defined(values)));
+const us = (n: number) => `${n.toFixed(0)} µs`;
+const micros = (value: number | undefined) => (value === undefined ? "n/a" : value.toFixed(0));
+/** Most row writes per delivery allowed to the dispatcher, every attempt recorded. */
+const ROW_WRITES_TARGET = 3;
 
-/** ≥ 1,000 deliveries/s from one dispatcher, p50 ≤ 50 ms at low load, ahead of pg-boss on both, nothing delivered wrongly. */
+/**
+ * Headline: per delivery, one dispatcher's PostgreSQL CPU at most the best pg-boss row's, and its
+ * worker + PostgreSQL CPU at most the best pg-boss total; at most 3 row writes with every attempt
+ * kept. Then: ≥ 1,000 deliveries/s from one dispatcher, p50 ≤ 50 ms at low load, ahead of pg-boss
+ * on both, nothing delivered wrongly.
+ */
 export const targetsOf = (throughput: readonly ThroughputResult[], latency: readonly LatencyResult[]): TargetCheck[] => {
-  const one = perSecond(find(throughput, "Platter dispatcher ×1"));
-  const two = perSecond(find(throughput, "Platter dispatcher ×2"));
-  const bossRates = throughput.filter((r) => r.name.startsWith("pg-boss")).map((r) => r.deliveries / r.wallSeconds);
-  const boss = bossRates.length === 0 ? undefined : Math.max(...bossRates);
+  const oneRun = find(throughput, ONE);
+  const twoRun = find(throughput, TWO);
+  const bosses = bossRows(throughput);
+  const checks: TargetCheck[] = [];
+
+  if (oneRun !== undefined) {
+    const postgres = microsPerDelivery(oneRun.postgresCpuSeconds, oneRun);
+    const bossPostgres = lowest(bosses.map((r) => microsPerDelivery(r.postgresCpuSeconds, r)));
+    if (postgres !== undefined && bossPostgres !== undefined) {
+      checks.push({
+        name: "one dispatcher, PostgreSQL CPU per delivery", value: us(postgres),
+        target: `≤ ${us(bossPostgres)} (best pg-boss row)`, pass: postgres <= bossPostgres,
+      });
+    }
+    const total = totalMicros(oneRun);
+    const bossTotal = lowest(bosses.map(totalMicros));
+    if (total !== undefined && bossTotal !== undefined) {
+      checks.push({
+        name: "one dispatcher, worker + PostgreSQL CPU per delivery", value: us(total),
+        target: `≤ ${us(bossTotal)} (best pg-boss row)`, pass: total <= bossTotal,
+      });
+    }
+    // Judged as shown (two decimals): a process's own few rows (a heartbeat, say) are not a cost per delivery.
+    const writes = rowWritesPerDelivery(oneRun).toFixed(2);
+    checks.push({
+      name: "one dispatcher, row writes per delivery", value: writes, target: `≤ ${ROW_WRITES_TARGET}`,
+      pass: Number(writes) <= ROW_WRITES_TARGET,
+    });
+  }
+  for (const run of [oneRun, twoRun]) {
+    if (run === undefined) continue;
+    const attempts = run.attemptsRecorded ?? 0;
+    checks.push({
+      name: `${run.name.slice(0, TWO.length)}, attempt rows kept per delivery`, value: (attempts / run.deliveries).toFixed(2),
+      target: "≥ 1 (every attempt recorded)", pass: attempts >= run.deliveries,
+    });
+  }
+
+  const one = perSecond(oneRun);
+  const two = perSecond(twoRun);
+  const bossRates = bosses.map(perSecond);
+  const boss = defined(bossRates).length === 0 ? undefined : Math.max(...defined(bossRates));
   const p50 = latency.find((r) => r.name.startsWith("Platter"))?.p50Ms;
   const bossP50 = latency.find((r) => r.name.startsWith("pg-boss"))?.p50Ms;
-  const checks: TargetCheck[] = [];
   if (one !== undefined) checks.push({ name: "one dispatcher, deliveries/s", value: one.toFixed(0), target: "≥ 1,000", pass: one >= 1000 });
   if (p50 !== undefined) {
     checks.push({ name: "dispatcher p50 commit → receiver at low load", value: `${p50.toFixed(1)} ms`, target: "≤ 50 ms", pass: p50 <= 50 });
   }
   if (one !== undefined && boss !== undefined) {
     checks.push({ name: "one dispatcher / fastest pg-boss, deliveries/s", value: (one / boss).toFixed(2), target: "> 1", pass: one > boss });
+  }
+  if (two !== undefined && boss !== undefined) {
+    checks.push({
+      name: "two dispatchers / fastest pg-boss, deliveries/s (informational)", value: (two / boss).toFixed(2), target: "report", pass: true,
+    });
   }
   if (p50 !== undefined && bossP50 !== undefined) {
     checks.push({ name: "dispatcher p50 / pg-boss p50, low load", value: (p50 / bossP50).toFixed(2), target: "< 1", pass: p50 < bossP50 });
@@ -32,47 +91,64 @@ export const targetsOf = (throughput: readonly ThroughputResult[], latency: read
   return checks;
 };
 
-const cpuShare = (cpu: number | undefined, r: ThroughputResult) => (cpu === undefined ? "n/a" : `${((cpu / r.wallSeconds) * 100).toFixed(0)} %`);
+const cpuShare = (cpu: number | undefined, r: ThroughputResult) => (cpu === undefined ? "n/a" : `${((cpu / r.settleSeconds) * 100).toFixed(0)} %`);
+
+/** "webhook_attempts 1.00 inserted; webhook_deliveries 2.00 updated (0.00 HOT)": what a run wrote per delivery. */
+const writesOf = (r: ThroughputResult): string =>
+  r.database.tables
+    .map((t) => {
+      const parts = [
+        t.inserts > 0 ? `${perDelivery(t.inserts, r)} inserted` : "",
+        t.updates > 0 ? `${perDelivery(t.updates, r)} updated (${perDelivery(t.hotUpdates, r)} HOT)` : "",
+        t.deletes > 0 ? `${perDelivery(t.deletes, r)} deleted` : "",
+      ].filter((p) => p !== "");
+      return `${t.table.replace(/^public\./, "")} ${parts.join(", ")}`;
+    })
+    .join("; ");
 
 /** Observations computed from this run's figures, for the report. */
 export const findingsOf = (throughput: readonly ThroughputResult[], profile: StoreProfile | undefined): string[] => {
   const findings: string[] = [];
-  const one = find(throughput, "Platter dispatcher ×1");
-  const boss = throughput.filter((r) => r.name.startsWith("pg-boss")).sort((a, b) => a.wallSeconds - b.wallSeconds)[0];
+  const one = find(throughput, ONE);
+  const bosses = bossRows(throughput);
+  const boss = [...bosses].sort((a, b) => (totalMicros(a) ?? Infinity) - (totalMicros(b) ?? Infinity))[0];
+  if (one !== undefined && boss !== undefined) {
+    const pg = (r: ThroughputResult) => microsPerDelivery(r.postgresCpuSeconds, r);
+    const worker = (r: ThroughputResult) => microsPerDelivery(r.workerCpuSeconds, r);
+    findings.push(`Per delivery, one dispatcher cost ${micros(worker(one))} µs of worker CPU and ${micros(pg(one))} µs of ` +
+      `PostgreSQL CPU; the cheapest pg-boss row (${boss.name}) ${micros(worker(boss))} µs and ${micros(pg(boss))} µs. ` +
+      `Rows written per delivery: the dispatcher ${writesOf(one)}; pg-boss ${writesOf(boss)}. ` +
+      `WAL per delivery: ${(one.database.walBytes / one.deliveries).toFixed(0)} bytes against ${(boss.database.walBytes / boss.deliveries).toFixed(0)}.`);
+  }
   if (one !== undefined && one.workerCpuSeconds !== undefined && one.postgresCpuSeconds !== undefined) {
-    const cores = (one.workerCpuSeconds + one.postgresCpuSeconds + one.receiverCpuSeconds) / one.wallSeconds;
+    const cores = (one.workerCpuSeconds + one.postgresCpuSeconds + one.receiverCpuSeconds) / one.settleSeconds;
     findings.push(`One dispatcher used ${cpuShare(one.workerCpuSeconds, one)} of a core, PostgreSQL ${cpuShare(one.postgresCpuSeconds, one)}, ` +
       `the receiver ${cpuShare(one.receiverCpuSeconds, one)}: ${cores.toFixed(1)} of the 2 cores together` +
-      (cores < 1.2 ? ", so the drain is bound by the loop's round trips more than by CPU (see the profile)." : "."));
+      (cores < 1.2 ? ", so the drain is bound by the loop's round trips (and commit flushes) more than by CPU (see the profile)." : "."));
   }
-  if (one !== undefined && boss !== undefined && one.postgresCpuSeconds !== undefined && boss.postgresCpuSeconds !== undefined) {
-    const perDelivery = (r: ThroughputResult) => ((r.postgresCpuSeconds! / r.deliveries) * 1e6).toFixed(0);
-    findings.push(`PostgreSQL CPU per delivery: ${perDelivery(one)} µs for the dispatcher, ${perDelivery(boss)} µs for pg-boss. ` +
-      "Per delivery the dispatcher writes a delivery row, marks the outbox row, leases, inserts an attempt row and settles " +
-      "the delivery (5 row writes, the outbox and attempt history included); pg-boss updates its job row twice (fetch, complete).");
-  }
-  const two = find(throughput, "Platter dispatcher ×2");
+  const two = find(throughput, TWO);
   if (two !== undefined && two.workerCpuSeconds !== undefined && two.postgresCpuSeconds !== undefined) {
-    const cores = (two.workerCpuSeconds + two.postgresCpuSeconds + two.receiverCpuSeconds) / two.wallSeconds;
-    findings.push(`Two dispatchers: PostgreSQL ${cpuShare(two.postgresCpuSeconds, two)} of a core, both workers ` +
-      `${cpuShare(two.workerCpuSeconds, two)}, the receiver ${cpuShare(two.receiverCpuSeconds, two)}: ${cores.toFixed(1)} of the 2 cores` +
+    const cores = (two.workerCpuSeconds + two.postgresCpuSeconds + two.receiverCpuSeconds) / two.settleSeconds;
+    findings.push(`Two dispatchers (sharing the endpoint's cap, so the same attempts in flight): PostgreSQL ` +
+      `${cpuShare(two.postgresCpuSeconds, two)} of a core, both workers ${cpuShare(two.workerCpuSeconds, two)}, the receiver ` +
+      `${cpuShare(two.receiverCpuSeconds, two)}: ${cores.toFixed(1)} of the 2 cores` +
       (cores >= 1.7 ? ", so the machine's CPU, not the dispatchers, was the limit." : "."));
   }
   const timing = (name: string) => profile?.timings.find((t) => t.operation === name);
   const claim = timing("claimDue");
-  const emptyFanOut = timing("fanOut (none)");
   const write = timing("recordAttempts");
   if (profile !== undefined && claim !== undefined) {
-    findings.push(`Profile: the loop is sequential (fan out, then claim, then POST), ${claim.calls.toLocaleString("en-US")} claims of ` +
-      `${claim.meanRows.toFixed(0)} deliveries on average, p50 ${claim.p50Ms.toFixed(1)} ms each` +
-      (emptyFanOut === undefined ? "" : `, each tick preceded by a fan-out that found nothing (p50 ${emptyFanOut.p50Ms.toFixed(1)} ms, ` +
-        `${emptyFanOut.calls.toLocaleString("en-US")} times)`) +
-      ". POSTs to a local receiver take about a millisecond, so the slots sit idle while the loop talks to PostgreSQL, " +
-      "and a claim never takes more than the free slots (≤ DISPATCHER_CONCURRENCY), where pg-boss fetches batchSize jobs per subscription.");
+    const nextDue = (timing("nextDueInMs")?.calls ?? 0) + (timing("nextDueInMs (none)")?.calls ?? 0);
+    findings.push(`Profile: the loop claims, then POSTs; ${claim.calls.toLocaleString("en-US")} claims of ` +
+      `${claim.meanRows.toFixed(0)} deliveries on average (asked for ${claim.meanAsked.toFixed(0)}), p50 ${claim.p50Ms.toFixed(1)} ms each, ` +
+      `and ${nextDue.toLocaleString("en-US")} nextDueInMs queries (the loop asks after every claim that came back short). ` +
+      "A claim never takes more than the free slots: the dispatcher's own, and the endpoint's cap, which counts every leased " +
+      "delivery whose result is not written yet; pg-boss fetches batchSize jobs per subscription.");
   }
   if (write !== undefined) {
     findings.push(`Attempt results are written one batch at a time: ${write.calls.toLocaleString("en-US")} batches of ` +
-      `${write.meanRows.toFixed(0)} on average, p50 ${write.p50Ms.toFixed(1)} ms (three statements in one transaction).`);
+      `${write.meanRows.toFixed(0)} on average, p50 ${write.p50Ms.toFixed(1)} ms (attempt insert, delivery update and the ` +
+      "endpoints' circuit statement in one transaction).");
   }
   return findings;
 };

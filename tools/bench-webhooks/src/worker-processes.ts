@@ -46,7 +46,11 @@ const pollReady = async (url: string, deadline: number): Promise<void> => {
   throw new Error(`${url} did not answer within 60 s`);
 };
 
-/** Spawns `apps/dispatcher/src/main.ts` against `databaseUrl`, allowed to deliver to 127.0.0.1. */
+/**
+ * Spawns `apps/dispatcher/src/main.ts` against `databaseUrl`, allowed to deliver to 127.0.0.1.
+ * The benchmark has one endpoint, so its cap (WEBHOOK_ENDPOINT_CONCURRENCY, shared by every
+ * dispatcher) is set to `concurrency` too: attempts in flight are then `concurrency`, as pg-boss's.
+ */
 export const startDispatcherProcess = async (databaseUrl: string, concurrency: number): Promise<WorkerProcess> => {
   const opsPort = await freePort();
   const spawnedAt = Date.now();
@@ -57,6 +61,7 @@ export const startDispatcherProcess = async (databaseUrl: string, concurrency: n
       DISPATCHER_OPS_PORT: String(opsPort),
       HOST: "127.0.0.1",
       DISPATCHER_CONCURRENCY: String(concurrency),
+      WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency),
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       LOG_LEVEL: "warn",
     },

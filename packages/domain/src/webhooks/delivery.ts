@@ -65,6 +65,15 @@ export interface DeliveryPolicy {
   readonly failureWindowMs: number;
 }
 
+/**
+ * What one dispatcher holds: its share of each endpoint's cap (the cap divided between the
+ * dispatchers live, rounded up) and its attempts in flight per endpoint id.
+ */
+export interface HeldSlots {
+  readonly share: number;
+  readonly inFlight: ReadonlyMap<number, number>;
+}
+
 /** The state of an endpoint's circuit at `nowMs`, from when it is open until (undefined: closed). */
 export type CircuitState = "closed" | "open" | "half_open";
 

@@ -1,4 +1,4 @@
-import { ApiInstanceEntity } from "./api-instance.entity.ts";
+import { ProcessInstanceEntity } from "./process-instance.entity.ts";
 import { ClientEntity, IngredientEntity, RecipeEntity } from "./catalog.entity.ts";
 import { DishEntity, EventEntity, ProposalEntity } from "./event.entity.ts";
 import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
@@ -6,7 +6,7 @@ import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
 import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
 import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, WebhookMessageEntity } from "./webhook.entity.ts";
 
-export * from "./api-instance.entity.ts";
+export * from "./process-instance.entity.ts";
 export * from "./catalog.entity.ts";
 export * from "./event.entity.ts";
 export * from "./idempotency-key.entity.ts";
@@ -18,5 +18,5 @@ export * from "./webhook.entity.ts";
 export const allEntities = [
   OrganizationEntity, ApiKeyEntity, ClientEntity, RecipeEntity, IngredientEntity, EventEntity, DishEntity, ProposalEntity,
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
-  WebhookDeliveryEntity, WebhookAttemptEntity, ApiInstanceEntity,
+  WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity,
 ];

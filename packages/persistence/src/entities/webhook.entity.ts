@@ -60,8 +60,9 @@ export const WebhookDeliveryEntity = defineEntity({
     status: p.text().default("pending"),
     attempts: p.integer().default(0),
     nextAttemptAt: p.datetime(3).defaultRaw("now()"),
-    /** Set while a dispatcher attempts it; `nextAttemptAt` is then the end of the lease. */
+    /** Set while a dispatcher attempts it, until `leaseExpiresAt`; neither is indexed, so a claim is a HOT update. */
     leaseToken: p.uuid().nullable(),
+    leaseExpiresAt: p.datetime(3).nullable(),
     createdAt: p.datetime(3).defaultRaw("now()"),
     completedAt: p.datetime(3).nullable(),
   },

@@ -7,8 +7,6 @@ import { Migration } from "@mikro-orm/migrations";
  *   enabled endpoint), so the dispatcher has no fan-out step and no message is ever updated. A
  *   delivery no longer copies its message's envelope and body: the dispatcher renders the body from
  *   the stored message on every try (the same bytes each time).
- * - A claim moves `next_attempt_at` to the end of its lease, so a leased delivery is simply not due
- *   (and is due again if its dispatcher dies); `lease_expires_at` goes.
  * - Claims walk due deliveries endpoint by endpoint: the due index leads with the endpoint.
  * - Endpoints carry their circuit: consecutive failed attempts and, while open, until when.
  *
@@ -33,11 +31,8 @@ export class Migration20261123030000FairDelivery extends Migration {
       alter table webhook_messages drop column fanned_out_at;
       create index webhook_messages_created_at_idx on webhook_messages (created_at);
 
-      update webhook_deliveries set next_attempt_at = greatest(next_attempt_at, lease_expires_at)
-        where status = 'pending' and lease_expires_at is not null;
       drop index webhook_deliveries_due_idx;
-      alter table webhook_deliveries drop column envelope_id, drop column event_type, drop column body,
-        drop column lease_expires_at;
+      alter table webhook_deliveries drop column envelope_id, drop column event_type, drop column body;
       create index webhook_deliveries_due_idx on webhook_deliveries (endpoint_id, next_attempt_at, id) where status = 'pending';
 
       create function webhook_deliveries_webhook_deliveries_notify_fn() returns trigger language plpgsql as $body$

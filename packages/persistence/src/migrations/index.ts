@@ -5,7 +5,7 @@ import { Migration20261123000000WebhookMessages } from "./Migration2026112300000
 import { Migration20261123010000SecretRotation } from "./Migration20261123010000SecretRotation.ts";
 import { Migration20261123020000HistoryRetention } from "./Migration20261123020000HistoryRetention.ts";
 import { Migration20261123030000FairDelivery } from "./Migration20261123030000FairDelivery.ts";
-import { Migration20261123040000ApiInstances } from "./Migration20261123040000ApiInstances.ts";
+import { Migration20261123040000ProcessInstances } from "./Migration20261123040000ProcessInstances.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -16,5 +16,5 @@ export const migrationsList = [
   { name: "Migration20261123010000SecretRotation", class: Migration20261123010000SecretRotation },
   { name: "Migration20261123020000HistoryRetention", class: Migration20261123020000HistoryRetention },
   { name: "Migration20261123030000FairDelivery", class: Migration20261123030000FairDelivery },
-  { name: "Migration20261123040000ApiInstances", class: Migration20261123040000ApiInstances },
+  { name: "Migration20261123040000ProcessInstances", class: Migration20261123040000ProcessInstances },
 ];

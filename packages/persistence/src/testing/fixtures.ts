@@ -1,4 +1,4 @@
-import type { DeliveryPolicy } from "@platter/domain";
+import type { DeliveryPolicy, HeldSlots } from "@platter/domain";
 import type { OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { Operator } from "../operator/operator.ts";
@@ -29,6 +29,9 @@ export const createOrganization = (db: TestDatabase, name = "Test Catering", cur
       return { id, scope, readKey: read.key, writeKey: write.key, readKeyId: read.id, writeKeyId: write.id };
     }),
   );
+
+/** Nothing held: a dispatcher with no attempt in flight, and a share no test reaches. */
+export const nothingHeld: HeldSlots = { share: 1000, inFlight: new Map() };
 
 /** A delivery policy for tests that drive the queue directly: caps and circuit far out of the way. */
 export const testDeliveryPolicy: DeliveryPolicy = {

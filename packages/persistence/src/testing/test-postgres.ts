@@ -44,7 +44,21 @@ const startContainer = async (): Promise<TestPostgres> => {
   return { adminUrl: container.getConnectionUri(), kind: "container", stop: async () => void (await container.stop()) };
 };
 
-const startEmbedded = async (): Promise<TestPostgres> => {
+/** How the test server runs. */
+export interface TestPostgresOptions {
+  /**
+   * Keep PostgreSQL's durability on: an embedded server is then started without `fsync=off`,
+   * `synchronous_commit=off` and `full_page_writes=off` (so with the server defaults, all on), for
+   * measurements that must pay what a production server pays. Default false: the fast test server.
+   * A container runs with the image's defaults (durable) either way; an external server as it is.
+   */
+  readonly durable?: boolean;
+}
+
+/** Trades durability for speed: a crash may lose or corrupt a throwaway test database, nothing else. */
+const FAST_FLAGS = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
+
+const startEmbedded = async (durable: boolean): Promise<TestPostgres> => {
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const port = await freePort();
   const password = "platter-test";
@@ -55,7 +69,7 @@ const startEmbedded = async (): Promise<TestPostgres> => {
     password,
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300"],
+    postgresFlags: [...(durable ? [] : FAST_FLAGS), "-c", "max_connections=300"],
     onLog: () => {},
   });
   await server.initialise();
@@ -64,8 +78,8 @@ const startEmbedded = async (): Promise<TestPostgres> => {
 };
 
 /** Starts (or points at) the PostgreSQL server of this test run. */
-export const startTestPostgres = async (): Promise<TestPostgres> => {
+export const startTestPostgres = async (options: TestPostgresOptions = {}): Promise<TestPostgres> => {
   const external = process.env["TEST_DATABASE_URL"];
   if (external) return { adminUrl: external, kind: "external", stop: async () => {} };
-  return (await containerRuntimeAvailable()) ? startContainer() : startEmbedded();
+  return (await containerRuntimeAvailable()) ? startContainer() : startEmbedded(options.durable ?? false);
 };

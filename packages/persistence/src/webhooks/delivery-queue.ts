@@ -1,6 +1,5 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
 import {
-  type AttemptRecord, type CircuitState, circuitState, type DeliveryPolicy, type DueDelivery, envelopeBody,
+  type AttemptRecord, type CircuitState, circuitState, type DeliveryPolicy, type DueDelivery, envelopeBody, type HeldSlots,
 } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -13,8 +12,9 @@ import { traced } from "../traced.ts";
  * batched result writes (one transaction for many attempts keeps throughput high).
  *
  * Row writes per delivery: its insert (in the transaction that records the message), the claim's
- * update, the attempt's insert and the result's update. Endpoints are written only when their
- * state changes (a failure, the first success after failures).
+ * update (a HOT one: the lease columns are not indexed), the attempt's insert and the result's
+ * update. Endpoints are written only when their state changes (a failure, the first success after
+ * failures). Every statement goes straight to the pool (`Database.rows`), one round trip each.
  *
  * The one system-level store: a dispatcher serves every organization, so these statements work
  * across organizations by design, carrying each row's own organization along. It is not part of
@@ -49,9 +49,6 @@ export interface EndpointQueueStats {
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
-/** Claims are made one at a time across every dispatcher (a transaction-level advisory lock), so caps hold exactly. */
-const CLAIM_LOCK = 7_342_001;
-
 /**
  * Endpoints with pending deliveries, one index descent each (a loose index scan of the due index),
  * so a claim's cost grows with the endpoints that have work, not with the deliveries queued.
@@ -64,22 +61,24 @@ const ACTIVE_ENDPOINTS = `active(endpoint_id) as (
     from active a where a.endpoint_id is not null
   )`;
 
-/** A leased delivery's `next_attempt_at` is the end of its lease: pending, leased and not yet due is in flight. */
-const IN_FLIGHT = (endpoint: string) => `(select count(*)::int from webhook_deliveries l
-    where l.endpoint_id = ${endpoint} and l.status = 'pending' and l.lease_token is not null and l.next_attempt_at > now())`;
+/** A pending delivery nobody holds a live lease on. */
+const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_expires_at < now())`;
 
 /**
- * The endpoints a claim may send to now (enabled, circuit not open) with their free slots: the
- * cap less what is in flight, or one probe at a time while half-open. Each organization may take
- * an equal share of the claim, split between its endpoints (oldest due first), which bounds the
- * rows a claim reads; then organizations take turns, and within one its endpoints.
- * Parameters: now (Clock), cap, limit, first-try delay ms, limit, lease ms, now (Clock).
+ * The endpoints this dispatcher may send to now (enabled, circuit not open) with its free slots
+ * at each: its share of the cap less what it has in flight there (one probe while half-open).
+ * Each organization may take an equal share of the claim, split between its endpoints (oldest due
+ * first, skipping rows another claim holds), which bounds the rows a claim reads; then
+ * organizations take turns, and within one its endpoints. The lease columns are not indexed, so
+ * the claim's update is a HOT update.
+ * Parameters: share, held (jsonb), now (Clock), limit, first-try delay ms, limit, lease ms, now (Clock).
  */
 const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
   eligible as (
     select e.id, e.organization_id,
-      case when e.circuit_open_until is null then ?::int else 1 end - ${IN_FLIGHT("e.id")} as free
+      case when e.circuit_open_until is null then ?::int else 1 end - coalesce(h.in_flight, 0) as free
     from active a join webhook_endpoints e on e.id = a.endpoint_id
+    left join jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int) on h.endpoint_id = e.id
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= ?::timestamptz)
   ),
   open_slots as (
@@ -87,49 +86,45 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
     from eligible where free > 0
   ),
   share as (select greatest(1, ceil(?::numeric / greatest(1, count(distinct organization_id))))::int as per_organization from open_slots),
-  candidates as (
-    select c.id, o.organization_id, c.next_attempt_at, c.rank_in_endpoint
+  locked as (
+    select c.id, o.id as endpoint_id, o.organization_id, c.next_attempt_at
     from open_slots o cross join share
     cross join lateral (
-      select d.id, d.next_attempt_at, row_number() over (order by d.next_attempt_at, d.id) as rank_in_endpoint
+      select d.id, d.next_attempt_at
       from webhook_deliveries d
-      where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now()
+      where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now() and ${UNLEASED("d")}
         and (d.attempts > 0 or d.next_attempt_at <= now() - ?::int * interval '1 millisecond')
       order by d.next_attempt_at, d.id
       limit least(o.free, ceil(share.per_organization::numeric / o.siblings)::int)
+      for update of d skip locked
     ) c
+  ),
+  ranked as (
+    select id, organization_id, next_attempt_at,
+      row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
+    from locked
   ),
   picked as (
     select id from (
       select id, next_attempt_at, rank_in_endpoint,
         row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
-      from candidates
-    ) ranked
+      from ranked
+    ) turns
     order by rank_in_organization, rank_in_endpoint, next_attempt_at, id
     limit ?
   )
   update webhook_deliveries d
-    set lease_token = gen_random_uuid(), next_attempt_at = now() + ?::int * interval '1 millisecond'
-  from picked, webhook_endpoints e, webhook_messages m
-  where d.id = picked.id and d.status = 'pending' and d.next_attempt_at <= now()
-    and e.id = d.endpoint_id and m.id = d.message_id
+    set lease_token = gen_random_uuid(), lease_expires_at = now() + ?::int * interval '1 millisecond'
+  from webhook_endpoints e, webhook_messages m
+  where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
   returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret,
     case when e.previous_secret_until > ?::timestamptz then e.previous_secret end as previous_secret,
     m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
 
-const claimDue = (orm: Database["Service"]["orm"]) => async (
-  limit: number,
-  leaseMs: number,
-  policy: DeliveryPolicy,
-  nowMs: number,
-): Promise<{ due: DueDelivery[]; unreadable: DueDelivery[] }> => {
-  const now = new Date(nowMs).toISOString();
-  const rows = await orm.em.fork().transactional(async (em: EntityManager) => {
-    await em.execute(`select pg_advisory_xact_lock(${CLAIM_LOCK})`);
-    return em.execute<ClaimedRow[]>(CLAIM, [
-      policy.endpointConcurrency, now, limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
-    ]);
-  });
+const heldJson = (held: HeldSlots) =>
+  JSON.stringify([...held.inFlight].filter(([, n]) => n > 0).map(([endpoint_id, in_flight]) => ({ endpoint_id, in_flight })));
+
+const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadable: DueDelivery[] } => {
   const due: DueDelivery[] = [];
   const unreadable: DueDelivery[] = [];
   for (const row of rows) {
@@ -173,87 +168,76 @@ const toResultRow = (r: AttemptRecord) => ({
   retry_delay_ms: r.outcome === "failed" ? (r.retryDelayMs ?? null) : null,
 });
 
-const recordAttempts = (orm: Database["Service"]["orm"]) => async (
-  records: ReadonlyArray<AttemptRecord>,
-  policy: DeliveryPolicy,
-  nowMs: number,
-) => {
-  if (records.length === 0) return;
-  const json = JSON.stringify(records.map(toResultRow));
-  const recordset = `jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}`;
-  await orm.em.fork().transactional(async (em: EntityManager) => {
-    await em.execute(
-      `insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
-         response_body, next_attempt_at)
-       select organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body,
-         case when retry_delay_ms is not null then now() + retry_delay_ms * interval '1 millisecond' end
-       from ${recordset}`,
-      [json],
-    );
-    // Only the current lease holder may move the delivery on. A try counts once its result is known.
-    await em.execute(
-      `update webhook_deliveries d set
-         status = case when r.outcome = 'succeeded' then 'succeeded'
-                       when r.retry_delay_ms is null then 'failed' else 'pending' end,
-         attempts = greatest(d.attempts, r.attempt),
-         next_attempt_at = case when r.retry_delay_ms is not null
-                                then now() + r.retry_delay_ms * interval '1 millisecond' else d.next_attempt_at end,
-         completed_at = case when r.outcome = 'succeeded' or r.retry_delay_ms is null then now() end,
-         lease_token = null
-       from ${recordset}
-       where d.id = r.delivery_id and d.lease_token = r.lease_token`,
-      [json],
-    );
-    // The circuit: failures in a row open it for the cooldown (from the Clock); a success closes it.
-    // 410 disables at once; otherwise an endpoint is disabled once it has failed for the whole window.
-    // An endpoint is written only when something changes.
-    const now = new Date(nowMs).toISOString();
-    await em.execute(
-      `with s as (
-         select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
-           count(*) filter (where outcome <> 'succeeded')::int as failures
-         from ${recordset} group by endpoint_id
-       ), next as (
-         select e.id, s.gone, s.any_success,
-           case when s.any_success then 0 else e.consecutive_failures + s.failures end as consecutive_failures,
-           case when s.any_success then null else coalesce(e.failing_since, now()) end as failing_since
-         from webhook_endpoints e join s on s.endpoint_id = e.id
-         where not s.any_success or e.consecutive_failures <> 0 or e.failing_since is not null
-           or e.circuit_open_until is not null
-       )
-       update webhook_endpoints e set
-         consecutive_failures = next.consecutive_failures,
-         circuit_open_until = case when next.consecutive_failures >= ?
-           then ?::timestamptz + ? * interval '1 millisecond' end,
-         failing_since = next.failing_since,
-         enabled = e.enabled and not next.gone
-           and not coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false),
-         disabled_reason = case
-           when next.gone then 'endpoint answered 410 Gone'
-           when coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false)
-             then 'every delivery failed for the whole failure window'
-           else e.disabled_reason end
-       from next where e.id = next.id`,
-      [json, policy.circuitThreshold, now, policy.circuitCooldownMs, policy.failureWindowMs, policy.failureWindowMs],
-    );
-  });
-};
+/**
+ * A batch of results in one statement (so one transaction, one parse of the batch): every attempt
+ * recorded; each delivery moved on by its current lease holder only (a try counts once its result
+ * is known); each endpoint's circuit moved (failures in a row open it for the cooldown, from the
+ * Clock; a success closes it); 410 disables an endpoint at once, failing for the whole failure
+ * window disables it too. An endpoint is written only when something changes.
+ * Parameters: results (jsonb), threshold, now (Clock), cooldown ms, failure window ms ×2.
+ */
+const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
+  attempts as (
+    insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
+      response_body, next_attempt_at)
+    select organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body,
+      case when retry_delay_ms is not null then now() + retry_delay_ms * interval '1 millisecond' end
+    from r
+  ),
+  moved as (
+    update webhook_deliveries d set
+      status = case when r.outcome = 'succeeded' then 'succeeded'
+                    when r.retry_delay_ms is null then 'failed' else 'pending' end,
+      attempts = greatest(d.attempts, r.attempt),
+      next_attempt_at = case when r.retry_delay_ms is not null
+                             then now() + r.retry_delay_ms * interval '1 millisecond' else d.next_attempt_at end,
+      completed_at = case when r.outcome = 'succeeded' or r.retry_delay_ms is null then now() end,
+      lease_token = null, lease_expires_at = null
+    from r
+    where d.id = r.delivery_id and d.lease_token = r.lease_token
+  ),
+  s as (
+    select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
+      count(*) filter (where outcome <> 'succeeded')::int as failures
+    from r group by endpoint_id
+  ),
+  next as (
+    select e.id, s.gone,
+      case when s.any_success then 0 else e.consecutive_failures + s.failures end as consecutive_failures,
+      case when s.any_success then null else coalesce(e.failing_since, now()) end as failing_since
+    from webhook_endpoints e join s on s.endpoint_id = e.id
+    where not s.any_success or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null
+  )
+  update webhook_endpoints e set
+    consecutive_failures = next.consecutive_failures,
+    circuit_open_until = case when next.consecutive_failures >= ? then ?::timestamptz + ? * interval '1 millisecond' end,
+    failing_since = next.failing_since,
+    enabled = e.enabled and not next.gone
+      and not coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false),
+    disabled_reason = case
+      when next.gone then 'endpoint answered 410 Gone'
+      when coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false)
+        then 'every delivery failed for the whole failure window'
+      else e.disabled_reason end
+  from next where e.id = next.id`;
 
 export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
   {
     /**
-     * Leases up to `limit` due deliveries for `leaseMs`, fairly and within each endpoint's cap and
-     * circuit (`policy`), with the bytes to send. `unreadable` are those whose stored message no
-     * longer matches its schema: nothing sensible can be sent, the caller settles them as failed.
+     * Leases up to `limit` due deliveries for `leaseMs`, fairly and within this dispatcher's share
+     * of each endpoint's cap and each circuit (`policy`, `held`), with the bytes to send.
+     * `unreadable` are those whose stored message no longer matches its schema: nothing sensible
+     * can be sent, the caller settles them as failed.
      */
     readonly claimDue: (
       limit: number,
       leaseMs: number,
       policy: DeliveryPolicy,
+      held: HeldSlots,
     ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
     /**
-     * Writes attempt results in one transaction. A result whose lease was lost (expired and taken
+     * Writes attempt results in one statement. A result whose lease was lost (expired and taken
      * by another dispatcher) is still logged as an attempt but does not change the delivery.
      * Moves each endpoint's circuit, and disables endpoints that answered 410 or failed for longer
      * than the policy's failure window.
@@ -265,10 +249,10 @@ export class DeliveryQueue extends Context.Service<
     readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>>;
     /**
      * Milliseconds until a claim may find something (undefined when nothing is pending), to sleep
-     * exactly: endpoints at their cap wait for a slot to free (a wake, or the poll), open circuits
+     * exactly: endpoints at this dispatcher's share wait for a slot to free (a wake), open circuits
      * for their cooldown.
      */
-    readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
+    readonly nextDueInMs: (policy: DeliveryPolicy, held: HeldSlots) => Effect.Effect<number | undefined>;
     /** Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own). */
     readonly listen: (onDelivery: () => void, onError: (error: unknown) => void) => DeliveryListener;
   }
@@ -276,17 +260,28 @@ export class DeliveryQueue extends Context.Service<
   static readonly layer = Layer.effect(
     DeliveryQueue,
     Effect.gen(function* () {
-      const { orm, rows, url } = yield* Database;
-      const claimWith = claimDue(orm);
-      const recordWith = recordAttempts(orm);
+      const { rows, url } = yield* Database;
       return DeliveryQueue.of({
         // Circuits and a rotated endpoint's previous secret are judged by this Clock.
-        claimDue: traced("DeliveryQueue.claimDue")((limit: number, leaseMs: number, policy: DeliveryPolicy) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.promise(() => claimWith(limit, leaseMs, policy, nowMs))),
-        ),
-        recordAttempts: traced("DeliveryQueue.recordAttempts")((records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.promise(() => recordWith(records, policy, nowMs))),
-        ),
+        claimDue: traced("DeliveryQueue.claimDue")(Effect.fnUntraced(function* (
+          limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots,
+        ) {
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString();
+          const claimed = yield* rows<ClaimedRow>(CLAIM, [
+            held.share, heldJson(held), now, limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
+          ], "platter_claim_due");
+          return toDue(claimed);
+        })),
+        recordAttempts: traced("DeliveryQueue.recordAttempts")(Effect.fnUntraced(function* (
+          records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,
+        ) {
+          if (records.length === 0) return;
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString();
+          yield* rows(RECORD, [
+            JSON.stringify(records.map(toResultRow)), policy.circuitThreshold, now, policy.circuitCooldownMs,
+            policy.failureWindowMs, policy.failureWindowMs,
+          ], "platter_record_attempts");
+        })),
         queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
           const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
           return Number(row?.n ?? 0);
@@ -297,7 +292,7 @@ export class DeliveryQueue extends Context.Service<
             organization_id: string; endpoint_id: string; depth: number; in_flight: number; open_until_ms: string | null;
           }>(
             `select e.organization_id, e.id as endpoint_id, count(d.id)::int as depth,
-               (count(d.id) filter (where d.lease_token is not null and d.next_attempt_at > now()))::int as in_flight,
+               (count(d.id) filter (where d.lease_expires_at > now()))::int as in_flight,
                (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms
              from webhook_endpoints e left join webhook_deliveries d on d.endpoint_id = e.id and d.status = 'pending'
              where e.enabled
@@ -312,20 +307,23 @@ export class DeliveryQueue extends Context.Service<
             circuit: circuitState(row.open_until_ms === null ? undefined : Number(row.open_until_ms), nowMs),
           }));
         })),
-        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy) {
+        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy, held: HeldSlots) {
           const now = new Date(yield* Clock.currentTimeMillis).toISOString();
-          // Per endpoint: its earliest pending delivery (a lease's end included), plus the first-try
-          // delay when that one has not been tried yet; an open circuit's end; nothing while at cap.
+          // Per endpoint with a free slot here: its earliest delivery nobody holds (plus the first-try
+          // delay when it was never tried), or an open circuit's end. Leases of a dispatcher that
+          // died run out unseen: the poll interval covers them.
           const [row] = yield* rows<{ ms: number | null }>(
             `with recursive ${ACTIVE_ENDPOINTS}
              select extract(epoch from (min(case when e.circuit_open_until > ?::timestamptz then e.circuit_open_until
                  else first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond'
                                                    else interval '0' end end) - now())) * 1000 as ms
              from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
+             left join jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int) on h.endpoint_id = e.id
              cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-               where d.endpoint_id = e.id and d.status = 'pending' order by d.next_attempt_at, d.id limit 1) first
-             where case when e.circuit_open_until is null then ?::int else 1 end > ${IN_FLIGHT("e.id")}`,
-            [now, policy.firstAttemptDelayMs, policy.endpointConcurrency],
+               where d.endpoint_id = e.id and d.status = 'pending' and ${UNLEASED("d")}
+               order by d.next_attempt_at, d.id limit 1) first
+             where case when e.circuit_open_until is null then ?::int else 1 end > coalesce(h.in_flight, 0)`,
+            [now, policy.firstAttemptDelayMs, heldJson(held), held.share],
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         })),
