@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,7 +18,7 @@ import {
   consoleReport, type LatencyResult, type StoreProfile, type ThroughputResult, type WebhookBenchReport, writeSection,
 } from "./report.ts";
 import { timedStore } from "./store-timings.ts";
-import { findingsOf, targetsOf } from "./targets.ts";
+import { BESIDE, findingsOf, targetsOf } from "./targets.ts";
 import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } from "./worker-processes.ts";
 
 /**
@@ -30,7 +32,8 @@ import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } 
  * Quick runs: BENCH_WEBHOOK_EVENTS (backlog size), BENCH_WEBHOOK_CONCURRENCY (dispatcher
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
- * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, profile; default all),
+ * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, fairness, profile; default all),
+ * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
  * BENCH_REPORT (where to write the report; `-` writes nothing).
  */
 
@@ -56,7 +59,10 @@ const settings = {
   }),
   timeoutMs: setting("BENCH_WEBHOOK_TIMEOUT_S", 900) * 1000,
 };
-const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || "dispatcher,dispatchers,pg-boss,profile").split(",").map((s) => s.trim()));
+const scenarios = new Set(
+  (process.env["BENCH_WEBHOOK_SCENARIOS"] || "dispatcher,dispatchers,pg-boss,fairness,profile").split(",").map((s) => s.trim()),
+);
+const fairnessBacklog = setting("BENCH_FAIRNESS_BACKLOG", 2_000);
 const reportTarget = process.env["BENCH_REPORT"] || resolve(import.meta.dirname, "../../../docs/performance.md");
 if (settings.concurrency % settings.pgBossWorkers !== 0) throw new Error("BENCH_WEBHOOK_CONCURRENCY must be a multiple of BENCH_PGBOSS_WORKERS");
 
@@ -87,6 +93,56 @@ const withPlatterDatabase = async <T>(
     return await use(db, org.id, endpoint.secret);
   } finally {
     await db.dispose();
+  }
+};
+
+/** An endpoint in trouble: it holds every request `holdMs` before answering 200 (or, longer than the timeout, never in time). */
+const startHoldingReceiver = async (holdMs: number) => {
+  const server = createServer((request, response) => {
+    request.resume();
+    const timer = setTimeout(() => response.writeHead(200).end(), holdMs);
+    response.on("close", () => clearTimeout(timer));
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))),
+  };
+};
+
+/**
+ * Fair delivery: another organization's commit → receiver latency at the low-load rate while one
+ * organization's endpoint, with `fairnessBacklog` deliveries queued, holds every request 8 s (under
+ * the timeout), and then while it lets every request time out (2 s). The dispatcher runs with its
+ * production cap per endpoint (16).
+ */
+const measureFairness = async (bench: Bench, adminUrl: string, latency: LatencyResult[]): Promise<void> => {
+  const troubles: ReadonlyArray<{ label: string; holdMs: number; env: Readonly<Record<string, string>> }> = [
+    { label: `${BESIDE} holding every request 8 s (${count(fairnessBacklog)} queued)`, holdMs: 8_000, env: {} },
+    { label: `${BESIDE} timing out on every request (2 s, ${count(fairnessBacklog)} queued)`, holdMs: 600_000, env: { WEBHOOK_TIMEOUT: "2s" } },
+  ];
+  for (const trouble of troubles) {
+    const troubled = await startHoldingReceiver(trouble.holdMs);
+    try {
+      await withPlatterDatabase(adminUrl, bench.receiver.url, async (db, organizationId, secret) => {
+        const other = await createOrganization(db, "Troubled Catering", "EUR");
+        await db.run(WebhookEndpointRepository.use((e) => e.add(other.scope, troubled.url, ["client.created"])));
+        await enqueueBacklog(db, other.id, fairnessBacklog);
+        bench.receiver.reset(secret);
+        const dispatcher = await startDispatcherProcess(db.url, settings.concurrency, { WEBHOOK_ENDPOINT_CONCURRENCY: "16", ...trouble.env });
+        try {
+          await dispatcher.ready;
+          await sleep(1000); // the troubled endpoint at its cap
+          log(`fairness: latency ${trouble.label}…`);
+          latency.push(await measureLatency(bench, `Platter dispatcher ×1 ${trouble.label}`, settings.latencyRate, settings.latencySeconds,
+            outboxSingleEvents(db, organizationId)));
+        } finally {
+          await dispatcher.stop();
+        }
+      });
+    } finally {
+      await troubled.close();
+    }
   }
 };
 
@@ -247,6 +303,8 @@ const run = async (): Promise<void> => {
       }
     }
 
+    if (scenarios.has("fairness")) await measureFairness(bench, postgres.adminUrl, latency);
+
     if (scenarios.has("profile")) {
       log(`profile: one in-process dispatcher over a timed store, draining ${count(settings.events)}…`);
       profile = await withPlatterDatabase(postgres.adminUrl, receiver.url, (db, organizationId, secret) =>
@@ -313,6 +371,9 @@ const buildReport = (
       "the targets are judged against the best pg-boss row for each figure. pg-boss keeps no attempt history (a job row " +
       "holds its last state). Jobs are enqueued with `boss.insert` in batches of 5,000; the tables are analyzed in both " +
       "systems before the drain.",
+    `Fair delivery: the low-load latency measurement again, for one organization, while another organization's endpoint has ` +
+      `${count(fairnessBacklog)} deliveries queued and holds every request 8 s (under the 15 s timeout), then while it lets every ` +
+      "request time out (WEBHOOK_TIMEOUT=2s); one dispatcher with the production cap of 16 attempts in flight per endpoint.",
     `Profile: the same backlog drained by the dispatcher loop (\`WebhookDispatcher\`, configuration from \`loadDispatcherConfig\`, ` +
       "the same concurrency and endpoint cap) run inside the benchmark process over a store that times every call.",
     `Low-load latency: with the worker started and idle, single events are committed one per transaction at ` +

@@ -51,7 +51,11 @@ const pollReady = async (url: string, deadline: number): Promise<void> => {
  * The benchmark has one endpoint, so its cap (WEBHOOK_ENDPOINT_CONCURRENCY, shared by every
  * dispatcher) is set to `concurrency` too: attempts in flight are then `concurrency`, as pg-boss's.
  */
-export const startDispatcherProcess = async (databaseUrl: string, concurrency: number): Promise<WorkerProcess> => {
+export const startDispatcherProcess = async (
+  databaseUrl: string,
+  concurrency: number,
+  env: Readonly<Record<string, string>> = {},
+): Promise<WorkerProcess> => {
   const opsPort = await freePort();
   const spawnedAt = Date.now();
   const child = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER_MAIN], {
@@ -64,6 +68,7 @@ export const startDispatcherProcess = async (databaseUrl: string, concurrency: n
       WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency),
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       LOG_LEVEL: "warn",
+      ...env,
     },
     stdio: ["ignore", "inherit", "inherit"],
   });
