@@ -72,7 +72,7 @@ export const WebhookDeliveryEntity = defineEntity({
     // Partial: only the deliveries still pending, endpoint by endpoint (claims take each endpoint's share).
     { name: "webhook_deliveries_due_idx", properties: ["endpoint", "nextAttemptAt", "id"], where: { status: "pending" } },
     { name: "webhook_deliveries_organization_idx", properties: ["organization", "id"] },
-    // Retention: settled deliveries, oldest first. (The table's fillfactor 80, for HOT claims, is set by its migration: MikroORM has no word for it.)
+    // Retention: settled deliveries, oldest first. (The table's fillfactor 50, for HOT claims, is set by its migration: MikroORM has no word for it.)
     { name: "webhook_deliveries_settled_idx", properties: ["completedAt"], where: { status: { $ne: "pending" } } },
   ],
   // Wakes dispatchers (LISTEN platter_deliveries) as soon as deliveries commit.
