@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /**
  * How claims share the queue: each endpoint's cap on attempts in flight, organizations and their
@@ -40,7 +40,7 @@ const result = (delivery: DueDelivery, outcome: AttemptOutcome, retryDelayMs?: n
  * One dispatcher's bookkeeping, as WebhookDispatcher keeps it: what it claimed is in flight until
  * its result is recorded. `share` is its share of each endpoint's cap.
  */
-const dispatcher = (policy: DeliveryPolicy, share = policy.endpointConcurrency) => {
+const dispatcher = (policy: DeliveryPolicy, share: number) => {
   const inFlight = new Map<number, number>();
   const count = (delivery: DueDelivery, by: number) => inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + by);
   return {
@@ -63,8 +63,7 @@ const settleEverything = () =>
 describe("claims", () => {
   it("never put more than the cap in flight at one endpoint, and skip it while it is at the cap", async () => {
     const { endpoints: [endpoint] } = await organizationWith("Capped", 1, 10);
-    const policy = { ...testDeliveryPolicy, endpointConcurrency: 4 };
-    const one = dispatcher(policy);
+    const one = dispatcher(testDeliveryPolicy, 4);
     const { first, second, third } = await db.run(
       Effect.gen(function* () {
         const first = yield* one.claim(100);
@@ -83,7 +82,7 @@ describe("claims", () => {
   it("let organizations take turns, then their endpoints, whatever one of them has queued", async () => {
     const backlog = await organizationWith("Backlogged", 2, 30); // 60 deliveries, created first
     const fresh = await organizationWith("Fresh", 1, 4);
-    const one = dispatcher(testDeliveryPolicy);
+    const one = dispatcher(testDeliveryPolicy, nothingHeld.share);
     const [firstTwo, nextSix] = await db.run(Effect.all([one.claim(2), one.claim(6)]));
     // One each before anyone gets a second.
     expect(firstTwo.map((d) => d.organizationId).sort()).toEqual([backlog.org.id, fresh.org.id].sort());
@@ -100,8 +99,8 @@ describe("claims", () => {
 describe("the circuit", () => {
   it("opens after failures in a row, half-opens for one probe after the cooldown, and closes on a success; tries are not spent meanwhile", async () => {
     const { org, endpoints: [endpoint] } = await organizationWith("Flaky", 1, 8);
-    const policy = { ...testDeliveryPolicy, endpointConcurrency: 3, circuitThreshold: 3, circuitCooldownMs: 30_000 };
-    const { claim, record } = dispatcher(policy);
+    const policy = { ...testDeliveryPolicy, circuitThreshold: 3, circuitCooldownMs: 30_000 };
+    const { claim, record } = dispatcher(policy, 3);
     const attemptsMade = async () =>
       (await rows<{ n: number }>("select sum(attempts)::int as n from webhook_deliveries where organization_id = ?", [org.id]))[0]!.n;
     const steps = await db.run(

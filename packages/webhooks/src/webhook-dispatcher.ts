@@ -20,12 +20,14 @@ export interface DeliveryStorage {
     held: HeldSlots,
   ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
   readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
-  readonly nextDueInMs: (policy: DeliveryPolicy, held: HeldSlots) => Effect.Effect<number | undefined>;
+  readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
 }
 
 export interface DispatcherSettings extends AttemptSettings, Omit<DeliveryPolicy, "firstAttemptDelayMs"> {
   /** Attempts in flight at once. */
   readonly concurrency: number;
+  /** Attempts in flight per endpoint across all dispatchers (each keeps to its share, see `HeldSlots`). */
+  readonly endpointConcurrency: number;
   /** Delays per try: the first before the first try, then one per retry. */
   readonly retryScheduleMs: ReadonlyArray<number>;
   /** How long a claim is ours; longer than the timeout, so a live attempt is never taken over. */
@@ -42,7 +44,6 @@ export interface DispatcherObserver {
 
 /** The shared part of the settings, as storage applies it. */
 export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => ({
-  endpointConcurrency: settings.endpointConcurrency,
   circuitThreshold: settings.circuitThreshold,
   circuitCooldownMs: settings.circuitCooldownMs,
   firstAttemptDelayMs: settings.retryScheduleMs[0] ?? 0,
@@ -168,7 +169,7 @@ export class WebhookDispatcher {
   private async idleDelay(): Promise<number> {
     // An attempt that ends wakes the loop: only an idle dispatcher needs to know when the next is due.
     if (this.inFlight.size > 0) return this.settings.pollIntervalMs;
-    const due = await Effect.runPromise(this.store.nextDueInMs(this.policy, this.held));
+    const due = await Effect.runPromise(this.store.nextDueInMs(this.policy));
     return Math.min(this.settings.pollIntervalMs, due ?? Number.POSITIVE_INFINITY);
   }
 

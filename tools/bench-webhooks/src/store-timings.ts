@@ -55,7 +55,7 @@ export const timedStore = (store: Queue): { store: Queue; timings: () => Operati
         time("recordAttempts", records.length, () => store.recordAttempts(records, policy), () => records.length),
       queueDepth: () => time("queueDepth", 1, () => store.queueDepth(), (n) => n),
       endpointStats: () => time("endpointStats", 1, () => store.endpointStats(), (stats) => stats.length),
-      nextDueInMs: (policy, held) => time("nextDueInMs", 1, () => store.nextDueInMs(policy, held), (ms) => (ms === undefined ? 0 : 1)),
+      nextDueInMs: (policy) => time("nextDueInMs", 1, () => store.nextDueInMs(policy), (ms) => (ms === undefined ? 0 : 1)),
       listen: store.listen,
     },
     timings: () =>

@@ -148,9 +148,9 @@ export const findingsOf = (throughput: readonly ThroughputResult[], profile: Sto
     const nextDue = (timing("nextDueInMs")?.calls ?? 0) + (timing("nextDueInMs (none)")?.calls ?? 0);
     findings.push(`Profile: the loop claims, then POSTs; ${claim.calls.toLocaleString("en-US")} claims of ` +
       `${claim.meanRows.toFixed(0)} deliveries on average (asked for ${claim.meanAsked.toFixed(0)}), p50 ${claim.p50Ms.toFixed(1)} ms each, ` +
-      `and ${nextDue.toLocaleString("en-US")} nextDueInMs queries (the loop asks after every claim that came back short). ` +
-      "A claim never takes more than the free slots: the dispatcher's own, and the endpoint's cap, which counts every leased " +
-      "delivery whose result is not written yet; pg-boss fetches batchSize jobs per subscription.");
+      `and ${nextDue.toLocaleString("en-US")} nextDueInMs queries (asked only when no attempt is in flight). ` +
+      "A claim never takes more than the free slots: the dispatcher's own, and its share of the endpoint's cap, less its own " +
+      "attempts in flight there; pg-boss fetches batchSize jobs per subscription.");
   }
   if (write !== undefined) {
     findings.push(`Attempt results are written one batch at a time: ${write.calls.toLocaleString("en-US")} batches of ` +

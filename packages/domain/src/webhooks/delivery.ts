@@ -44,19 +44,17 @@ export const outcomeOf = (status: number | undefined): AttemptOutcome => {
 };
 
 /**
- * How deliveries share the dispatchers, the same for every dispatcher process of a database.
- *
- * An endpoint has at most `endpointConcurrency` attempts in flight across all dispatchers; claims
- * skip it while it is at that cap. Each claim shares the free slots fairly: organizations take
- * turns, and within one its endpoints take turns, oldest delivery first.
+ * How deliveries are claimed and settled, the same for every dispatcher process of a database.
+ * Each claim shares the free slots fairly: organizations take turns, and within one its endpoints
+ * take turns, oldest delivery first (each endpoint within the dispatcher's `HeldSlots`).
  *
  * An endpoint's circuit opens after `circuitThreshold` failed attempts in a row: nothing is sent
- * to it for `circuitCooldownMs`, then it is half-open (one probe in flight at a time) until an
- * attempt succeeds and closes it, or fails and opens it again. Its deliveries keep their places
- * and their retry schedule meanwhile: an open circuit delays them without spending their tries.
+ * to it for `circuitCooldownMs`, then it is half-open (one probe in flight at a time per
+ * dispatcher) until an attempt succeeds and closes it, or fails and opens it again. Its deliveries
+ * keep their places and their retry schedule meanwhile: an open circuit delays them without
+ * spending their tries.
  */
 export interface DeliveryPolicy {
-  readonly endpointConcurrency: number;
   readonly circuitThreshold: number;
   readonly circuitCooldownMs: number;
   /** Delay before a delivery's first try (the retry schedule's first entry). */
@@ -66,8 +64,9 @@ export interface DeliveryPolicy {
 }
 
 /**
- * What one dispatcher holds: its share of each endpoint's cap (the cap divided between the
- * dispatchers live, rounded up) and its attempts in flight per endpoint id.
+ * What one dispatcher holds: its share of each endpoint's cap on attempts in flight (the cap
+ * divided between the dispatchers live, rounded up, so together they stay within it) and its
+ * attempts in flight per endpoint id. Claims skip an endpoint while this dispatcher is at its share.
  */
 export interface HeldSlots {
   readonly share: number;

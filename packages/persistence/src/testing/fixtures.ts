@@ -35,7 +35,6 @@ export const nothingHeld: HeldSlots = { share: 1000, inFlight: new Map() };
 
 /** A delivery policy for tests that drive the queue directly: caps and circuit far out of the way. */
 export const testDeliveryPolicy: DeliveryPolicy = {
-  endpointConcurrency: 1000,
   circuitThreshold: 1000,
   circuitCooldownMs: 30_000,
   firstAttemptDelayMs: 0,

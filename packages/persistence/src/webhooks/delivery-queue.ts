@@ -248,11 +248,11 @@ export class DeliveryQueue extends Context.Service<
     /** Per endpoint with deliveries pending or a circuit not closed: depth, in flight, circuit. */
     readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>>;
     /**
-     * Milliseconds until a claim may find something (undefined when nothing is pending), to sleep
-     * exactly: endpoints at this dispatcher's share wait for a slot to free (a wake), open circuits
-     * for their cooldown.
+     * For a dispatcher with nothing in flight (one with attempts running is woken as each ends):
+     * milliseconds until a claim may find something (undefined when nothing is pending), to sleep
+     * exactly; an open circuit counts from its end.
      */
-    readonly nextDueInMs: (policy: DeliveryPolicy, held: HeldSlots) => Effect.Effect<number | undefined>;
+    readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
     /** Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own). */
     readonly listen: (onDelivery: () => void, onError: (error: unknown) => void) => DeliveryListener;
   }
@@ -307,23 +307,21 @@ export class DeliveryQueue extends Context.Service<
             circuit: circuitState(row.open_until_ms === null ? undefined : Number(row.open_until_ms), nowMs),
           }));
         })),
-        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy, held: HeldSlots) {
+        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy) {
           const now = new Date(yield* Clock.currentTimeMillis).toISOString();
-          // Per endpoint with a free slot here: its earliest delivery nobody holds (plus the first-try
-          // delay when it was never tried), or an open circuit's end. Leases of a dispatcher that
-          // died run out unseen: the poll interval covers them.
+          // Per endpoint: its earliest delivery nobody holds (plus the first-try delay when it was
+          // never tried), or an open circuit's end. Leases of a dispatcher that died run out unseen:
+          // the poll interval covers them.
           const [row] = yield* rows<{ ms: number | null }>(
             `with recursive ${ACTIVE_ENDPOINTS}
              select extract(epoch from (min(case when e.circuit_open_until > ?::timestamptz then e.circuit_open_until
                  else first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond'
                                                    else interval '0' end end) - now())) * 1000 as ms
              from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
-             left join jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int) on h.endpoint_id = e.id
              cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
                where d.endpoint_id = e.id and d.status = 'pending' and ${UNLEASED("d")}
-               order by d.next_attempt_at, d.id limit 1) first
-             where case when e.circuit_open_until is null then ?::int else 1 end > coalesce(h.in_flight, 0)`,
-            [now, policy.firstAttemptDelayMs, heldJson(held), held.share],
+               order by d.next_attempt_at, d.id limit 1) first`,
+            [now, policy.firstAttemptDelayMs],
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         })),
