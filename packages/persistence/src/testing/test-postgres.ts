@@ -58,23 +58,36 @@ export interface TestPostgresOptions {
 /** Trades durability for speed: a crash may lose or corrupt a throwaway test database, nothing else. */
 const FAST_FLAGS = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
 
-const startEmbedded = async (durable: boolean): Promise<TestPostgres> => {
+/**
+ * A started embedded server of a test's own on a free port, with data in a new temporary
+ * directory (removed by `stop()` unless `persistent`), and the admin URL to reach it.
+ */
+export const startEmbeddedServer = async (options: { readonly persistent: boolean; readonly flags: ReadonlyArray<string> }) => {
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const port = await freePort();
   const password = "platter-test";
+  const databaseDir = await mkdtemp(join(tmpdir(), "platter-pg-"));
   const server = new EmbeddedPostgres({
-    databaseDir: await mkdtemp(join(tmpdir(), "platter-pg-")),
+    databaseDir,
     port,
     user: "postgres",
     password,
-    persistent: false,
+    persistent: options.persistent,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: [...(durable ? [] : FAST_FLAGS), "-c", "max_connections=300"],
+    postgresFlags: [...options.flags],
     onLog: () => {},
   });
   await server.initialise();
   await server.start();
-  return { adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, kind: "embedded", stop: () => server.stop() };
+  return { server, databaseDir, adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres` };
+};
+
+const startEmbedded = async (durable: boolean): Promise<TestPostgres> => {
+  const { server, adminUrl } = await startEmbeddedServer({
+    persistent: false,
+    flags: [...(durable ? [] : FAST_FLAGS), "-c", "max_connections=300"],
+  });
+  return { adminUrl, kind: "embedded", stop: () => server.stop() };
 };
 
 /** Starts (or points at) the PostgreSQL server of this test run. */
