@@ -151,6 +151,12 @@ const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
       sql`select ${raw(query.columns)} from ${raw(query.from)} ${raw(query.as)}${raw(query.join ? ` ${query.join}` : "")} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} ${query.rest ?? EMPTY}`,
     );
   const withOrganization = <T extends object>(data: T) => ({ ...data, organization: scope.organizationId }) as never;
+  /** How many rows a data-changing statement (without its own `returning`) touched. */
+  const rowsChanged = (change: Statement) =>
+    Effect.map(
+      executor.rows<{ n: number }>(sql`with changed as (${change} returning 1) select count(*)::int as n from changed`),
+      ([row]) => row?.n ?? 0,
+    );
   return {
     scope,
     select,
@@ -161,19 +167,11 @@ const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
         sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`,
       ),
     delete: (table, as, where) =>
-      Effect.map(
-        executor.rows<{ n: number }>(
-          sql`with deleted as (delete from ${raw(table)} ${raw(as)} where ${organizationFilter(scope, table, as)}${andWhere(where)} returning 1) select count(*)::int as n from deleted`,
-        ),
-        ([row]) => row?.n ?? 0,
-      ),
+      rowsChanged(sql`delete from ${raw(table)} ${raw(as)} where ${organizationFilter(scope, table, as)}${andWhere(where)}`),
     insert: (entity, data) => Effect.promise(async () => Number(await executor.em().insert(entity, withOrganization(data)))),
     insertFrom: (query) =>
-      Effect.map(
-        executor.rows<{ n: number }>(
-          sql`with inserted as (insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} returning 1) select count(*)::int as n from inserted`,
-        ),
-        ([row]) => row?.n ?? 0,
+      rowsChanged(
+        sql`insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)}`,
       ),
     insertMany: (entity, data) =>
       Effect.promise(async () => {
