@@ -86,13 +86,21 @@ const ref = (kind: "schemas" | "parameters" | "headers" | "responses", name: str
 
 const json = (schema: string) => ({ "application/json": { schema: ref("schemas", schema) } });
 
+/** Where a key stands against its rate limits: on every answer to a request with a key. */
+const RATE_LIMIT_HEADERS = { "ratelimit-policy": ref("headers", "RateLimitPolicy"), ratelimit: ref("headers", "RateLimit") };
+
 const ok = (description: string, schema: string) => ({
   description,
-  headers: { "x-request-id": ref("headers", "RequestId") },
+  headers: { "x-request-id": ref("headers", "RequestId"), ...RATE_LIMIT_HEADERS },
   content: json(schema),
 });
 
-const READ_ERRORS = { 401: ref("responses", "Unauthenticated"), 500: ref("responses", "ServerError") };
+const READ_ERRORS = {
+  401: ref("responses", "Unauthenticated"),
+  429: ref("responses", "RateLimited"),
+  500: ref("responses", "ServerError"),
+  503: ref("responses", "Unavailable"),
+};
 const LIST_ERRORS = { 400: ref("responses", "InvalidCursor"), ...READ_ERRORS };
 const DETAIL_ERRORS = { ...READ_ERRORS, 404: ref("responses", "NotFound") };
 const CREATE_ERRORS = {
@@ -129,6 +137,7 @@ const createOperation = (operationId: string, summary: string, input: string) =>
       description: "Created. Read the record with its id. A replay of an idempotent request answers the first response again.",
       headers: {
         "x-request-id": ref("headers", "RequestId"),
+        ...RATE_LIMIT_HEADERS,
         location: { description: "Path of the new record.", schema: { type: "string" } },
         "idempotent-replayed": {
           description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.",
@@ -141,11 +150,13 @@ const createOperation = (operationId: string, summary: string, input: string) =>
   },
 });
 
-const errorResponse = (description: string) => ({
+const errorResponse = (description: string, headers: Record<string, unknown> = {}) => ({
   description,
-  headers: { "x-request-id": ref("headers", "RequestId") },
+  headers: { "x-request-id": ref("headers", "RequestId"), ...headers },
   content: json("Error"),
 });
+
+const RETRY_AFTER = { "retry-after": ref("headers", "RetryAfter") };
 
 /** The POST a registered endpoint receives for one event type, with its envelope schema and an example. */
 const webhookOperation = ({ type, description }: MessageType<WebhookEventType>) => ({
@@ -242,6 +253,15 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
     },
     headers: {
       RequestId: { description: "Identifies the request in the service's logs: quote it in support requests.", schema: { type: "string" } },
+      RateLimitPolicy: {
+        description: "The key's rate limits (IETF RateLimit headers): `\"requests\";q=200;w=2`, and on a create also `\"creates\";q=40;w=2` (quota q per window of w seconds).",
+        schema: { type: "string" },
+      },
+      RateLimit: {
+        description: "Where the key stands against its tightest limit: `\"requests\";r=<requests left>;t=<seconds until the window resets>`.",
+        schema: { type: "string" },
+      },
+      RetryAfter: { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 1 } },
     },
     responses: {
       InvalidInput: errorResponse("The body is not a valid create input (the text names the field: `name is required`), or the Idempotency-Key is malformed."),
@@ -254,6 +274,8 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
       UnsupportedMediaType: errorResponse("The request body is declared as something other than JSON."),
       IdempotencyKeyReused: errorResponse("The Idempotency-Key was used before with a different request."),
       ServerError: errorResponse("An unexpected failure; the text is opaque."),
+      RateLimited: errorResponse("The key sent more requests than its rate limit allows; nothing was done.", { ...RETRY_AFTER, ...RATE_LIMIT_HEADERS }),
+      Unavailable: errorResponse("The database is down, frozen or too slow right now; nothing was done.", RETRY_AFTER),
     },
     securitySchemes: {
       bearer: { type: "http", scheme: "bearer", description: "An API key: `platter_ro_…` (read-only) or `platter_rw_…` (read/write)." },

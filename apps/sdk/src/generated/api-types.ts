@@ -602,6 +602,30 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The key sent more requests than its rate limit allows; nothing was done. */
+        RateLimited: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "retry-after": components["headers"]["RetryAfter"];
+                "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                ratelimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The database is down, frozen or too slow right now; nothing was done. */
+        Unavailable: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "retry-after": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /** @description Page size, 1 to 500; 100 when absent, zero, negative or not a number; larger values are capped. */
@@ -616,6 +640,12 @@ export interface components {
     headers: {
         /** @description Identifies the request in the service's logs: quote it in support requests. */
         RequestId: string;
+        /** @description The key's rate limits (IETF RateLimit headers): `"requests";q=200;w=2`, and on a create also `"creates";q=40;w=2` (quota q per window of w seconds). */
+        RateLimitPolicy: string;
+        /** @description Where the key stands against its tightest limit: `"requests";r=<requests left>;t=<seconds until the window resets>`. */
+        RateLimit: string;
+        /** @description Seconds to wait before trying again. */
+        RetryAfter: number;
     };
     pathItems: never;
 }
@@ -634,6 +664,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -641,7 +673,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEvents: {
@@ -662,6 +696,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -670,7 +706,9 @@ export interface operations {
             };
             400: components["responses"]["InvalidCursor"];
             401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createEvent: {
@@ -693,6 +731,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     /** @description Path of the new record. */
                     location?: string;
                     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
@@ -710,7 +750,9 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEvent: {
@@ -728,6 +770,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -736,7 +780,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listRecipes: {
@@ -757,6 +803,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -765,7 +813,9 @@ export interface operations {
             };
             400: components["responses"]["InvalidCursor"];
             401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getRecipe: {
@@ -783,6 +833,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -791,7 +843,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listClients: {
@@ -812,6 +866,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -820,7 +876,9 @@ export interface operations {
             };
             400: components["responses"]["InvalidCursor"];
             401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createClient: {
@@ -843,6 +901,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     /** @description Path of the new record. */
                     location?: string;
                     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
@@ -860,7 +920,9 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoices: {
@@ -881,6 +943,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -889,7 +953,9 @@ export interface operations {
             };
             400: components["responses"]["InvalidCursor"];
             401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoice: {
@@ -907,6 +973,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                    ratelimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -915,7 +983,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     receiveEventCreatedMessage: {
