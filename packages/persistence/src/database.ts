@@ -76,17 +76,30 @@ export const migrateOrm = async (orm: MikroORM): Promise<void> => {
   });
 };
 
-/** `?` placeholders rewritten to `$1…$n`, once per statement text (a bounded cache: most texts are constants). */
-const numberedStatements = new Map<string, string>();
-const numbered = (text: string): string => {
-  let result = numberedStatements.get(text);
-  if (result === undefined) {
+/** A statement as sent to PostgreSQL: `$n` placeholders, and the name it is prepared under. */
+interface PreparedStatement {
+  readonly text: string;
+  readonly name: string | undefined;
+}
+
+/** At most this many statement texts are prepared on each connection; any beyond run unnamed. */
+const MAX_PREPARED = 500;
+
+/**
+ * Each statement text, once: `?` placeholders rewritten to `$1…$n`, and a name under which each
+ * connection parses and plans it only the first time it runs it (the texts are constants and a
+ * few shapes of them, so the set is small; the cap only guards against a text built from values).
+ */
+const statements = new Map<string, PreparedStatement>();
+const prepared = (text: string): PreparedStatement => {
+  let statement = statements.get(text);
+  if (statement === undefined) {
     let position = 0;
-    result = text.replace(/\?/g, () => `$${++position}`);
-    if (numberedStatements.size >= 1_000) numberedStatements.clear();
-    numberedStatements.set(text, result);
+    const numbered = text.replace(/\?/g, () => `$${++position}`);
+    statement = { text: numbered, name: statements.size < MAX_PREPARED ? `platter_${statements.size}` : undefined };
+    if (statement.name !== undefined) statements.set(text, statement);
   }
-  return result;
+  return statement;
 };
 
 export class Database extends Context.Service<
@@ -97,11 +110,12 @@ export class Database extends Context.Service<
     /** The URL connected to (the embedded server's when none was configured). */
     readonly url: string;
     /**
-     * Rows of one statement on the pool, with bound `?` parameters. Skips MikroORM's `execute`
-     * layers (parameter inlining, Kysely's executor): tools/bench measured about a quarter less
-     * API CPU per list request. Same pool, same type parsers.
+     * Rows of one statement on the pool, with bound `?` parameters, as a prepared statement: each
+     * connection parses and plans a text once. Skips MikroORM's `execute` layers (parameter
+     * inlining, Kysely's executor): tools/bench measured about a quarter less API CPU per list
+     * request. Same pool, same type parsers.
      */
-    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>, prepareAs?: string) => Effect.Effect<Row[]>;
+    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
     /** Succeeds when the database answers a trivial query. */
     readonly ping: Effect.Effect<void>;
     /** The pool right now: connections open, idle, and callers waiting for one. */
@@ -146,11 +160,12 @@ export class Database extends Context.Service<
           (orm) => Effect.promise(() => orm.close(true)),
         );
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
-        // `prepareAs` names a statement run often: each connection then parses and plans it once.
-        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = [], prepareAs?: string) =>
-          Effect.promise(async () =>
-            (await pool.query({ text: numbered(text), values: [...values], ...(prepareAs === undefined ? {} : { name: prepareAs }) })).rows as Row[]
-          );
+        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
+          Effect.promise(async () => {
+            const statement = prepared(text);
+            const query = statement.name === undefined ? { text: statement.text, values } : { ...statement, values };
+            return (await pool.query(query as { text: string; values: unknown[] })).rows as Row[];
+          });
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
         return Database.of({ orm, url, rows, ping: Effect.asVoid(rows("select 1")), poolStats });
       }),

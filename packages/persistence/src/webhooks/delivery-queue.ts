@@ -269,7 +269,7 @@ export class DeliveryQueue extends Context.Service<
           const now = new Date(yield* Clock.currentTimeMillis).toISOString();
           const claimed = yield* rows<ClaimedRow>(CLAIM, [
             held.share, heldJson(held), now, limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
-          ], "platter_claim_due");
+          ]);
           return toDue(claimed);
         })),
         recordAttempts: traced("DeliveryQueue.recordAttempts")(Effect.fnUntraced(function* (
@@ -280,7 +280,7 @@ export class DeliveryQueue extends Context.Service<
           yield* rows(RECORD, [
             JSON.stringify(records.map(toResultRow)), policy.circuitThreshold, now, policy.circuitCooldownMs,
             policy.failureWindowMs, policy.failureWindowMs,
-          ], "platter_record_attempts");
+          ]);
         })),
         queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
           const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
