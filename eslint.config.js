@@ -51,10 +51,11 @@ export default tseslint.config(
   },
   {
     // Isolation by construction: a scope (the key to an organization's data) is made only by
-    // authentication and by the operator's explicit `Operator.scopeOf`, never cast into being.
+    // authentication (API keys, Developer-area sessions) and by the operator's explicit
+    // `Operator.scopeOf`, never cast into being.
     files: ["**/*.ts"],
     ignores: ["packages/domain/**", "packages/persistence/src/repositories/api-key.repository.ts",
-      "packages/persistence/src/operator/operator.ts", "**/test/**", "**/*.test.ts", "**/testing/**"],
+      "packages/persistence/src/operator/operator.ts", "packages/persistence/src/developer-area/developer-sessions.ts", "**/test/**", "**/*.test.ts", "**/testing/**"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -62,8 +63,8 @@ export default tseslint.config(
           paths: [
             {
               name: "@platter/domain",
-              importNames: ["authenticatedScope", "operatorScope"],
-              message: "Scopes come from ApiKeyRepository.authenticate or Operator.scopeOf only.",
+              importNames: ["authenticatedScope", "operatorScope", "developerSessionScope"],
+              message: "Scopes come from ApiKeyRepository.authenticate, DeveloperSessions (sign-in and session authentication) or Operator.scopeOf only.",
             },
           ],
         },

@@ -43,9 +43,18 @@ export const prepareFirstRun = (platform: PlatformRuntime): Promise<Welcome> =>
     }),
   );
 
+/** Where the Developer area is, and (on a first run) a sign-in link to the demo organization's. */
+export interface DeveloperAreaWelcome {
+  readonly url: string;
+  readonly demoLink?: string;
+}
+
 /** What `npm start` prints once the API listens: where it is, and how to make a first call. */
-export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string): string => {
-  const lines = ["", "Platter is running.", `  API:     ${apiUrl}`, `  Health:  ${healthUrl}`, ""];
+export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string, developerArea: DeveloperAreaWelcome): string => {
+  const lines = [
+    "", "Platter is running.", `  API:             ${apiUrl}`, `  Health:          ${healthUrl}`,
+    `  Developer area:  ${developerArea.url}`, "",
+  ];
   if (welcome.kind === "demo") {
     const { organizationId, seeded } = welcome;
     lines.push(
@@ -59,6 +68,10 @@ export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string)
       `  curl -H "Authorization: Bearer ${welcome.readKey}" ${apiUrl}/events`,
       "",
       `More keys: npm run cli -- key create --org ${organizationId} --access read`,
+      "",
+      "Sign in to its Developer area (the link works once, within 15 minutes):",
+      `  ${developerArea.demoLink ?? ""}`,
+      `Another link: npm run cli -- developer-area link --org ${organizationId}`,
     );
   } else {
     lines.push(
@@ -66,6 +79,7 @@ export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string)
       ...welcome.organizations.map((organization) => `  ${organization.id}  ${organization.name}`),
       "",
       `Create a key: npm run cli -- key create --org ${welcome.organizations[0]!.id} --access read`,
+      `Sign in to the Developer area: npm run cli -- developer-area link --org ${welcome.organizations[0]!.id}`,
     );
   }
   lines.push("Stop with Ctrl+C.", "");

@@ -2,6 +2,7 @@ import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { stripVTControlCharacters } from "node:util";
 import { inquiryCommand, invoiceCommand, proposalCommand } from "./commands/business.ts";
 import { deliveriesCommand } from "./commands/deliveries.ts";
+import { developerAreaCommand } from "./commands/developer-area.ts";
 import { keyCommand } from "./commands/key.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { orgCommand } from "./commands/org.ts";
@@ -17,7 +18,7 @@ import { exitCodeOf, messageOf } from "./failures.ts";
  * `runMain` would not (it prints usage on stdout and exits 1 for every error).
  */
 const platter: CommandDef = defineCommand({
-  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, local start" },
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, Developer-area links, local start" },
   subCommands: {
     start: startCommand,
     migrate: migrateCommand,
@@ -29,6 +30,7 @@ const platter: CommandDef = defineCommand({
     invoice: invoiceCommand,
     proposal: proposalCommand,
     inquiry: inquiryCommand,
+    "developer-area": developerAreaCommand,
   },
 });
 

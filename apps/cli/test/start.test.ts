@@ -24,6 +24,9 @@ interface Started {
   readonly baseUrl: string;
   readonly readKey: string;
   readonly writeKey: string;
+  /** The printed sign-in link to the demo organization's Developer area. */
+  readonly signInLink: string;
+  readonly areaPort: number;
   readonly port: number;
   /** Everything printed on stdout so far. */
   readonly stdout: () => string;
@@ -38,8 +41,10 @@ const startPlatter = async (): Promise<Started> => {
   const port = await freePort();
   const opsPort = await freePort();
   const dispatcherOpsPort = await freePort();
+  const areaPort = await freePort();
   const child = spawnCli(["start"], {
     DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(opsPort), DISPATCHER_OPS_PORT: String(dispatcherOpsPort),
+    DEVELOPER_AREA_PORT: String(areaPort), DEVELOPER_AREA_PUBLIC_URL: `http://127.0.0.1:${areaPort}`,
     HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "20000",
   });
   processes.push(child);
@@ -48,16 +53,17 @@ const startPlatter = async (): Promise<Started> => {
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-  const keys = await new Promise<{ readKey: string; writeKey: string }>((done, fail) => {
+  const keys = await new Promise<{ readKey: string; writeKey: string; signInLink: string }>((done, fail) => {
     const look = () => {
       const read = /read-only:\s+(platter_ro_[0-9a-f]{64})/.exec(stdout);
       const write = /read\/write:\s+(platter_rw_[0-9a-f]{64})/.exec(stdout);
-      if (read && write) done({ readKey: read[1]!, writeKey: write[1]! });
+      const link = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/sign-in\/[A-Za-z0-9_-]{43})$/m.exec(stdout);
+      if (read && write && link) done({ readKey: read[1]!, writeKey: write[1]!, signInLink: link[1]! });
     };
     child.stdout.on("data", look);
     void exited.then((code) => fail(new Error(`platter start exited ${code} before printing keys:\n${stdout}\n${stderr}`)));
   });
-  return { child, baseUrl: `http://127.0.0.1:${port}`, port, ...keys, stdout: () => stdout, exited };
+  return { child, baseUrl: `http://127.0.0.1:${port}`, port, areaPort, ...keys, stdout: () => stdout, exited };
 };
 
 const get = async (baseUrl: string, path: string, key: string) => {
@@ -94,6 +100,16 @@ describe("platter start", () => {
       body: JSON.stringify({ name: "Read-only caller" }),
     });
     expect(write.status).toBe(403);
+
+    // The Developer area runs beside the API: the printed link signs in to the demo organization's.
+    expect(platter.stdout()).toContain(`Developer area:  http://127.0.0.1:${platter.areaPort}`);
+    const signIn = await fetch(platter.signInLink, { redirect: "manual" });
+    expect(signIn.status).toBe(303);
+    const area = await fetch(`http://127.0.0.1:${platter.areaPort}/api-keys`, {
+      headers: { cookie: signIn.headers.get("set-cookie")!.split(";")[0]! },
+    });
+    expect(area.status).toBe(200);
+    expect(await area.text()).toContain("Demo Catering Co.");
 
     platter.child.kill("SIGTERM");
     expect(await platter.exited).toBe(0);
@@ -134,7 +150,7 @@ describe("platter start", () => {
     expect(await platter.exited).toBe(0);
   });
 
-  it("exits 2 with one line naming the variable when a port is already taken, and starts nothing", async () => {
+  it.each(["PORT", "DEVELOPER_AREA_PORT"])("exits 2 with one line naming the variable when %s is already taken, and starts nothing", async (variable) => {
     const db = await createTestDatabase(inject("pgAdminUrl"));
     databases.push(db);
     const taken = createServer();
@@ -142,15 +158,16 @@ describe("platter start", () => {
     const port = (taken.address() as { port: number }).port;
     try {
       const child = spawnCli(["start"], {
-        DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(await freePort()),
-        DISPATCHER_OPS_PORT: String(await freePort()), HOST: "127.0.0.1", LOG_LEVEL: "silent",
+        DATABASE_URL: db.url, PORT: String(await freePort()), OPS_PORT: String(await freePort()),
+        DISPATCHER_OPS_PORT: String(await freePort()), DEVELOPER_AREA_PORT: String(await freePort()), HOST: "127.0.0.1", LOG_LEVEL: "silent",
+        [variable]: String(port),
       });
       processes.push(child);
       let stderr = "";
       child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
       const code = await new Promise<number | null>((done) => child.once("exit", done));
       expect(code).toBe(2);
-      expect(stderr.trim()).toBe(`platter: configuration error: PORT: port ${port} on 127.0.0.1 is already in use; set PORT to a free port`);
+      expect(stderr.trim()).toBe(`platter: configuration error: ${variable}: port ${port} on 127.0.0.1 is already in use; set ${variable} to a free port`);
     } finally {
       taken.close();
     }

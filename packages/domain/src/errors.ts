@@ -31,6 +31,11 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
 /** An Idempotency-Key whose first request is still being processed. */
 export class IdempotencyKeyInProgress extends Schema.TaggedError<IdempotencyKeyInProgress>()("IdempotencyKeyInProgress", {}) {}
 
+/** A sign-in link that opens no session: already used, expired, or never issued. */
+export class SignInRefused extends Schema.TaggedError<SignInRefused>()("SignInRefused", {
+  reason: Schema.Literals(["used", "expired", "unknown"]),
+}) {}
+
 /** Every expected failure of the domain. */
 export type DomainError =
   | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition

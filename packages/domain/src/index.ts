@@ -1,6 +1,7 @@
 export * from "./api-key.ts";
 export * from "./cursor.ts";
 export * from "./cursor-keys.ts";
+export * from "./developer-access.ts";
 export * from "./errors.ts";
 export * from "./idempotency.ts";
 export * from "./input.ts";

@@ -30,3 +30,10 @@ export const authenticatedScope = (fields: {
 /** Scope for operator tooling (CLI, seeding) acting on one organization with full access. */
 export const operatorScope = (organizationId: number, currency: string): OrgScope =>
   authenticatedScope({ organizationId, access: "read_write", currency, apiKeyId: 0 });
+
+/**
+ * Scope of a live Developer-area session: full access to its one organization (the area creates
+ * and revokes keys). Call only after the session's token was checked.
+ */
+export const developerSessionScope = (organizationId: number, currency: string): OrgScope =>
+  authenticatedScope({ organizationId, access: "read_write", currency, apiKeyId: 0 });

@@ -59,6 +59,51 @@ export const readDatabaseUrl = (env: Environment, name = "DATABASE_URL"): string
   return raw;
 };
 
+/** Text matching `pattern` (described by `expected` in the error), or `fallback` when unset. */
+export const readMatching = (env: Environment, name: string, fallback: string, pattern: RegExp, expected: string): string => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!pattern.test(raw)) throw new ConfigError(`${name} must be ${expected}, got "${raw}"`);
+  return raw;
+};
+
+/** An http(s) origin such as `https://developers.example.com` (no path), or `fallback` when unset. */
+export const readOrigin = (env: Environment, name: string, fallback: string): string => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const bare = url !== undefined && (url.pathname === "/" || url.pathname === "") && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+  if (url === undefined || !["http:", "https:"].includes(url.protocol) || !bare) {
+    throw new ConfigError(`${name} must be an http(s) address without a path, such as https://developers.example.com, got "${raw}"`);
+  }
+  return url.origin;
+};
+
+/** Where the Developer area listens, and the public address its sign-in links start with. */
+export interface DeveloperAreaAddress {
+  readonly developerAreaPort: number;
+  /** The origin users reach the area at (behind a proxy, the proxy's); links are `<origin>/sign-in/<token>`. */
+  readonly developerAreaUrl: string;
+}
+
+/**
+ * `DEVELOPER_AREA_PORT` (3001, beside the API's 3000) and `DEVELOPER_AREA_PUBLIC_URL`
+ * (`http://localhost:<port>` when unset): read alike by the area itself, `npm start` and the CLI,
+ * so the links they print lead to the area.
+ */
+export const readDeveloperAreaAddress = (env: Environment): DeveloperAreaAddress => {
+  const developerAreaPort = readInteger(env, "DEVELOPER_AREA_PORT", 3001, 0, 65535);
+  return {
+    developerAreaPort,
+    developerAreaUrl: readOrigin(env, "DEVELOPER_AREA_PUBLIC_URL", `http://localhost:${developerAreaPort}`),
+  };
+};
+
 const SECOND = 1000;
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: SECOND, m: 60 * SECOND, h: 3600 * SECOND, d: 86_400 * SECOND };
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;

@@ -1,5 +1,7 @@
 export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
 export { type DatabaseLimits, type DatabaseOptions, databasePoolStats, pingDatabase, type PoolStats } from "./database.ts";
+export * from "./developer-area/developer-audit-log.ts";
+export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
 export * from "./housekeeping.ts";
 export * from "./operator/business-actions.ts";

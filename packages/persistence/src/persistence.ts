@@ -1,6 +1,8 @@
 import { Layer, ManagedRuntime } from "effect";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
+import { DeveloperAuditLog } from "./developer-area/developer-audit-log.ts";
+import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
 import { Operator } from "./operator/operator.ts";
@@ -27,6 +29,8 @@ export const storageServices = Layer.mergeAll(
   Seeding.layer,
   DeliveryQueue.layer,
   Housekeeping.layer,
+  DeveloperSessions.layer,
+  DeveloperAuditLog.layer,
 );
 
 /** The database and every storage service on it: what a process opens once and its roles share. */

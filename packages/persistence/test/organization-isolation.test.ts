@@ -2,8 +2,8 @@ import type { OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
-  ApiKeyRepository, BusinessActions, ClientRepository, DeliveryQueue, DeliveryRepository, EventRepository,
-  InvoiceRepository, Operator, OrganizationRepository, type Persistence, RecipeRepository, Seeding, WebhookEndpointRepository,
+  ApiKeyRepository, BusinessActions, ClientRepository, DeliveryQueue, DeliveryRepository, DeveloperAuditLog, type DeveloperSession,
+  DeveloperSessions, EventRepository, InvoiceRepository, Operator, OrganizationRepository, type Persistence, RecipeRepository, Seeding, WebhookEndpointRepository,
 } from "../src/index.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
@@ -20,6 +20,8 @@ let a: OrganizationFixture;
 let b: OrganizationFixture;
 /** Ids of A's records, one of each kind a method can be aimed at. */
 let target: Record<"event" | "recipe" | "invoice" | "draftInvoice" | "proposal" | "endpoint" | "delivery" | "apiKey", number>;
+/** A Developer-area session of A (a link used, a session open, an action audited). */
+let sessionOfA: DeveloperSession;
 
 const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
@@ -51,6 +53,10 @@ beforeAll(async () => {
         yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, []);
         // Only A uses this Idempotency-Key; B's create below reuses it.
         yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
+        const sessions = yield* DeveloperSessions;
+        const session = yield* sessions.authenticate((yield* sessions.signIn((yield* sessions.createLink(org.scope, "cli")).token)).token);
+        yield* (yield* DeveloperAuditLog).record(session, "api_key.created", "api_key 1");
+        if (org === a) sessionOfA = session;
       }
       // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
       const queue = yield* DeliveryQueue;
@@ -124,6 +130,15 @@ const cases = (scope: OrgScope) => ({
     retry: () => notFound(DeliveryRepository.use((r) => r.retry(scope, target.delivery))),
     retryFailed: () => notFound(DeliveryRepository.use((r) => r.retryFailed(scope, target.endpoint))),
   },
+  DeveloperSessions: {
+    createLink: () => run(DeveloperSessions.use((r) => r.createLink(scope, "cli"))),
+    // A's session named under B's scope: not B's to end.
+    signOut: () => notFound(DeveloperSessions.use((r) => r.signOut({ ...sessionOfA, scope }))),
+  },
+  DeveloperAuditLog: {
+    record: () => notFound(DeveloperAuditLog.use((r) => r.record({ ...sessionOfA, scope }, "api_key.revoked", "api_key 1"))),
+    list: async () => expectOnlyB("developer_audit_log", (await run(DeveloperAuditLog.use((r) => r.list(scope, 100)))).map((e) => e.id)),
+  },
   BusinessActions: {
     sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),
     payInvoice: () => notFound(BusinessActions.use((r) => r.payInvoice(scope, target.draftInvoice))),
@@ -145,8 +160,11 @@ const expectOnlyB = async (table: string, ids: ReadonlyArray<number>) => {
 
 const SERVICES = {
   ApiKeyRepository, OrganizationRepository, EventRepository, RecipeRepository, ClientRepository, InvoiceRepository,
-  WebhookEndpointRepository, DeliveryRepository, BusinessActions, Seeding,
+  WebhookEndpointRepository, DeliveryRepository, DeveloperSessions, DeveloperAuditLog, BusinessActions, Seeding,
 };
+
+/** Methods that make scopes rather than take one: authentication, and opening a session with a link. */
+const SCOPE_MAKERS = new Set(["authenticate", "signIn"]);
 
 describe("organization isolation", () => {
   it("knows every organization-owned table", async () => {
@@ -162,11 +180,11 @@ describe("organization isolation", () => {
     expect(Object.entries(tables).filter(([, rows]) => rows.length === 0).map(([table]) => table)).toEqual([]);
   });
 
-  it("has a case for every method of every scoped service (authentication makes scopes rather than taking one)", async () => {
+  it("has a case for every method of every scoped service (authentication and sign-in make scopes rather than taking one)", async () => {
     const all = cases(b.scope);
     for (const [name, tag] of Object.entries(SERVICES)) {
       const service = (await db.run(tag.use((s: object) => Effect.succeed(s)) as Effect.Effect<object>)) as Record<string, unknown>;
-      const methods = Object.keys(service).filter((key) => key !== "authenticate").sort();
+      const methods = Object.keys(service).filter((key) => !SCOPE_MAKERS.has(key)).sort();
       expect([name, ...methods]).toEqual([name, ...Object.keys(all[name as keyof typeof all]).sort()]);
     }
   });

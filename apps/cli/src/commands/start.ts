@@ -1,4 +1,5 @@
 import { loadApiConfig, startApi } from "@platter/api";
+import { createSignInLink, loadDeveloperAreaConfig, startDeveloperArea } from "@platter/developer-area";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
 import { createLogger, createServiceGroup, shutdownSignal } from "@platter/ops";
 import { startPlatform } from "@platter/persistence";
@@ -8,9 +9,9 @@ import { prepareFirstRun, welcomeText } from "../first-run.ts";
 
 /**
  * `platter start` (what `npm start` runs): the platform (the database, embedded unless
- * `DATABASE_URL` is set, one pool, migrations), demo data on first run, then the API and the webhook
- * dispatcher on it until SIGTERM or SIGINT, which drain both and then close the platform (and stop
- * the database this process started).
+ * `DATABASE_URL` is set, one pool, migrations), demo data on first run, then the API, the webhook
+ * dispatcher and the Developer area on it until SIGTERM or SIGINT, which drain them and then close
+ * the platform (and stop the database this process started).
  */
 /** Local development delivers to localhost receivers unless the operator said otherwise. */
 const localDispatcherEnv = () => ({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ...process.env });
@@ -18,10 +19,11 @@ const localDispatcherConfig = () => loadDispatcherConfig(localDispatcherEnv());
 const allowsPrivateNetworks = () => localDispatcherConfig().allowPrivateNetworks;
 
 export const startCommand = defineCommand({
-  meta: { name: "start", description: "Run Platter locally: database, demo data on first run, the API and the webhook dispatcher" },
+  meta: { name: "start", description: "Run Platter locally: database, demo data on first run, the API, the webhook dispatcher and the Developer area" },
   run: async () => {
     const shutdown = shutdownSignal();
     const config = loadApiConfig();
+    const areaConfig = loadDeveloperAreaConfig();
     const logger = createLogger("platter", config.logLevel);
     const services = createServiceGroup();
     try {
@@ -34,6 +36,10 @@ export const startCommand = defineCommand({
       const welcome = await prepareFirstRun(platform);
       const api = await services.add("api", () => startApi(config, logger, platform));
       const dispatcher = await services.add("dispatcher", () => startDispatcher(localDispatcherConfig(), logger, platform));
+      await services.add("developer-area", () => startDeveloperArea(areaConfig, logger, platform));
+      const demoLink = welcome.kind === "demo"
+        ? (await createSignInLink(platform, areaConfig.developerAreaUrl, welcome.organizationId, "cli")).url
+        : undefined;
       process.stdout.write(
         `Webhook dispatcher running (metrics: http://localhost:${dispatcher.opsPort}/metrics).\n` +
           (allowsPrivateNetworks()
@@ -41,7 +47,10 @@ export const startCommand = defineCommand({
             : ""),
       );
       process.stdout.write(
-        welcomeText(welcome, `http://localhost:${api.port}/v1`, `http://localhost:${api.opsPort}/healthz`),
+        welcomeText(welcome, `http://localhost:${api.port}/v1`, `http://localhost:${api.opsPort}/healthz`, {
+          url: areaConfig.developerAreaUrl,
+          ...(demoLink === undefined ? {} : { demoLink }),
+        }),
       );
       const ending = await Promise.race([
         shutdown.then((signal) => ({ signal, crashed: undefined })),

@@ -1,5 +1,6 @@
 import { ProcessInstanceEntity } from "./process-instance.entity.ts";
 import { ClientEntity, IngredientEntity, RecipeEntity } from "./catalog.entity.ts";
+import { DeveloperAuditLogEntity, DeveloperSessionEntity, DeveloperSignInLinkEntity } from "./developer-area.entity.ts";
 import { DishEntity, EventEntity, ProposalEntity } from "./event.entity.ts";
 import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
 import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
@@ -8,6 +9,7 @@ import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, Web
 
 export * from "./process-instance.entity.ts";
 export * from "./catalog.entity.ts";
+export * from "./developer-area.entity.ts";
 export * from "./event.entity.ts";
 export * from "./idempotency-key.entity.ts";
 export * from "./invoice.entity.ts";
@@ -18,5 +20,6 @@ export * from "./webhook.entity.ts";
 export const allEntities = [
   OrganizationEntity, ApiKeyEntity, ClientEntity, RecipeEntity, IngredientEntity, EventEntity, DishEntity, ProposalEntity,
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
-  WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity,
+  WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
+  DeveloperAuditLogEntity,
 ];

@@ -20,6 +20,8 @@ export const ApiKeyEntity = defineEntity({
   properties: {
     id: identityId(),
     organization: p.manyToOne(OrganizationEntity).index("api_keys_organization_idx"),
+    /** What its organization calls it (the Developer area asks for one; older keys have ''). */
+    name: p.text().default(""),
     keyHash: p.text().unique(),
     displayPrefix: p.text(),
     access: p.text(),

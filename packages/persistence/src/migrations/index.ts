@@ -6,6 +6,7 @@ import { Migration20261123010000SecretRotation } from "./Migration20261123010000
 import { Migration20261123020000HistoryRetention } from "./Migration20261123020000HistoryRetention.ts";
 import { Migration20261123030000FairDelivery } from "./Migration20261123030000FairDelivery.ts";
 import { Migration20261123040000ProcessInstances } from "./Migration20261123040000ProcessInstances.ts";
+import { Migration20261124000000DeveloperArea } from "./Migration20261124000000DeveloperArea.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: "Migration20261123020000HistoryRetention", class: Migration20261123020000HistoryRetention },
   { name: "Migration20261123030000FairDelivery", class: Migration20261123030000FairDelivery },
   { name: "Migration20261123040000ProcessInstances", class: Migration20261123040000ProcessInstances },
+  { name: "Migration20261124000000DeveloperArea", class: Migration20261124000000DeveloperArea },
 ];

@@ -23,6 +23,8 @@ interface KeyRow {
 /** A key as its organization sees it: never the secret, only its recognisable prefix. */
 export interface ApiKeyView {
   readonly id: number;
+  /** What its organization calls it ('' for keys made before keys had names). */
+  readonly name: string;
   readonly access: Access;
   readonly prefix: string;
   readonly created_at: string;
@@ -38,7 +40,8 @@ export class ApiKeyRepository extends Context.Service<
   {
     /** The scope of a live key, or `Unauthenticated`. The only maker of request scopes. */
     readonly authenticate: (secret: string) => Effect.Effect<OrgScope, Unauthenticated>;
-    readonly create: (scope: OrgScope, access: Access) => Effect.Effect<{ readonly id: number; readonly key: string }>;
+    /** A new key with `name` (what its organization calls it); its secret is returned this once. */
+    readonly create: (scope: OrgScope, access: Access, name?: string) => Effect.Effect<{ readonly id: number; readonly key: string }>;
     /** Revokes a key at once; revoking it again is harmless. */
     readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number }, NotFound>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<ApiKeyView>>;
@@ -82,9 +85,10 @@ export class ApiKeyRepository extends Context.Service<
           touch(scope);
           return scope;
         })),
-        create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access) {
+        create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "") {
           const key = generateApiKey(access);
           const id = yield* orgSql(database, scope).insert(ApiKeyEntity, {
+            name,
             keyHash: key.hash,
             displayPrefix: key.displayPrefix,
             access,
@@ -104,7 +108,7 @@ export class ApiKeyRepository extends Context.Service<
         })),
         list: traced("ApiKeyRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ApiKeyView & { id: string }>({
-            columns: `k.id, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
+            columns: `k.id, k.name, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
               ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at`,
             from: "api_keys",
             as: "k",

@@ -1,0 +1,41 @@
+import Koa from "koa";
+import type { Logger } from "pino";
+import type { PlatformRuntime } from "@platter/persistence";
+import { serveAssets } from "./assets.ts";
+import type { DeveloperAreaConfig } from "./config.ts";
+import { errorPages } from "./error-pages.ts";
+import { UnknownPage } from "./page-errors.ts";
+import { createRouter } from "./routes.ts";
+import { securityHeaders } from "./security-headers.ts";
+
+const SERVED_METHODS = new Set(["GET", "POST"]);
+
+/** Where the area is served, as the app needs it. */
+export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">;
+
+/**
+ * The Developer area application. Request path: security headers → error pages → assets → method
+ * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page.
+ */
+export const createDeveloperAreaApp = (runtime: PlatformRuntime, settings: DeveloperAreaSettings, logger: Logger): Koa => {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+  const router = createRouter(runtime, {
+    origin: settings.developerAreaUrl,
+    cookies: { secure: settings.developerAreaUrl.startsWith("https:") },
+  });
+  app.use(securityHeaders(settings.frameAncestors));
+  app.use(errorPages(logger));
+  // Assets answer HEAD too; pages do not, so a link checker's HEAD never uses up a sign-in link.
+  app.use(serveAssets);
+  app.use(async (ctx, next) => {
+    if (!SERVED_METHODS.has(ctx.method)) throw new UnknownPage();
+    await next();
+  });
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    if (ctx.matched === undefined || ctx.matched.length === 0 || ctx.body === undefined) throw new UnknownPage();
+  });
+  return app;
+};

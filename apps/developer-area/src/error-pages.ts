@@ -1,0 +1,85 @@
+import type { NotFound, SignInRefused } from "@platter/domain";
+import type { Middleware } from "koa";
+import type { Logger } from "pino";
+import type { AreaUnavailable, FormRefused, SignInRequired, UnknownPage, UnreadableForm } from "./page-errors.ts";
+import { howToGetALink, messagePage } from "./pages.ts";
+
+/** Error pages: the one place where an error becomes a status and a page. Anything unexpected is logged and a plain 500 page. */
+
+type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused;
+
+interface ErrorPage {
+  readonly status: number;
+  readonly page: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const notFoundPage = (): ErrorPage => ({
+  status: 404,
+  page: messagePage("Page not found", ["There is nothing at this address. It may have been mistyped, or the record is not yours to see."], {
+    href: "/api-keys", label: "Go to API keys",
+  }),
+});
+
+const REFUSED_LINK: Record<SignInRefused["reason"], { status: number; title: string; why: string }> = {
+  used: { status: 410, title: "This sign-in link was already used", why: "A sign-in link works once, so that a copied or forwarded link lets nobody else in." },
+  expired: { status: 410, title: "This sign-in link has expired", why: "A sign-in link works for 15 minutes after it was made." },
+  unknown: { status: 404, title: "This sign-in link is not valid", why: "Check that the whole link was copied; links are long." },
+};
+
+type PageOf = { readonly [Tag in PageError["_tag"]]: (error: Extract<PageError, { _tag: Tag }>) => ErrorPage };
+
+const PAGES: PageOf = {
+  SignInRequired: () => ({
+    status: 401,
+    page: messagePage("Sign in to the Developer area", ["You are not signed in, or your session has ended (sessions last a working day).", howToGetALink]),
+  }),
+  SignInRefused: (error) => {
+    const refused = REFUSED_LINK[error.reason];
+    return { status: refused.status, page: messagePage(refused.title, [refused.why, howToGetALink]) };
+  },
+  FormRefused: () => ({
+    status: 403,
+    page: messagePage("This form could not be accepted", [
+      "It did not come from a page of this Developer area session: it may have been sent by another site, or from a page opened before you signed in again. Nothing was changed.",
+    ], { href: "/api-keys", label: "Back to API keys" }),
+  }),
+  UnreadableForm: () => ({
+    status: 400,
+    page: messagePage("This form could not be read", ["It was not sent as a web form, or it was too large. Nothing was changed."], {
+      href: "/api-keys", label: "Back to API keys",
+    }),
+  }),
+  UnknownPage: notFoundPage,
+  NotFound: notFoundPage,
+  AreaUnavailable: () => ({
+    status: 503,
+    page: messagePage("The Developer area is briefly unavailable", ["Nothing was changed. Please try again in a moment."]),
+    headers: { "retry-after": "1" },
+  }),
+};
+
+const isPageError = (value: unknown): value is PageError =>
+  typeof value === "object" && value !== null && Object.hasOwn(PAGES, (value as { _tag?: unknown })._tag as string);
+
+/** Renders anything thrown below as its page; defects are logged and answered with an opaque 500 page. */
+export const errorPages =
+  (logger: Logger): Middleware =>
+  async (ctx, next) => {
+    try {
+      await next();
+    } catch (thrown) {
+      let answer: ErrorPage;
+      if (isPageError(thrown)) {
+        if (thrown._tag === "AreaUnavailable") logger.error({ err: thrown.reason }, "database unavailable");
+        answer = (PAGES[thrown._tag] as (error: PageError) => ErrorPage)(thrown);
+      } else {
+        logger.error({ err: thrown, method: ctx.method, path: ctx.path }, "unhandled error");
+        answer = { status: 500, page: messagePage("Something went wrong", ["This is our fault and has been logged. Nothing was changed; please try again."]) };
+      }
+      ctx.status = answer.status;
+      if (answer.headers) ctx.set(answer.headers);
+      ctx.type = "text/html; charset=utf-8";
+      ctx.body = answer.page;
+    }
+  };

@@ -1,0 +1,75 @@
+import { type Html, html, type HtmlValue } from "./html.ts";
+
+/**
+ * The page shells: the signed-in layout (a header with the organization and "Sign out", a left
+ * navigation, the page) and a bare centred card for pages without a session (sign-in problems,
+ * errors). Styles and the one script come from our own origin (`/assets/…`), so the
+ * Content-Security-Policy can forbid everything else, inline scripts included.
+ */
+
+/** Where the signed-in visitor is: the organization shown in the header and the form token for "Sign out". */
+export interface SignedIn {
+  readonly organizationName: string;
+  readonly formToken: string;
+}
+
+/** Sections of the navigation; only API keys exists in this slice. */
+export type Section = "api-keys";
+
+const head = (title: string) => html`<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Platter Developer area</title>
+<link rel="stylesheet" href="/assets/developer-area.css">
+<script src="/assets/developer-area.js" defer></script>
+</head>`;
+
+const brand = html`<a class="brand" href="/api-keys"><span class="brand-mark" aria-hidden="true">P</span><span>Platter</span><span class="brand-area">Developers</span></a>`;
+
+/** A hidden field with the session's form token: every form of the area carries one. */
+export const formTokenField = (token: string): Html => html`<input type="hidden" name="form_token" value="${token}">`;
+
+/** A signed-in page: header, navigation with `section` marked current, and `body`. */
+export const signedInPage = (signedIn: SignedIn, section: Section, title: string, body: HtmlValue): string =>
+  html`<!doctype html>
+<html lang="en">
+${head(title)}
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="topbar">
+  ${brand}
+  <div class="topbar-org" title="Organization"><span class="org-label">Organization</span> <strong>${signedIn.organizationName}</strong></div>
+  <form class="sign-out" method="post" action="/sign-out">
+    ${formTokenField(signedIn.formToken)}
+    <button type="submit" class="button button-quiet">Sign out</button>
+  </form>
+</header>
+<div class="shell">
+  <nav class="sidenav" aria-label="Developer area">
+    <ul>
+      <li><a href="/api-keys"${section === "api-keys" ? html` aria-current="page"` : ""}>API keys</a></li>
+    </ul>
+  </nav>
+  <main id="main" tabindex="-1">
+${body}
+  </main>
+</div>
+</body>
+</html>
+`.text;
+
+/** A page without a session: the brand and one card saying what happened and what to do. */
+export const cardPage = (title: string, body: HtmlValue): string =>
+  html`<!doctype html>
+<html lang="en">
+${head(title)}
+<body class="bare">
+<header class="topbar">${brand}</header>
+<main id="main" class="card-page">
+  <div class="card">
+${body}
+  </div>
+</main>
+</body>
+</html>
+`.text;

@@ -1,0 +1,21 @@
+import { Schema } from "effect";
+
+/** The Developer area's own expected errors; `error-pages.ts` turns each (and the domain's) into a status and a page. */
+
+/** No live session: never signed in, signed out, or the working day is over. */
+export class SignInRequired extends Schema.TaggedError<SignInRequired>()("SignInRequired", {}) {}
+
+/** A form without this session's token, or sent from another origin (cross-site request forgery). */
+export class FormRefused extends Schema.TaggedError<FormRefused>()("FormRefused", {}) {}
+
+/** A form body that could not be read (too large, not a form). */
+export class UnreadableForm extends Schema.TaggedError<UnreadableForm>()("UnreadableForm", {}) {}
+
+/** A path or method the area does not serve. */
+export class UnknownPage extends Schema.TaggedError<UnknownPage>()("UnknownPage", {}) {}
+
+/** The database is down or too slow right now: nothing was done, and a retry may work. */
+export class AreaUnavailable extends Schema.TaggedError<AreaUnavailable>()("AreaUnavailable", {
+  /** The driver's error, for the log. */
+  reason: Schema.Unknown,
+}) {}

@@ -1,0 +1,140 @@
+import { type ApiKeyView } from "@platter/persistence";
+import { html, type HtmlValue } from "./html.ts";
+import { cardPage, formTokenField, type SignedIn, signedInPage } from "./layout.ts";
+
+/** The Developer area's pages, rendered on the server; every interpolated string is escaped by `html`. */
+
+/** `2026-11-24T10:05:00.000Z` → `24 Nov 2026` over `10:05 UTC` in a `<time>` element; nothing as "Never". */
+const when = (iso: string | null): HtmlValue => {
+  if (iso === null) return html`<span class="muted">Never</span>`;
+  const date = new Date(iso);
+  const day = date.toLocaleDateString("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+  const time = date.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+  return html`<time datetime="${iso}"><span class="day">${day}</span> <span class="time">${time} UTC</span></time>`;
+};
+
+const accessBadge = (access: ApiKeyView["access"]) =>
+  access === "read" ? html`<span class="badge badge-read">Read-only</span>` : html`<span class="badge badge-write">Read/write</span>`;
+
+const keyName = (key: ApiKeyView) => (key.name === "" ? html`<span class="muted">Unnamed key ${key.id}</span>` : key.name);
+
+/** What the create form says about the last attempt: the values entered and the problem with them. */
+export interface CreateForm {
+  readonly name: string;
+  readonly access: string;
+  readonly error?: string;
+}
+
+const keyRow = (key: ApiKeyView) => html`<tr${key.revoked_at !== null ? html` class="revoked"` : ""}>
+      <td class="name">${keyName(key)}</td>
+      <td>${accessBadge(key.access)}</td>
+      <td><code>${key.prefix}…</code></td>
+      <td>${when(key.created_at)}</td>
+      <td>${when(key.last_used_at)}</td>
+      <td>${key.revoked_at === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> ${when(key.revoked_at)}`}</td>
+      <td class="actions">${key.revoked_at === null
+        ? html`<a class="button button-small button-danger-quiet" href="/api-keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name || `key ${key.id}`}</span></a>`
+        : ""}</td>
+    </tr>`;
+
+/** The API keys page: the create form, then every key of the organization. */
+export const apiKeysPage = (
+  signedIn: SignedIn,
+  keys: ReadonlyArray<ApiKeyView>,
+  form: CreateForm = { name: "", access: "read" },
+  notice?: string,
+): string =>
+  signedInPage(signedIn, "api-keys", "API keys", html`
+    <div class="page-header">
+      <h1>API keys</h1>
+      <p class="lede">Keys authenticate your integration's requests to the Platter API.
+        A read-only key may only read; a read/write key may also create events and clients.</p>
+    </div>
+    ${notice === undefined ? "" : html`<div class="notice" role="status">${notice}</div>`}
+    <section class="panel" aria-labelledby="create-heading">
+      <h2 id="create-heading">Create a key</h2>
+      <form class="create-key" method="post" action="/api-keys" novalidate>
+        ${formTokenField(signedIn.formToken)}
+        <div class="field">
+          <label for="key-name">Name</label>
+          <input id="key-name" name="name" type="text" maxlength="100" required autocomplete="off"
+            placeholder="e.g. Website booking form" value="${form.name}"${form.error ? html` aria-invalid="true" aria-describedby="key-name-error"` : ""}>
+          ${form.error ? html`<p class="field-error" id="key-name-error">${form.error}</p>` : html`<p class="hint">So you can tell your keys apart later.</p>`}
+        </div>
+        <fieldset class="field">
+          <legend>Access</legend>
+          <label class="choice"><input type="radio" name="access" value="read"${form.access !== "read_write" ? html` checked` : ""}> Read-only <span class="hint">GET requests only</span></label>
+          <label class="choice"><input type="radio" name="access" value="read_write"${form.access === "read_write" ? html` checked` : ""}> Read/write <span class="hint">also creates records</span></label>
+        </fieldset>
+        <div class="form-actions"><button type="submit" class="button button-primary">Create key</button></div>
+      </form>
+    </section>
+    <section class="panel" aria-labelledby="keys-heading">
+      <h2 id="keys-heading">Your keys</h2>
+      ${keys.length === 0
+        ? html`<p class="empty">No keys yet. Create one above.</p>`
+        : html`<div class="table-scroll"><table class="keys">
+        <thead><tr><th scope="col">Name</th><th scope="col">Access</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <tbody>
+    ${keys.map(keyRow)}
+        </tbody>
+      </table></div>`}
+    </section>`);
+
+/** A new key's secret, shown this once, with a copy button. */
+export const createdKeyPage = (signedIn: SignedIn, key: { readonly name: string; readonly access: ApiKeyView["access"]; readonly secret: string }): string =>
+  signedInPage(signedIn, "api-keys", "Your new API key", html`
+    <div class="page-header">
+      <p class="breadcrumb"><a href="/api-keys">API keys</a></p>
+      <h1>Your new API key</h1>
+    </div>
+    <section class="panel">
+      <div class="callout callout-warning" role="note"><strong>Copy this key now.</strong> For your security it is shown only once: it cannot be shown again, only revoked and replaced.</div>
+      <dl class="facts">
+        <div><dt>Name</dt><dd>${key.name}</dd></div>
+        <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
+      </dl>
+      <div class="field">
+        <label for="new-key">API key</label>
+        <div class="secret">
+          <input id="new-key" type="text" readonly spellcheck="false" autocomplete="off" value="${key.secret}">
+          <button type="button" class="button button-primary" data-copy-from="new-key" data-copied-into="copy-status">Copy</button>
+        </div>
+        <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
+      </div>
+      <p>Send it in the <code>Authorization</code> header: <code>Authorization: Bearer platter_…</code></p>
+      <div class="form-actions"><a class="button" href="/api-keys">Done</a></div>
+    </section>`);
+
+/** The confirmation step before a key is revoked. */
+export const confirmRevokePage = (signedIn: SignedIn, key: ApiKeyView): string =>
+  signedInPage(signedIn, "api-keys", "Revoke API key", html`
+    <div class="page-header">
+      <p class="breadcrumb"><a href="/api-keys">API keys</a></p>
+      <h1>Revoke this key?</h1>
+    </div>
+    <section class="panel">
+      <dl class="facts">
+        <div><dt>Name</dt><dd>${keyName(key)}</dd></div>
+        <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
+        <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
+        <div><dt>Last used</dt><dd>${when(key.last_used_at)}</dd></div>
+      </dl>
+      <div class="callout callout-danger" role="note">From its next request on, the API refuses this key with <code>401</code>. This cannot be undone.</div>
+      <form method="post" action="/api-keys/${key.id}/revoke" class="form-actions">
+        ${formTokenField(signedIn.formToken)}
+        <button type="submit" class="button button-danger">Revoke key</button>
+        <a class="button" href="/api-keys">Cancel</a>
+      </form>
+    </section>`);
+
+/** A page without a session: a title, what happened and what to do. */
+export const messagePage = (title: string, paragraphs: ReadonlyArray<HtmlValue>, action?: { readonly href: string; readonly label: string }): string =>
+  cardPage(title, html`
+    <h1>${title}</h1>
+    ${paragraphs.map((paragraph) => html`<p>${paragraph}</p>`)}
+    ${action === undefined ? "" : html`<p><a class="button button-primary" href="${action.href}">${action.label}</a></p>`}`);
+
+/** How to get a sign-in link: said on every page that asks for one. */
+export const howToGetALink = html`To get a new link, open the Developer area from the catering application, or ask an
+  operator (<code>platter developer-area link --org &lt;id&gt;</code>). Each link signs in once, within 15 minutes.`;

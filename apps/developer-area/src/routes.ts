@@ -1,0 +1,143 @@
+import Router from "@koa/router";
+import { ACCESS_LEVELS, type Access, parseApiKeyName, parseRecordId } from "@platter/domain";
+import {
+  ApiKeyRepository, DeveloperAuditLog, type DeveloperSession, DeveloperSessions, OrganizationRepository, type PlatformRuntime,
+} from "@platter/persistence";
+import { Effect, Result } from "effect";
+import type { Context } from "koa";
+import type { SignedIn } from "./layout.ts";
+import { UnknownPage } from "./page-errors.ts";
+import { apiKeysPage, confirmRevokePage, createdKeyPage, type CreateForm, howToGetALink, messagePage } from "./pages.ts";
+import { runProgram } from "./runtime.ts";
+import {
+  clearSessionCookie, type CookiePolicy, findSession, readSessionForm, requireSession, sessionOf, setSessionCookie,
+} from "./session.ts";
+
+/**
+ * The Developer area's routes. Every page of an organization's data needs a live session, and
+ * reaches the data through the session's scope and the same scoped repositories as the API; every
+ * POST is checked (origin and form token) before anything is done, and every change is audited.
+ */
+
+/** What the routes need to know about where the area is served. */
+export interface RouteSettings {
+  /** The area's public origin: POSTs must come from it, and links start with it. */
+  readonly origin: string;
+  readonly cookies: CookiePolicy;
+}
+
+const page = (ctx: Context, status: number, body: string) => {
+  ctx.status = status;
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = body;
+};
+
+const redirect = (ctx: Context, location: string) => {
+  ctx.status = 303;
+  ctx.redirect(location);
+};
+
+const idOf = (ctx: Context): number => {
+  const id = parseRecordId(String(ctx.params["id"]));
+  if (id === undefined) throw new UnknownPage();
+  return id;
+};
+
+/** The area's routes on the platform's storage services. */
+export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings): Router => {
+  const router = new Router({ strict: true, sensitive: true });
+  const signedInOnly = requireSession(runtime, settings.cookies);
+  const run = <A, E>(program: Parameters<typeof runProgram<A, E>>[1]) => runProgram(runtime, program);
+
+  /** The header's organization name and the session's form token. */
+  const signedIn = async (session: DeveloperSession): Promise<SignedIn> => ({
+    organizationName: (await run(OrganizationRepository.use((r) => r.current(session.scope)))).name,
+    formToken: session.formSecret,
+  });
+
+  const keysOf = (session: DeveloperSession) => run(ApiKeyRepository.use((r) => r.list(session.scope)));
+
+  /** The keys page; `revoked` names a key just revoked, to say so. */
+  const listPage = async (ctx: Context, status: number, form?: CreateForm, revoked?: number) => {
+    const session = sessionOf(ctx);
+    // Newest first: the key just made is at the top.
+    const keys = [...(await keysOf(session))].reverse();
+    const gone = keys.find((key) => key.id === revoked && key.revoked_at !== null);
+    const notice = gone === undefined ? undefined : `${gone.name || `Key ${gone.id}`} was revoked: the API refuses it from now on.`;
+    page(ctx, status, apiKeysPage(await signedIn(session), keys, form, notice));
+  };
+
+  router.get("/", async (ctx) => {
+    redirect(ctx, (await findSession(ctx, runtime, settings.cookies)) === undefined ? "/sign-in" : "/api-keys");
+  });
+
+  // Where "sign in" leads without a link: the page that says how to get one.
+  router.get("/sign-in", signedInOnly, (ctx) => redirect(ctx, "/api-keys"));
+
+  router.get("/sign-in/:token", async (ctx) => {
+    // The token is in this address: nothing on the way out may carry it as a referrer.
+    ctx.set("referrer-policy", "no-referrer");
+    const opened = await run(DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]))));
+    setSessionCookie(ctx, settings.cookies, opened.token, opened.expires_at);
+    redirect(ctx, "/api-keys");
+  });
+
+  router.post("/sign-out", signedInOnly, async (ctx) => {
+    await readSessionForm(ctx, settings.origin);
+    await run(DeveloperSessions.use((all) => all.signOut(sessionOf(ctx))));
+    clearSessionCookie(ctx, settings.cookies);
+    redirect(ctx, "/signed-out");
+  });
+
+  router.get("/signed-out", (ctx) => {
+    page(ctx, 200, messagePage("You are signed out", ["Your Developer area session has ended on this browser.", howToGetALink]));
+  });
+
+  router.get("/api-keys", signedInOnly, async (ctx) => {
+    await listPage(ctx, 200, undefined, parseRecordId(String(ctx.query["revoked"] ?? "")));
+  });
+
+  router.post("/api-keys", signedInOnly, async (ctx) => {
+    const form = await readSessionForm(ctx, settings.origin);
+    const entered = { name: form["name"] ?? "", access: form["access"] ?? "" };
+    const name = parseApiKeyName(entered.name);
+    if (Result.isFailure(name)) return listPage(ctx, 400, { ...entered, error: name.failure.message });
+    if (!(ACCESS_LEVELS as readonly string[]).includes(entered.access)) {
+      return listPage(ctx, 400, { ...entered, access: "read", error: "Choose read-only or read/write access" });
+    }
+    const access = entered.access as Access;
+    const session = sessionOf(ctx);
+    const created = await run(
+      Effect.gen(function* () {
+        const key = yield* ApiKeyRepository.use((r) => r.create(session.scope, access, name.success));
+        yield* DeveloperAuditLog.use((log) => log.record(session, "api_key.created", `api_key ${key.id}`));
+        return key;
+      }),
+    );
+    page(ctx, 201, createdKeyPage(await signedIn(session), { name: name.success, access, secret: created.key }));
+  });
+
+  router.get("/api-keys/:id/revoke", signedInOnly, async (ctx) => {
+    const id = idOf(ctx);
+    const session = sessionOf(ctx);
+    const key = (await keysOf(session)).find((candidate) => candidate.id === id);
+    if (key === undefined) throw new UnknownPage();
+    if (key.revoked_at !== null) return redirect(ctx, "/api-keys");
+    page(ctx, 200, confirmRevokePage(await signedIn(session), key));
+  });
+
+  router.post("/api-keys/:id/revoke", signedInOnly, async (ctx) => {
+    const id = idOf(ctx);
+    await readSessionForm(ctx, settings.origin);
+    const session = sessionOf(ctx);
+    await run(
+      Effect.gen(function* () {
+        yield* ApiKeyRepository.use((r) => r.revoke(session.scope, id));
+        yield* DeveloperAuditLog.use((log) => log.record(session, "api_key.revoked", `api_key ${id}`));
+      }),
+    );
+    redirect(ctx, `/api-keys?revoked=${id}`);
+  });
+
+  return router;
+};

@@ -1,0 +1,86 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { DeveloperSessions, type DeveloperSession, type PlatformRuntime } from "@platter/persistence";
+import { Effect } from "effect";
+import type { Context, Middleware } from "koa";
+import { readForm } from "./form-body.ts";
+import { FormRefused, SignInRequired } from "./page-errors.ts";
+import { runProgram } from "./runtime.ts";
+
+/**
+ * The session cookie and the checks of every request that needs a session: the cookie's token
+ * authenticates the session (the only way to its organization's scope), and every POST must come
+ * from the area's own origin and carry the session's form token.
+ */
+
+/** How the session cookie is written: `Secure` (and the `__Host-` name, bound to this host) when the area is served over https. */
+export interface CookiePolicy {
+  readonly secure: boolean;
+}
+
+const cookieName = (policy: CookiePolicy) => (policy.secure ? "__Host-platter_developer_session" : "platter_developer_session");
+
+const cookie = (policy: CookiePolicy, value: string, maxAgeSeconds: number) =>
+  `${cookieName(policy)}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${policy.secure ? "; Secure" : ""}`;
+
+/** Sets the session cookie to `token` until `expiresAt` (HttpOnly, SameSite=Lax, Secure over https). */
+export const setSessionCookie = (ctx: Context, policy: CookiePolicy, token: string, expiresAt: string): void => {
+  ctx.set("set-cookie", cookie(policy, token, Math.max(0, Math.floor((Date.parse(expiresAt) - Date.now()) / 1000))));
+};
+
+/** Removes the session cookie from the browser. */
+export const clearSessionCookie = (ctx: Context, policy: CookiePolicy): void => {
+  ctx.set("set-cookie", cookie(policy, "", 0));
+};
+
+/** The session of each request that has one, as authentication found it. */
+const sessions = new WeakMap<Context, DeveloperSession>();
+
+/** The request's live session, or `undefined` (no cookie, an unknown, expired or ended session). */
+export const findSession = async (ctx: Context, runtime: PlatformRuntime, policy: CookiePolicy): Promise<DeveloperSession | undefined> => {
+  const known = sessions.get(ctx);
+  if (known !== undefined) return known;
+  const token = ctx.cookies.get(cookieName(policy));
+  if (token === undefined || token === "") return undefined;
+  // An unknown, expired or ended session is "not signed in"; a database outage is thrown as usual.
+  const session = await runProgram(
+    runtime,
+    DeveloperSessions.use((all) => all.authenticate(token)).pipe(Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))),
+  );
+  if (session !== undefined) sessions.set(ctx, session);
+  return session;
+};
+
+/** Requires a live session: otherwise the "sign in" page (401). */
+export const requireSession =
+  (runtime: PlatformRuntime, policy: CookiePolicy): Middleware =>
+  async (ctx, next) => {
+    if ((await findSession(ctx, runtime, policy)) === undefined) throw new SignInRequired();
+    await next();
+  };
+
+/** The session of a request that passed `requireSession`. */
+export const sessionOf = (ctx: Context): DeveloperSession => {
+  const session = sessions.get(ctx);
+  if (session === undefined) throw new SignInRequired();
+  return session;
+};
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+/**
+ * A POST's form, once it is known to be this session's own: sent from the area's origin (a
+ * browser's `Origin`, when it sends one, must be exactly `origin`; `Sec-Fetch-Site`, when sent,
+ * must say same-origin) and carrying the session's form token. Otherwise `FormRefused` (403),
+ * before anything is done.
+ */
+export const readSessionForm = async (ctx: Context, origin: string): Promise<Readonly<Record<string, string>>> => {
+  const sentFrom = ctx.get("origin");
+  const site = ctx.get("sec-fetch-site");
+  if ((sentFrom !== "" && sentFrom !== origin) || (site !== "" && site !== "same-origin")) throw new FormRefused();
+  const session = sessionOf(ctx);
+  const form = await readForm(ctx);
+  const token = form["form_token"] ?? "";
+  // Compared as digests: equal length, constant time.
+  if (!timingSafeEqual(digest(token), digest(session.formSecret))) throw new FormRefused();
+  return form;
+};

@@ -1,0 +1,127 @@
+import { mkdir } from "node:fs/promises";
+import type { Server } from "node:http";
+import { fileURLToPath } from "node:url";
+import chromium from "@sparticuz/chromium";
+import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
+import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { type Browser, chromium as playwright, type Page } from "playwright-core";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { listen, type RunningArea, startArea } from "./developer-area-harness.ts";
+
+/**
+ * End to end in a real headless Chromium (the binary ships inside the npm package
+ * @sparticuz/chromium; nothing is downloaded): sign in with a link, create a read-only key, use it
+ * against the real API, revoke it in the browser and see the API refuse it. Every page is saved as
+ * a screenshot under `test-output/` to be looked at.
+ */
+
+const SCREENSHOTS = fileURLToPath(new URL("../test-output/", import.meta.url));
+
+/** The package's flags for serverless hosts, less those that would switch off the protections under test. */
+const UNSAFE_FLAGS = new Set(["--disable-web-security", "--allow-running-insecure-content", "--disable-site-isolation-trials"]);
+
+let area: RunningArea;
+let api: { server: Server; origin: string };
+let org: OrganizationFixture;
+let browser: Browser;
+beforeAll(async () => {
+  area = await startArea(inject("pgAdminUrl"));
+  org = await createOrganization(area.db, "Harbour Kitchen & Co.");
+  const silent = pino({ level: "silent" });
+  api = await listen(createApiApp(area.db.runtime, silent, new KeyRateLimits(UNTHROTTLED), createApiObservability(area.db.runtime, silent, false)).callback());
+  await mkdir(SCREENSHOTS, { recursive: true });
+  browser = await playwright.launch({
+    executablePath: await chromium.executablePath(),
+    args: [...chromium.args.filter((flag) => !UNSAFE_FLAGS.has(flag)), "--disable-background-networking", "--no-first-run"],
+    headless: true,
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  api?.server.closeAllConnections();
+  await new Promise((done) => api?.server.close(done));
+  await area?.stop();
+});
+
+const callApi = async (method: "GET" | "POST", path: string, key: string) => {
+  const response = await fetch(api.origin + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    ...(method === "POST" ? { body: JSON.stringify({ name: "Browser-made client" }) } : {}),
+  });
+  return response.status;
+};
+
+/** Waits for the page whose main heading is `text` (fails after Playwright's timeout otherwise). */
+const heading = (page: Page, text: string) => page.getByRole("heading", { level: 1, name: text, exact: true }).waitFor({ timeout: 10_000 });
+
+const screenshot = (page: Page, name: string) => page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+
+describe("the Developer area in a browser", () => {
+  it("signs in with a link, creates a read-only key that the API accepts for reads only, and revokes it", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: area.origin });
+    const page = await context.newPage();
+    // Anything the CSP blocks, a resource that fails to load, or a script error shows up here (the
+    // error pages' own 4xx statuses are logged against the page itself, and are expected).
+    const problems: string[] = [];
+    const expected = (text: string, url: string) => url === page.url() && /^Failed to load resource: the server responded with a status of 4\d\d/.test(text);
+    page.on("console", (message) => {
+      if (message.type() === "error" && !expected(message.text(), message.location().url)) problems.push(message.text());
+    });
+    page.on("pageerror", (error) => void problems.push(error.message));
+
+    const link = await area.link(org.id);
+    const landing = await page.goto(link);
+    expect(landing?.status()).toBe(200);
+    expect(new URL(page.url()).pathname).toBe("/api-keys");
+    expect(await page.locator(".topbar-org").textContent()).toContain("Harbour Kitchen & Co.");
+    await screenshot(page, "1-api-keys");
+
+    // The form, by its labels, as a keyboard user would reach it.
+    await page.getByLabel("Name").fill("Booking widget (read-only)");
+    await page.getByRole("radio", { name: /Read-only/ }).check();
+    await page.getByRole("button", { name: "Create key" }).press("Enter");
+    await heading(page, "Your new API key");
+    const key = await page.getByLabel("API key").inputValue();
+    expect(key).toMatch(/^platter_ro_[0-9a-f]{64}$/);
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.locator("#copy-status:not(:empty)").waitFor();
+    expect(await page.locator("#copy-status").textContent()).toMatch(/^(Copied to the clipboard\.|Selected: press Ctrl\+C \(⌘C\) to copy\.)$/);
+    await screenshot(page, "2-new-key");
+
+    expect(await callApi("GET", "/v1/me", key)).toBe(200);
+    expect(await callApi("POST", "/v1/clients", key)).toBe(403);
+
+    await page.getByRole("link", { name: "Done" }).click();
+    await page.getByRole("cell", { name: "Booking widget (read-only)", exact: true }).waitFor();
+    await screenshot(page, "3-api-keys-with-new-key");
+
+    await page.getByRole("link", { name: "Revoke Booking widget (read-only)" }).click();
+    await heading(page, "Revoke this key?");
+    await screenshot(page, "4-confirm-revoke");
+    await page.getByRole("button", { name: "Revoke key" }).click();
+    await page.getByRole("status").filter({ hasText: "was revoked" }).waitFor();
+    await screenshot(page, "5-revoked");
+
+    expect(await callApi("GET", "/v1/me", key)).toBe(401);
+
+    // The link was used: opening it again is a clear page, not a second session.
+    const reused = await page.goto(link);
+    expect(reused?.status()).toBe(410);
+    await heading(page, "This sign-in link was already used");
+    await screenshot(page, "6-link-already-used");
+
+    await page.goto(`${area.origin}/api-keys`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await heading(page, "You are signed out");
+    await screenshot(page, "7-signed-out");
+    const afterSignOut = await page.goto(`${area.origin}/api-keys`);
+    expect(afterSignOut?.status()).toBe(401);
+    await screenshot(page, "8-sign-in-required");
+
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});

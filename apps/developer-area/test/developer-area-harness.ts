@@ -1,0 +1,92 @@
+import { createServer, type Server } from "node:http";
+import type { SignInRequester } from "@platter/domain";
+import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { pino } from "pino";
+import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
+
+/**
+ * The Developer area as tests meet it: a fresh database, the area listening on 127.0.0.1 with its
+ * public origin set to that address, and helpers that sign in and send forms as a browser would.
+ */
+
+export interface RunningArea {
+  readonly db: TestDatabase;
+  /** `http://127.0.0.1:<port>`: the area's address and its configured public origin. */
+  readonly origin: string;
+  /** A new sign-in link of organization `organizationId`. */
+  readonly link: (organizationId: number, requestedBy?: SignInRequester) => Promise<string>;
+  readonly stop: () => Promise<void>;
+}
+
+/** Listens on a free port of 127.0.0.1 with `handler`; resolves with the server and its origin. */
+export const listen = async (handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; origin: string }> => {
+  const port = await freePort();
+  const server = createServer(handler);
+  await new Promise<void>((done) => server.listen(port, "127.0.0.1", done));
+  return { server, origin: `http://127.0.0.1:${port}` };
+};
+
+const close = (server: Server) =>
+  new Promise<void>((done) => {
+    server.closeAllConnections();
+    server.close(() => done());
+  });
+
+/** Starts the area on a new test database; `frameAncestors` as `DEVELOPER_AREA_FRAME_ANCESTORS` would set it. */
+export const startArea = async (adminUrl: string, frameAncestors = "'self'"): Promise<RunningArea> => {
+  const db = await createTestDatabase(adminUrl);
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const app = createDeveloperAreaApp(db.runtime, { developerAreaUrl: origin, frameAncestors }, pino({ level: "silent" }));
+  const server = createServer(app.callback());
+  await new Promise<void>((done) => server.listen(port, "127.0.0.1", done));
+  return {
+    db,
+    origin,
+    link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
+    stop: async () => {
+      await close(server);
+      await db.dispose();
+    },
+  };
+};
+
+/** A browser's session in tests: the cookie header to send and the form token its pages carry. */
+export interface TestSession {
+  readonly cookie: string;
+  readonly formToken: string;
+}
+
+/** The `name=value` part of a Set-Cookie header. */
+export const cookiePair = (setCookie: string): string => setCookie.split(";")[0]!;
+
+/** The form token of the first form on a page. */
+export const formTokenIn = (page: string): string => {
+  const match = /name="form_token" value="([^"]+)"/.exec(page);
+  if (match === null) throw new Error(`no form token on the page:\n${page}`);
+  return match[1]!;
+};
+
+/** Opens `link` as a browser would, then the page it leads to: the session's cookie and form token. */
+export const signIn = async (area: RunningArea, link: string): Promise<TestSession> => {
+  const opened = await fetch(link, { redirect: "manual" });
+  if (opened.status !== 303) throw new Error(`sign-in answered ${opened.status}`);
+  const cookie = cookiePair(opened.headers.get("set-cookie")!);
+  const page = await fetch(`${area.origin}/api-keys`, { headers: { cookie } });
+  if (page.status !== 200) throw new Error(`the keys page answered ${page.status}`);
+  return { cookie, formToken: formTokenIn(await page.text()) };
+};
+
+/** Sends a form as the area's own page would (its Origin, the session's cookie), with `fields` as given. */
+export const postForm = (
+  area: RunningArea,
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> =>
+  fetch(area.origin + path, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: area.origin, ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });

@@ -1,0 +1,62 @@
+import { defineEntity, p } from "@mikro-orm/postgresql";
+import { identityId } from "./columns.ts";
+import { OrganizationEntity } from "./organization.entity.ts";
+
+/**
+ * The Developer area's access: single-use sign-in links, the sessions they open, and the audit log
+ * of what those sessions did. Tokens are stored only as SHA-256 hashes; times are written from the
+ * Clock of the process that decided them (expiry is a decision).
+ */
+
+export const DeveloperSignInLinkEntity = defineEntity({
+  name: "DeveloperSignInLink",
+  tableName: "developer_sign_in_links",
+  properties: {
+    id: identityId(),
+    organization: p.manyToOne(OrganizationEntity),
+    tokenHash: p.text().unique(),
+    /** Who asked for it: `cli` (an operator) or `application` (the catering application for its user). */
+    requestedBy: p.text(),
+    createdAt: p.datetime(3),
+    expiresAt: p.datetime(3),
+    /** Set when it opened a session: a link opens one at most. */
+    usedAt: p.datetime(3).nullable(),
+  },
+  indexes: [{ name: "developer_sign_in_links_organization_idx", properties: ["organization", "id"] }],
+  checks: [{ name: "developer_sign_in_links_requested_by_check", expression: "requested_by in ('cli', 'application')" }],
+});
+
+export const DeveloperSessionEntity = defineEntity({
+  name: "DeveloperSession",
+  tableName: "developer_sessions",
+  properties: {
+    id: identityId(),
+    organization: p.manyToOne(OrganizationEntity),
+    link: p.manyToOne(DeveloperSignInLinkEntity),
+    tokenHash: p.text().unique(),
+    /** The secret its forms carry back (cross-site request forgery protection). */
+    formSecret: p.text(),
+    createdAt: p.datetime(3),
+    expiresAt: p.datetime(3),
+    /** Set by "Sign out". */
+    endedAt: p.datetime(3).nullable(),
+  },
+  indexes: [{ name: "developer_sessions_organization_idx", properties: ["organization", "id"] }],
+});
+
+export const DeveloperAuditLogEntity = defineEntity({
+  name: "DeveloperAuditLog",
+  tableName: "developer_audit_log",
+  properties: {
+    id: identityId(),
+    organization: p.manyToOne(OrganizationEntity),
+    session: p.manyToOne(DeveloperSessionEntity),
+    link: p.manyToOne(DeveloperSignInLinkEntity),
+    /** What was done (`api_key.created`). */
+    action: p.text(),
+    /** To what (`api_key 12`). */
+    subject: p.text(),
+    at: p.datetime(3),
+  },
+  indexes: [{ name: "developer_audit_log_organization_idx", expression: "create index developer_audit_log_organization_idx on developer_audit_log (organization_id, at desc, id desc)" }],
+});

@@ -1,0 +1,195 @@
+import { hashAccessToken } from "@platter/domain";
+import { Effect } from "effect";
+import { TestClock } from "effect/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ApiKeyRepository, DeveloperAuditLog, DeveloperSessions, Operator } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+
+/**
+ * Developer-area access: a sign-in link opens one session, once, within 15 minutes by the Clock;
+ * a session lasts 8 hours or until signed out; only hashes of tokens are stored; and a session's
+ * scope reaches its own organization's data only.
+ */
+
+let db: TestDatabase;
+let a: OrganizationFixture;
+let b: OrganizationFixture;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  a = await createOrganization(db, "Session Caterers A");
+  b = await createOrganization(db, "Session Caterers B");
+});
+afterAll(() => db?.dispose());
+
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+
+/** Runs `program` with the test clock set to the wall clock's now. */
+const atNow = <A, E>(program: Effect.Effect<A, E, any>) =>
+  db.run(Effect.andThen(TestClock.setTime(Date.now()), program).pipe(Effect.provide(TestClock.layer())) as Effect.Effect<A, E, never>);
+
+/** A new link of `org`, asked for by the CLI. */
+const linkOf = (org: OrganizationFixture) =>
+  DeveloperSessions.use((sessions) => sessions.createLink(org.scope, "cli"));
+
+describe("sign-in links", () => {
+  it("open one session, once; a second opening is refused as used", async () => {
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const link = yield* linkOf(a);
+        const opened = yield* sessions.signIn(link.token);
+        const again = yield* Effect.flip(sessions.signIn(link.token));
+        const session = yield* sessions.authenticate(opened.token);
+        return { link, opened, again, session };
+      }),
+    );
+    expect(result.again).toMatchObject({ _tag: "SignInRefused", reason: "used" });
+    expect(result.session.scope.organizationId).toBe(a.id);
+    expect(result.session.linkId).toBe(result.link.id);
+    expect(result.opened.token).not.toBe(result.link.token);
+    expect(await rows("select count(*)::int as n from developer_sessions where link_id = ?", [result.link.id])).toEqual([{ n: 1 }]);
+  });
+
+  it("expire 15 minutes after they were made, by the Clock", async () => {
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const early = yield* linkOf(a);
+        const late = yield* linkOf(a);
+        yield* TestClock.adjust("14 minutes");
+        const inTime = yield* sessions.signIn(early.token);
+        yield* TestClock.adjust("1 minute");
+        const tooLate = yield* Effect.flip(sessions.signIn(late.token));
+        return { inTime, tooLate };
+      }),
+    );
+    expect(result.inTime.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(result.tooLate).toMatchObject({ _tag: "SignInRefused", reason: "expired" });
+  });
+
+  it.each([
+    ["a token never issued", "x".repeat(43)],
+    ["a malformed token", "not a token"],
+    ["an empty token", ""],
+    ["markup", "<script>alert(1)</script>"],
+  ])("refuses %s as unknown", async (_case, token) => {
+    const refused = await atNow(Effect.flip(DeveloperSessions.use((sessions) => sessions.signIn(token))));
+    expect(refused).toMatchObject({ _tag: "SignInRefused", reason: "unknown" });
+  });
+
+  it("store only hashes of their tokens and of the sessions' tokens, and who asked", async () => {
+    const { link, opened } = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const link = yield* sessions.createLink(b.scope, "application");
+        return { link, opened: yield* sessions.signIn(link.token) };
+      }),
+    );
+    const [stored] = await rows<{ token_hash: string; requested_by: string; lifetime: number }>(
+      "select token_hash, requested_by, extract(epoch from expires_at - created_at)::int as lifetime from developer_sign_in_links where id = ?",
+      [link.id],
+    );
+    expect(stored).toEqual({ token_hash: hashAccessToken(link.token), requested_by: "application", lifetime: 900 });
+    const dump = JSON.stringify(await rows("select to_jsonb(l) as l from developer_sign_in_links l union all select to_jsonb(s) from developer_sessions s"));
+    expect(dump).not.toContain(link.token);
+    expect(dump).not.toContain(opened.token);
+    expect(dump).toContain(hashAccessToken(opened.token));
+  });
+});
+
+describe("sessions", () => {
+  it("last 8 hours by the Clock", async () => {
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const opened = yield* sessions.signIn((yield* linkOf(a)).token);
+        yield* TestClock.adjust("7 hours");
+        yield* TestClock.adjust("59 minutes");
+        const stillOpen = yield* sessions.authenticate(opened.token);
+        yield* TestClock.adjust("1 minute");
+        const ended = yield* Effect.flip(sessions.authenticate(opened.token));
+        return { stillOpen, ended };
+      }),
+    );
+    expect(result.stillOpen.scope.organizationId).toBe(a.id);
+    expect(result.ended).toMatchObject({ _tag: "Unauthenticated" });
+  });
+
+  it("end at sign-out, and signing out again is harmless", async () => {
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const opened = yield* sessions.signIn((yield* linkOf(a)).token);
+        const session = yield* sessions.authenticate(opened.token);
+        yield* sessions.signOut(session);
+        yield* sessions.signOut(session);
+        return yield* Effect.flip(sessions.authenticate(opened.token));
+      }),
+    );
+    expect(result).toMatchObject({ _tag: "Unauthenticated" });
+  });
+
+  it.each([["an unknown token", "y".repeat(43)], ["a malformed token", "a;b"], ["a link's token", undefined]])(
+    "refuse %s",
+    async (_case, token) => {
+      const refused = await atNow(
+        Effect.gen(function* () {
+          const link = yield* linkOf(a);
+          return yield* Effect.flip(DeveloperSessions.use((sessions) => sessions.authenticate(token ?? link.token)));
+        }),
+      );
+      expect(refused).toMatchObject({ _tag: "Unauthenticated" });
+    },
+  );
+
+  it("see their own organization's keys and never another's", async () => {
+    const keys = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const session = yield* sessions.authenticate((yield* sessions.signIn((yield* linkOf(a)).token)).token);
+        const created = yield* ApiKeyRepository.use((r) => r.create(session.scope, "read", "CI deploys"));
+        const listed = yield* ApiKeyRepository.use((r) => r.list(session.scope));
+        const revokeB = yield* Effect.flip(ApiKeyRepository.use((r) => r.revoke(session.scope, b.readKeyId)));
+        return { created, listed, revokeB };
+      }),
+    );
+    expect(keys.listed.map((k) => k.id).sort((x, y) => x - y)).toEqual(
+      expect.arrayContaining([a.readKeyId, a.writeKeyId, keys.created.id]),
+    );
+    expect(keys.listed.map((k) => k.id)).not.toContain(b.readKeyId);
+    expect(keys.listed.map((k) => k.id)).not.toContain(b.writeKeyId);
+    expect(keys.listed.find((k) => k.id === keys.created.id)).toMatchObject({ name: "CI deploys", access: "read", revoked_at: null });
+    expect(keys.revokeB).toMatchObject({ _tag: "NotFound" });
+    expect(await rows("select revoked_at from api_keys where id = ?", [b.readKeyId])).toEqual([{ revoked_at: null }]);
+  });
+});
+
+describe("the audit log", () => {
+  it("records an action with the session and the link that let it in, at the Clock's time", async () => {
+    const { session, entries, at } = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const session = yield* sessions.authenticate((yield* sessions.signIn((yield* linkOf(b)).token)).token);
+        yield* TestClock.adjust("1 hour");
+        const audit = yield* DeveloperAuditLog;
+        yield* audit.record(session, "api_key.created", "api_key 7");
+        return { session, entries: yield* audit.list(b.scope, 10), at: new Date(Date.now() + 3600_000) };
+      }),
+    );
+    expect(entries[0]).toMatchObject({ session_id: session.sessionId, link_id: session.linkId, action: "api_key.created", subject: "api_key 7" });
+    expect(Math.abs(Date.parse(entries[0]!.at) - at.getTime())).toBeLessThan(60_000);
+    expect(await atNow(DeveloperAuditLog.use((audit) => audit.list(a.scope, 10)))).toEqual([]);
+  });
+
+  it("cannot name another organization's session", async () => {
+    const refused = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const session = yield* sessions.authenticate((yield* sessions.signIn((yield* linkOf(b)).token)).token);
+        const operatorScopeOfA = yield* Operator.use((o) => o.scopeOf(a.id));
+        return yield* Effect.flip(DeveloperAuditLog.use((audit) => audit.record({ ...session, scope: operatorScopeOfA }, "api_key.revoked", "api_key 1")));
+      }),
+    );
+    expect(refused).toMatchObject({ _tag: "NotFound" });
+  });
+});
