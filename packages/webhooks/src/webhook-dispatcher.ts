@@ -131,9 +131,11 @@ export class WebhookDispatcher {
   private async tick(): Promise<boolean> {
     const free = this.settings.concurrency - this.inFlight.size;
     // Claim in batches: a claim per freed slot would spend the database round trips one by one.
-    // (`free < minimumClaim` implies attempts in flight, so the race below always settles.)
+    // (`free < minimumClaim` implies attempts in flight, and each that ends wakes the loop. Not
+    // `Promise.race(inFlight)`: every race leaves a reaction on each attempt still running, which
+    // cost a tenth of the worker's CPU in microtasks at 256 in flight.)
     if (free < this.minimumClaim) {
-      await Promise.race(this.inFlight);
+      await this.sleep(this.settings.pollIntervalMs);
       return true;
     }
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
