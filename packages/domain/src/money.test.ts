@@ -302,7 +302,11 @@ describe("fromMinorUnits", () => {
       fc.property(fc.integer({ min: -MAX_MINOR_UNITS, max: MAX_MINOR_UNITS }), currencyArb, (minor, currency) => {
         expect(fromMinorUnits(minor, currency)).toBe(Number(formatMinorUnits(minor, currency)));
       }),
+      { numRuns: 20_000 },
     );
+    for (const currency of ["EUR", "JPY", "KWD", "CLF"]) {
+      for (let minor = -20_000; minor <= 20_000; minor++) expect(fromMinorUnits(minor, currency)).toBe(Number(formatMinorUnits(minor, currency)));
+    }
   });
 
   it("round-trips through toMinorUnits for every amount in range (property)", () => {

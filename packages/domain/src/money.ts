@@ -38,9 +38,14 @@ export const toMinorUnits = (amount: number, currency: string): number | undefin
   return minor <= MAX_MINOR_UNITS ? minor : undefined;
 };
 
-/** Converts minor units back to the major-unit number the API shows (`1250` → `12.5`). */
-export const fromMinorUnits = (minor: number, currency: string): number =>
-  Number(formatMinorUnits(minor, currency));
+const POWERS_OF_TEN: ReadonlyArray<number> = [1, 10, 100, 1_000, 10_000];
+
+/**
+ * Converts minor units back to the major-unit number the API shows (`1250` → `12.5`). One IEEE
+ * division is correctly rounded, so it is the very number the exact decimal (`formatMinorUnits`)
+ * parses to (a property test holds them equal), without building the string.
+ */
+export const fromMinorUnits = (minor: number, currency: string): number => minor / POWERS_OF_TEN[currencyExponent(currency)]!;
 
 /** Minor units as an exact decimal string (`-1250` → `"-12.50"`). */
 export const formatMinorUnits = (minor: number, currency: string): string => {
