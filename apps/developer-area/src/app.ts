@@ -1,5 +1,6 @@
 import Koa from "koa";
 import type { Logger } from "pino";
+import { readWebhookEndpointSettings } from "@platter/ops";
 import type { PlatformRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import type { DeveloperAreaConfig } from "./config.ts";
@@ -11,7 +12,11 @@ import { securityHeaders } from "./security-headers.ts";
 const SERVED_METHODS = new Set(["GET", "POST"]);
 
 /** Where the area is served, as the app needs it. */
-export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">;
+export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">
+  /** The webhook settings, each by default as `readWebhookEndpointSettings` reads an unset variable. */
+  & Partial<Pick<DeveloperAreaConfig, "allowPrivateNetworks" | "secretOverlapMs">>;
+
+const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 
 /**
  * The Developer area application. Request path: security headers → error pages → assets → method
@@ -24,6 +29,10 @@ export const createDeveloperAreaApp = (runtime: PlatformRuntime, settings: Devel
   const router = createRouter(runtime, {
     origin: settings.developerAreaUrl,
     cookies: { secure: settings.developerAreaUrl.startsWith("https:") },
+    webhooks: {
+      allowPrivateNetworks: settings.allowPrivateNetworks ?? WEBHOOK_DEFAULTS.allowPrivateNetworks,
+      secretOverlapMs: settings.secretOverlapMs ?? WEBHOOK_DEFAULTS.secretOverlapMs,
+    },
   });
   app.use(securityHeaders(settings.frameAncestors));
   app.use(errorPages(logger));

@@ -1,12 +1,12 @@
 import {
   ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
-  readDeveloperAreaAddress, readMatching, readProcessSettings,
+  readDeveloperAreaAddress, readMatching, readProcessSettings, readWebhookEndpointSettings, type WebhookEndpointSettings,
 } from "@platter/ops";
 
 export { ConfigError };
 
 /** Developer-area configuration: parsed and validated once at start into a typed object. */
-export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress {
+export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress, WebhookEndpointSettings {
   /**
    * The Content-Security-Policy's `frame-ancestors` sources: who may show the area in a frame
    * (`'self'` by default; add the catering application's origin to embed it there).
@@ -22,6 +22,7 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   ...readDatabaseSettings(env),
   ...readProcessSettings(env),
   ...readDeveloperAreaAddress(env),
+  ...readWebhookEndpointSettings(env),
   frameAncestors: readMatching(
     env, "DEVELOPER_AREA_FRAME_ANCESTORS", "'self'", SOURCE_LIST, "CSP sources separated by spaces, such as 'self' https://app.example.com",
   ),

@@ -13,13 +13,20 @@ export interface SignedIn {
   readonly formToken: string;
 }
 
-/** Sections of the navigation; only API keys exists in this slice. */
-export type Section = "api-keys";
+/** Sections of the navigation. */
+export type Section = "api-keys" | "webhooks" | "deliveries" | "event-catalog" | "api-reference";
 
-const head = (title: string) => html`<head>
+/** Options of a signed-in page. */
+export interface PageOptions {
+  /** Reload the page by itself after this many seconds (a page that waits for something, such as a test event's attempt). */
+  readonly refreshSeconds?: number;
+}
+
+const head = (title: string, options: PageOptions = {}) => html`<head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Platter Developer area</title>
+${options.refreshSeconds === undefined ? "" : html`<meta http-equiv="refresh" content="${options.refreshSeconds}">
+`}<title>${title} · Platter Developer area</title>
 <link rel="stylesheet" href="/assets/developer-area.css">
 <script src="/assets/developer-area.js" defer></script>
 </head>`;
@@ -30,10 +37,10 @@ const brand = html`<a class="brand" href="/api-keys"><span class="brand-mark" ar
 export const formTokenField = (token: string): Html => html`<input type="hidden" name="form_token" value="${token}">`;
 
 /** A signed-in page: header, navigation with `section` marked current, and `body`. */
-export const signedInPage = (signedIn: SignedIn, section: Section, title: string, body: HtmlValue): string =>
+export const signedInPage = (signedIn: SignedIn, section: Section, title: string, body: HtmlValue, options: PageOptions = {}): string =>
   html`<!doctype html>
 <html lang="en">
-${head(title)}
+${head(title, options)}
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">
@@ -48,6 +55,10 @@ ${head(title)}
   <nav class="sidenav" aria-label="Developer area">
     <ul>
       <li><a href="/api-keys"${section === "api-keys" ? html` aria-current="page"` : ""}>API keys</a></li>
+      <li><a href="/webhooks"${section === "webhooks" ? html` aria-current="page"` : ""}>Webhooks</a></li>
+      <li><a href="/deliveries"${section === "deliveries" ? html` aria-current="page"` : ""}>Deliveries</a></li>
+      <li><a href="/event-catalog"${section === "event-catalog" ? html` aria-current="page"` : ""}>Event catalog</a></li>
+      <li><a href="/api-reference"${section === "api-reference" ? html` aria-current="page"` : ""}>API reference</a></li>
     </ul>
   </nav>
   <main id="main" tabindex="-1">

@@ -4,12 +4,16 @@ import { cardPage, formTokenField, type SignedIn, signedInPage } from "./layout.
 
 /** The Developer area's pages, rendered on the server; every interpolated string is escaped by `html`. */
 
+// Made once: `toLocaleDateString` builds a formatter per call (about 0.2 ms each; a log page has 50 rows).
+const DAY = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+const TIME = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+
 /** `2026-11-24T10:05:00.000Z` → `24 Nov 2026` over `10:05 UTC` in a `<time>` element; nothing as "Never". */
-const when = (iso: string | null): HtmlValue => {
+export const when = (iso: string | null): HtmlValue => {
   if (iso === null) return html`<span class="muted">Never</span>`;
   const date = new Date(iso);
-  const day = date.toLocaleDateString("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
-  const time = date.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+  const day = DAY.format(date);
+  const time = TIME.format(date);
   return html`<time datetime="${iso}"><span class="day">${day}</span> <span class="time">${time} UTC</span></time>`;
 };
 

@@ -5,10 +5,14 @@ import {
 } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
+import type { WebhookEndpointSettings } from "@platter/ops";
 import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
+import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { apiKeysPage, confirmRevokePage, createdKeyPage, type CreateForm, howToGetALink, messagePage } from "./pages.ts";
 import { runProgram } from "./runtime.ts";
+import { addWebhookRoutes } from "./webhooks-routes.ts";
+import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import {
   clearSessionCookie, type CookiePolicy, findSession, readSessionForm, requireSession, sessionOf, setSessionCookie,
 } from "./session.ts";
@@ -24,24 +28,11 @@ export interface RouteSettings {
   /** The area's public origin: POSTs must come from it, and links start with it. */
   readonly origin: string;
   readonly cookies: CookiePolicy;
+  /** The SSRF guard's setting and the secret rotation's overlap, as the CLI reads them. */
+  readonly webhooks: WebhookEndpointSettings;
 }
 
-const page = (ctx: Context, status: number, body: string) => {
-  ctx.status = status;
-  ctx.type = "text/html; charset=utf-8";
-  ctx.body = body;
-};
-
-const redirect = (ctx: Context, location: string) => {
-  ctx.status = 303;
-  ctx.redirect(location);
-};
-
-const idOf = (ctx: Context): number => {
-  const id = parseRecordId(String(ctx.params["id"]));
-  if (id === undefined) throw new UnknownPage();
-  return id;
-};
+const idOf = (ctx: Context): number => recordIdOf(ctx);
 
 /** The area's routes on the platform's storage services. */
 export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings): Router => {
@@ -138,6 +129,9 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     );
     redirect(ctx, `/api-keys?revoked=${id}`);
   });
+
+  addWebhookRoutes(router, { runtime, settings, signedInOnly, signedIn, run });
+  addDeliveryRoutes(router, { settings, signedInOnly, signedIn, run });
 
   return router;
 };

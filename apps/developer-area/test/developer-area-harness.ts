@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { SignInRequester } from "@platter/domain";
+import type { WebhookEndpointSettings } from "@platter/ops";
 import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
@@ -32,12 +33,20 @@ const close = (server: Server) =>
     server.close(() => done());
   });
 
-/** Starts the area on a new test database; `frameAncestors` as `DEVELOPER_AREA_FRAME_ANCESTORS` would set it. */
-export const startArea = async (adminUrl: string, frameAncestors = "'self'"): Promise<RunningArea> => {
+/**
+ * Starts the area on a new test database; `frameAncestors` as `DEVELOPER_AREA_FRAME_ANCESTORS`
+ * would set it, `webhooks` as `WEBHOOK_ALLOW_PRIVATE_NETWORKS` and `WEBHOOK_SECRET_OVERLAP` would
+ * (their defaults when not given).
+ */
+export const startArea = async (
+  adminUrl: string,
+  frameAncestors = "'self'",
+  webhooks: Partial<WebhookEndpointSettings> = {},
+): Promise<RunningArea> => {
   const db = await createTestDatabase(adminUrl);
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const app = createDeveloperAreaApp(db.runtime, { developerAreaUrl: origin, frameAncestors }, pino({ level: "silent" }));
+  const app = createDeveloperAreaApp(db.runtime, { developerAreaUrl: origin, frameAncestors, ...webhooks }, pino({ level: "silent" }));
   const server = createServer(app.callback());
   await new Promise<void>((done) => server.listen(port, "127.0.0.1", done));
   return {

@@ -16,5 +16,8 @@ export * from "./resources/organization.ts";
 export * from "./resources/proposal.ts";
 export * from "./resources/recipe.ts";
 export * from "./webhooks/delivery.ts";
+export * from "./webhooks/delivery-log.ts";
+export * from "./webhooks/endpoint-input.ts";
+export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
 export * from "./webhooks/signing.ts";

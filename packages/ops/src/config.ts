@@ -104,6 +104,24 @@ export const readDeveloperAreaAddress = (env: Environment): DeveloperAreaAddress
   };
 };
 
+/** How webhook endpoints are registered and their secrets rotated, wherever that is done (the CLI, the Developer area). */
+export interface WebhookEndpointSettings {
+  /** Whether endpoint URLs may point at loopback and private networks (the SSRF guard off; local development and tests). */
+  readonly allowPrivateNetworks: boolean;
+  /** How long a rotated-out signing secret keeps signing beside the new one. */
+  readonly secretOverlapMs: number;
+}
+
+/**
+ * `WEBHOOK_ALLOW_PRIVATE_NETWORKS` (false) and `WEBHOOK_SECRET_OVERLAP` (24 h): read alike by every
+ * place that registers endpoints or rotates their secrets, so the CLI and the Developer area apply
+ * the same guard and the same overlap (the dispatcher reads the first for its sockets).
+ */
+export const readWebhookEndpointSettings = (env: Environment): WebhookEndpointSettings => ({
+  allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+  secretOverlapMs: readDuration(env, "WEBHOOK_SECRET_OVERLAP", 24 * 60 * 60 * 1000, 0),
+});
+
 const SECOND = 1000;
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: SECOND, m: 60 * SECOND, h: 3600 * SECOND, d: 86_400 * SECOND };
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;

@@ -9,6 +9,7 @@ export * from "./operator/operator.ts";
 export * from "./persistence.ts";
 export * from "./repositories/index.ts";
 export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";
+export type { DeliveryLogSeedOptions } from "./seed/delivery-log.ts";
 export type { DemoCounts } from "./seed/demo.ts";
 export * from "./seed/seeding.ts";
 export * from "./webhooks/delivery-queue.ts";

@@ -1,4 +1,4 @@
-import type { OrgScope } from "@platter/domain";
+import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -121,13 +121,30 @@ const cases = (scope: OrgScope) => ({
     list: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.list(scope)))).map((e) => e.id)),
     setEnabled: () => notFound(WebhookEndpointRepository.use((r) => r.setEnabled(scope, target.endpoint, false))),
     rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000))),
+    overview: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.overview(scope)))).map((e) => e.id)),
+    find: () => notFound(WebhookEndpointRepository.use((r) => r.find(scope, target.endpoint))),
+    secret: () => notFound(WebhookEndpointRepository.use((r) => r.secret(scope, target.endpoint))),
+    sendTestMessage: () => notFound(WebhookEndpointRepository.use((r) => r.sendTestMessage(scope, target.endpoint, exampleMessage("event.created")))),
+    delivery: () => notFound(WebhookEndpointRepository.use((r) => r.delivery(scope, target.endpoint, target.delivery))),
   },
   DeliveryRepository: {
     list: async () => {
       const deliveries = await run(DeliveryRepository.use((r) => r.list(scope, { limit: 1000 })));
       await expectOnlyB("webhook_deliveries", deliveries.map((d) => d.id));
     },
+    log: async () => {
+      const page = await run(DeliveryRepository.use((r) => r.log(scope, {}, { limit: 500, after: undefined })));
+      await expectOnlyB("webhook_deliveries", page.data.map((d) => d.id));
+    },
+    message: async () => {
+      const [message] = await rows<{ envelope_id: string }>("select envelope_id from webhook_messages where organization_id = ? order by id limit 1", [a.id]);
+      await notFound(DeliveryRepository.use((r) => r.message(scope, message!.envelope_id)));
+    },
     retry: () => notFound(DeliveryRepository.use((r) => r.retry(scope, target.delivery))),
+    retryMessage: async () => {
+      const [message] = await rows<{ id: string }>("select message_id as id from webhook_deliveries where id = ?", [target.delivery]);
+      await notFound(DeliveryRepository.use((r) => r.retryMessage(scope, Number(message!.id))));
+    },
     retryFailed: () => notFound(DeliveryRepository.use((r) => r.retryFailed(scope, target.endpoint))),
   },
   DeveloperSessions: {
@@ -148,6 +165,7 @@ const cases = (scope: OrgScope) => ({
   Seeding: {
     demo: () => run(Seeding.use((s) => s.demo(scope))),
     bulk: () => run(Seeding.use((s) => s.bulk(scope, { events: 20, clients: 10, invoices: 5 }))),
+    deliveryLog: () => run(Seeding.use((s) => s.deliveryLog(scope, { deliveries: 40, endpoints: 2 }))),
   },
 });
 

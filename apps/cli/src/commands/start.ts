@@ -13,7 +13,7 @@ import { prepareFirstRun, welcomeText } from "../first-run.ts";
  * dispatcher and the Developer area on it until SIGTERM or SIGINT, which drain them and then close
  * the platform (and stop the database this process started).
  */
-/** Local development delivers to localhost receivers unless the operator said otherwise. */
+/** Local development registers and delivers to localhost receivers unless the operator said otherwise. */
 const localDispatcherEnv = () => ({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ...process.env });
 const localDispatcherConfig = () => loadDispatcherConfig(localDispatcherEnv());
 const allowsPrivateNetworks = () => localDispatcherConfig().allowPrivateNetworks;
@@ -23,7 +23,8 @@ export const startCommand = defineCommand({
   run: async () => {
     const shutdown = shutdownSignal();
     const config = loadApiConfig();
-    const areaConfig = loadDeveloperAreaConfig();
+    // The Developer area's SSRF guard follows the local dispatcher's: a localhost receiver can be added there too.
+    const areaConfig = loadDeveloperAreaConfig(localDispatcherEnv());
     const logger = createLogger("platter", config.logLevel);
     const services = createServiceGroup();
     try {

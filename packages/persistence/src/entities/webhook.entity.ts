@@ -71,7 +71,11 @@ export const WebhookDeliveryEntity = defineEntity({
   indexes: [
     // Partial: only the deliveries still pending, endpoint by endpoint (claims take each endpoint's share).
     { name: "webhook_deliveries_due_idx", properties: ["endpoint", "nextAttemptAt", "id"], where: { status: "pending" } },
-    { name: "webhook_deliveries_organization_idx", properties: ["organization", "id"] },
+    // The delivery log, newest first and bounded by time: the organization's, and an endpoint's.
+    { name: "webhook_deliveries_log_idx", properties: ["organization", "createdAt", "id"] },
+    { name: "webhook_deliveries_endpoint_log_idx", properties: ["endpoint", "createdAt", "id"] },
+    // Partial: an endpoint's failed deliveries since a time (the log filtered to failed; replaying them).
+    { name: "webhook_deliveries_failed_idx", properties: ["endpoint", "createdAt", "id"], where: { status: "failed" } },
     // Retention: settled deliveries, oldest first. (The table's fillfactor 50, for HOT claims, is set by its migration: MikroORM has no word for it.)
     { name: "webhook_deliveries_settled_idx", properties: ["completedAt"], where: { status: { $ne: "pending" } } },
   ],
@@ -97,5 +101,9 @@ export const WebhookAttemptEntity = defineEntity({
     responseBody: p.text().nullable(),
     nextAttemptAt: p.datetime(3).nullable(),
   },
-  indexes: [{ name: "webhook_attempts_delivery_idx", properties: ["delivery", "id"] }],
+  indexes: [
+    { name: "webhook_attempts_delivery_idx", properties: ["delivery", "id"] },
+    // Endpoint health: an organization's attempts of the last 24 hours.
+    { name: "webhook_attempts_health_idx", properties: ["organization", "startedAt"] },
+  ],
 });

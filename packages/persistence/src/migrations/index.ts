@@ -7,6 +7,8 @@ import { Migration20261123020000HistoryRetention } from "./Migration202611230200
 import { Migration20261123030000FairDelivery } from "./Migration20261123030000FairDelivery.ts";
 import { Migration20261123040000ProcessInstances } from "./Migration20261123040000ProcessInstances.ts";
 import { Migration20261124000000DeveloperArea } from "./Migration20261124000000DeveloperArea.ts";
+import { Migration20261124010000DeliveryLog } from "./Migration20261124010000DeliveryLog.ts";
+import { Migration20261124050000EndpointHealth } from "./Migration20261124050000EndpointHealth.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -19,4 +21,6 @@ export const migrationsList = [
   { name: "Migration20261123030000FairDelivery", class: Migration20261123030000FairDelivery },
   { name: "Migration20261123040000ProcessInstances", class: Migration20261123040000ProcessInstances },
   { name: "Migration20261124000000DeveloperArea", class: Migration20261124000000DeveloperArea },
+  { name: "Migration20261124010000DeliveryLog", class: Migration20261124010000DeliveryLog },
+  { name: "Migration20261124050000EndpointHealth", class: Migration20261124050000EndpointHealth },
 ];

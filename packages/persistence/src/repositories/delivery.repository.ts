@@ -1,19 +1,31 @@
-import { NotFound, type OrgScope } from "@platter/domain";
+import {
+  assemblePage, type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { orgSql, type Statement, sql } from "../org-sql.ts";
+import { orgSql, raw, type Statement, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
 
-export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export { DELIVERY_STATUSES, type DeliveryStatus } from "@platter/domain";
 
 export interface DeliveryFilter {
   readonly status?: DeliveryStatus;
   readonly endpointId?: number;
   readonly limit?: number;
+}
+
+/** One attempt of a delivery: what the receiver answered (its body as stored, capped by the dispatcher), or the error. */
+export interface AttemptView {
+  readonly attempt: number;
+  readonly started_at: string;
+  readonly duration_ms: number;
+  readonly status_code: number | null;
+  readonly error: string | null;
+  readonly response_body: string | null;
+  readonly next_attempt_at: string | null;
 }
 
 export interface DeliveryView {
@@ -22,17 +34,38 @@ export interface DeliveryView {
   readonly envelope_id: string;
   readonly event_type: string;
   readonly status: DeliveryStatus;
-  readonly attempts: Array<{
-    attempt: number;
-    started_at: string;
-    duration_ms: number;
-    status_code: number | null;
-    error: string | null;
-    response_body: string | null;
-    next_attempt_at: string | null;
-  }>;
+  readonly attempts: Array<AttemptView>;
   readonly next_attempt_at: string | null;
   readonly created_at: string;
+}
+
+/** One row of the delivery log: a message sent to one endpoint, with how its last attempt went. */
+export interface DeliveryLogEntry {
+  readonly id: number;
+  readonly message_id: number;
+  readonly envelope_id: string;
+  readonly event_type: string;
+  readonly endpoint_id: number;
+  readonly endpoint_url: string;
+  readonly status: DeliveryStatus;
+  /** Tries made so far. */
+  readonly attempts: number;
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
+  readonly last_attempt_at: string | null;
+  readonly next_attempt_at: string | null;
+  readonly created_at: string;
+}
+
+/** A message with its deliveries, each with every attempt. */
+export interface MessageView {
+  readonly id: number;
+  readonly envelope_id: string;
+  readonly event_type: string;
+  readonly created_at: string;
+  /** The stored, versioned payload (render it with the domain's `envelopeBody`). */
+  readonly payload: unknown;
+  readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string }>;
 }
 
 // Attempts come with their delivery (one round trip), within the delivery's organization; the
@@ -50,23 +83,64 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
 /** Due again now, with the same envelope and bytes; attempts made so far are kept. */
 const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null`;
 
-const conditions = (filter: DeliveryFilter): Statement | undefined => {
-  const parts = [
+/** The log's columns: the delivery, its message's envelope id and type, its endpoint's URL, and its last attempt. */
+const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, d.status, d.attempts,
+  last.status_code as last_status_code, last.error as last_error, ${isoTimestamp("last.started_at")} as last_attempt_at,
+  case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
+  ${isoTimestamp("d.created_at")} as created_at`;
+const LOG_JOINS = `join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id
+  join webhook_endpoints w on w.id = d.endpoint_id and w.organization_id = d.organization_id
+  left join lateral (select a.status_code, a.error, a.started_at from webhook_attempts a
+    where a.delivery_id = d.id and a.organization_id = d.organization_id order by a.id desc limit 1) last on true`;
+
+type LogRow = Omit<DeliveryLogEntry, "id" | "message_id" | "endpoint_id"> & { id: string; message_id: string; endpoint_id: string };
+
+/** `a and b and …`, or nothing. */
+const allOf = (parts: ReadonlyArray<Statement>): Statement | undefined =>
+  parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
+
+/**
+ * The log's conditions. Each reads one index range: the organization's `(organization_id,
+ * created_at, id)`, or with an endpoint its `(endpoint_id, created_at, id)` (its failed ones: the
+ * partial index of failed deliveries), between the times and before the cursor's key.
+ */
+const logConditions = (filter: DeliveryLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
+  allOf([
+    ...(filter.endpointId === undefined ? [] : [sql`d.endpoint_id = ${filter.endpointId}`]),
+    ...(filter.status === undefined ? [] : [sql`d.status = ${filter.status}`]),
+    ...(filter.eventType === undefined ? [] : [sql`m.type = ${filter.eventType}`]),
+    ...(filter.from === undefined ? [] : [sql`d.created_at >= ${filter.from}::timestamptz`]),
+    ...(filter.to === undefined ? [] : [sql`d.created_at < ${filter.to}::timestamptz`]),
+    ...(after === undefined ? [] : [sql`(d.created_at, d.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
+  ]);
+
+const conditions = (filter: DeliveryFilter): Statement | undefined =>
+  allOf([
     ...(filter.status === undefined ? [] : [sql`d.status = ${filter.status}`]),
     ...(filter.endpointId === undefined ? [] : [sql`d.endpoint_id = ${filter.endpointId}`]),
-  ];
-  return parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
-};
+  ]);
+
+const toDeliveryView = <Row extends { id: string; endpoint_id: string }>(row: Row) => ({ ...row, id: Number(row.id), endpoint_id: Number(row.endpoint_id) });
 
 export class DeliveryRepository extends Context.Service<
   DeliveryRepository,
   {
     /** Newest first. */
     readonly list: (scope: OrgScope, filter: DeliveryFilter) => Effect.Effect<ReadonlyArray<DeliveryView>>;
+    /** One page of the delivery log (`deliveryLogListing`: newest first), filtered. */
+    readonly log: (
+      scope: OrgScope,
+      filter: DeliveryLogFilter,
+      page: PageRequest<readonly [string, number]>,
+    ) => Effect.Effect<ListPage<DeliveryLogEntry>>;
+    /** A message by its envelope id (`evt_…`), with its deliveries and their attempts; `NotFound` when it is not the scope's. */
+    readonly message: (scope: OrgScope, envelopeId: string) => Effect.Effect<MessageView, NotFound>;
     /** Makes a finished delivery due again now; `NotFound` when there is none or it is still pending. */
     readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
-    /** Makes every failed delivery of an endpoint due again now. */
-    readonly retryFailed: (scope: OrgScope, endpointId: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
+    /** Makes every finished delivery of a message due again now (those still pending are on their way); `NotFound` without the message. */
+    readonly retryMessage: (scope: OrgScope, messageId: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
+    /** Makes every failed delivery of an endpoint (made at or after `since`, when given) due again now. */
+    readonly retryFailed: (scope: OrgScope, endpointId: number, since?: string) => Effect.Effect<{ readonly retried: number }, NotFound>;
   }
 >()("platter/persistence/DeliveryRepository") {
   static readonly layer = Layer.effect(
@@ -82,9 +156,44 @@ export class DeliveryRepository extends Context.Service<
             as: "d",
             join: MESSAGE,
             ...(where === undefined ? {} : { where }),
-            rest: sql`order by d.id desc limit ${filter.limit ?? 100}`,
+            rest: sql`order by d.created_at desc, d.id desc limit ${filter.limit ?? 100}`,
           });
-          return rows.map((row) => ({ ...row, id: Number(row.id), endpoint_id: Number(row.endpoint_id) }));
+          return rows.map(toDeliveryView);
+        })),
+        log: traced("DeliveryRepository.log")(Effect.fnUntraced(function* (
+          scope: OrgScope,
+          filter: DeliveryLogFilter,
+          page: PageRequest<readonly [string, number]>,
+        ) {
+          const where = logConditions(filter, page.after);
+          const rows = yield* orgSql(database, scope).select<LogRow>({
+            columns: LOG_COLUMNS,
+            from: "webhook_deliveries",
+            as: "d",
+            join: LOG_JOINS,
+            ...(where === undefined ? {} : { where }),
+            rest: sql`order by d.created_at desc, d.id desc limit ${page.limit + 1}`,
+          });
+          const entries = rows.map((row) => ({ ...row, id: Number(row.id), message_id: Number(row.message_id), endpoint_id: Number(row.endpoint_id) }));
+          return assemblePage(deliveryLogListing, entries, page.limit);
+        })),
+        message: traced("DeliveryRepository.message")(Effect.fnUntraced(function* (scope: OrgScope, envelopeId: string) {
+          const org = orgSql(database, scope);
+          const message = yield* org.one<{ id: string; envelope_id: string; event_type: string; created_at: string; payload: unknown }>({
+            columns: `m.id, m.envelope_id, m.type as event_type, ${isoTimestamp("m.created_at")} as created_at, m.payload`,
+            from: "webhook_messages",
+            as: "m",
+            where: sql`m.envelope_id = ${envelopeId}`,
+          });
+          const deliveries = yield* org.select<DeliveryView & { id: string; endpoint_id: string; endpoint_url: string }>({
+            columns: `${COLUMNS}, w.url as endpoint_url`,
+            from: "webhook_deliveries",
+            as: "d",
+            join: `${MESSAGE} join webhook_endpoints w on w.id = d.endpoint_id and w.organization_id = d.organization_id`,
+            where: sql`d.message_id = ${message.id}::bigint`,
+            rest: raw("order by d.endpoint_id"),
+          });
+          return { ...message, id: Number(message.id), deliveries: deliveries.map(toDeliveryView) };
         })),
         retry: traced("DeliveryRepository.retry")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const rows = yield* orgSql(database, scope).update({
@@ -97,14 +206,29 @@ export class DeliveryRepository extends Context.Service<
           if (rows.length === 0) return yield* new NotFound();
           return { retried: 1 };
         })),
-        retryFailed: traced("DeliveryRepository.retryFailed")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number) {
+        retryMessage: traced("DeliveryRepository.retryMessage")(Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
+          const org = orgSql(database, scope);
+          yield* org.one({ columns: "m.id", from: "webhook_messages", as: "m", where: sql`m.id = ${messageId}` });
+          const rows = yield* org.update({
+            table: "webhook_deliveries",
+            as: "d",
+            set: DUE_AGAIN,
+            where: sql`d.message_id = ${messageId} and d.status <> 'pending'`,
+            returning: "d.id",
+          });
+          return { retried: rows.length };
+        })),
+        retryFailed: traced("DeliveryRepository.retryFailed")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
           const org = orgSql(database, scope);
           yield* org.one({ columns: "w.id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
           const rows = yield* org.update({
             table: "webhook_deliveries",
             as: "d",
             set: DUE_AGAIN,
-            where: sql`d.endpoint_id = ${endpointId} and d.status = 'failed'`,
+            // The partial index of failed deliveries, from `since` on.
+            where: since === undefined
+              ? sql`d.endpoint_id = ${endpointId} and d.status = 'failed'`
+              : sql`d.endpoint_id = ${endpointId} and d.status = 'failed' and d.created_at >= ${since}::timestamptz`,
             returning: "d.id",
           });
           return { retried: rows.length };

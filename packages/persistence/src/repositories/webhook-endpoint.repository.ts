@@ -1,13 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { NotFound, type OrgScope, type WebhookEventType } from "@platter/domain";
+import { envelopeBody, InvalidTransition, NotFound, type OrgScope, type WebhookEventType, type WebhookMessage } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
+import { recordTestMessage } from "./webhook-message.ts";
 
-/** An organization's webhook endpoints: register, list, enable/disable, rotate the signing secret. */
+/**
+ * An organization's webhook endpoints: register, list (with their health), enable/disable, reveal
+ * and rotate the signing secret, send a test message and follow its delivery.
+ */
 
 /**
  * A signing secret: `whsec_` and 32 random bytes in base64, the form Standard Webhooks libraries
@@ -26,6 +30,112 @@ export interface WebhookEndpointView {
   readonly created_at: string;
 }
 
+/** Why an endpoint was disabled by `setEnabled` when its caller does not say: the CLI's operator. */
+export const DISABLED_BY_OPERATOR = "disabled by an operator";
+
+/** How an endpoint fared over the last 24 hours: its attempts, those answered 2xx, and the last one. */
+export interface EndpointHealth {
+  readonly attempts: number;
+  readonly succeeded: number;
+  readonly last_attempt_at: string | null;
+  /** The last attempt's HTTP status, or null when it got none (see `last_error`). */
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
+}
+
+/** An endpoint with its health and, while its circuit is open, until when nothing is sent to it. */
+export interface WebhookEndpointOverview extends WebhookEndpointView {
+  readonly circuit_open_until: string | null;
+  readonly health: EndpointHealth;
+}
+
+/** An endpoint's signing secret, and until when the secret before the last rotation still signs beside it. */
+export interface EndpointSecret {
+  readonly secret: string;
+  readonly previous_secret_until: string | null;
+}
+
+/** One delivery to an endpoint as the test-event page follows it: its message, status and every attempt. */
+export interface EndpointDelivery {
+  readonly id: number;
+  readonly envelope_id: string;
+  readonly event_type: string;
+  readonly status: "pending" | "succeeded" | "failed";
+  readonly created_at: string;
+  /** When the next try is due, while pending. */
+  readonly next_attempt_at: string | null;
+  /** The exact body sent (undefined for a stored message this code cannot read). */
+  readonly body: string | undefined;
+  readonly attempts: ReadonlyArray<{
+    readonly attempt: number;
+    readonly started_at: string;
+    readonly duration_ms: number;
+    readonly status_code: number | null;
+    readonly error: string | null;
+    readonly response_body: string | null;
+  }>;
+}
+
+interface OverviewRow {
+  id: string;
+  url: string;
+  event_types: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  circuit_open_until: string | null;
+  attempts: number;
+  succeeded: number;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+}
+
+/**
+ * Every endpoint with its health, in one statement: the scope's attempts of the last 24 hours (one
+ * range of `webhook_attempts_health_idx`; the organization's equality reaches the grouped subquery
+ * through the join) grouped by endpoint, joined to the endpoints.
+ */
+const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at,
+  case when w.circuit_open_until > now() then ${isoTimestamp("w.circuit_open_until")} end as circuit_open_until,
+  coalesce(h.attempts, 0) as attempts, coalesce(h.succeeded, 0) as succeeded,
+  ${isoTimestamp("h.last_attempt_at")} as last_attempt_at, h.last_status_code, h.last_error`;
+const HEALTH_JOIN = `left join (
+    select a.organization_id, d.endpoint_id, count(*)::int as attempts,
+      count(*) filter (where a.status_code between 200 and 299)::int as succeeded,
+      max(a.started_at) as last_attempt_at,
+      (array_agg(a.status_code order by a.started_at desc, a.id desc))[1] as last_status_code,
+      (array_agg(a.error order by a.started_at desc, a.id desc))[1] as last_error
+    from webhook_attempts a
+    join webhook_deliveries d on d.id = a.delivery_id and d.organization_id = a.organization_id
+    where a.started_at > now() - interval '24 hours'
+    group by a.organization_id, d.endpoint_id
+  ) h on h.organization_id = w.organization_id and h.endpoint_id = w.id`;
+
+const toOverview = (row: OverviewRow): WebhookEndpointOverview => ({
+  id: Number(row.id),
+  url: row.url,
+  event_types: row.event_types,
+  enabled: row.enabled,
+  disabled_reason: row.disabled_reason,
+  created_at: row.created_at,
+  circuit_open_until: row.circuit_open_until,
+  health: {
+    attempts: row.attempts,
+    succeeded: row.succeeded,
+    last_attempt_at: row.last_attempt_at,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+  },
+});
+
+const DELIVERY_COLUMNS = `d.id, m.envelope_id, m.type as event_type, d.status, ${isoTimestamp("d.created_at")} as created_at,
+  case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
+  m.payload, ${isoTimestamp("m.created_at")} as message_created_at,
+  coalesce((select json_agg(json_build_object('attempt', a.attempt, 'started_at', ${isoTimestamp("a.started_at")},
+      'duration_ms', a.duration_ms, 'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body) order by a.id)
+    from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
+
 export class WebhookEndpointRepository extends Context.Service<
   WebhookEndpointRepository,
   {
@@ -36,12 +146,34 @@ export class WebhookEndpointRepository extends Context.Service<
       eventTypes: ReadonlyArray<WebhookEventType>,
     ) => Effect.Effect<{ readonly id: number; readonly secret: string }>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>>;
-    /** Enabling clears the failure window, so a repaired endpoint gets a fresh start. */
+    /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
+    readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>>;
+    /** One endpoint as `overview` shows it; `NotFound` for another organization's. */
+    readonly find: (scope: OrgScope, id: number) => Effect.Effect<WebhookEndpointOverview, NotFound>;
+    /** The endpoint's signing secret (and whether the one before still signs): shown only when asked for. */
+    readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound>;
+    /**
+     * Enabling clears the failure window, so a repaired endpoint gets a fresh start; disabling
+     * records why (`disabledReason`, by default `DISABLED_BY_OPERATOR`).
+     */
     readonly setEnabled: (
       scope: OrgScope,
       id: number,
       enabled: boolean,
+      disabledReason?: string,
     ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean }, NotFound>;
+    /**
+     * Records `message` as a test and one delivery of it to this endpoint only (see
+     * `recordTestMessage`); returns the delivery's id. A disabled endpoint sends nothing, so it is
+     * `InvalidTransition`, and nothing is written.
+     */
+    readonly sendTestMessage: (
+      scope: OrgScope,
+      id: number,
+      message: WebhookMessage,
+    ) => Effect.Effect<{ readonly delivery_id: number }, NotFound | InvalidTransition>;
+    /** A delivery to endpoint `endpointId` with its attempts; `NotFound` for any other. */
+    readonly delivery: (scope: OrgScope, endpointId: number, deliveryId: number) => Effect.Effect<EndpointDelivery, NotFound>;
     /**
      * Replaces the signing secret. Deliveries from now on are signed with the new one; the old one
      * keeps signing beside it (in `webhook-signature`) for `overlapMs`, so receivers can switch at leisure.
@@ -72,12 +204,36 @@ export class WebhookEndpointRepository extends Context.Service<
           });
           return rows.map((row) => ({ ...row, id: Number(row.id) }));
         })),
-        setEnabled: traced("WebhookEndpointRepository.setEnabled")(Effect.fnUntraced(function* (scope: OrgScope, id: number, enabled: boolean) {
+        overview: traced("WebhookEndpointRepository.overview")(Effect.fnUntraced(function* (scope: OrgScope) {
+          const rows = yield* orgSql(database, scope).select<OverviewRow>({
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", join: HEALTH_JOIN, rest: sql`order by w.id`,
+          });
+          return rows.map(toOverview);
+        })),
+        find: traced("WebhookEndpointRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+          return toOverview(yield* orgSql(database, scope).one<OverviewRow>({
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", join: HEALTH_JOIN, where: sql`w.id = ${id}`,
+          }));
+        })),
+        secret: traced("WebhookEndpointRepository.secret")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+          return yield* orgSql(database, scope).one<EndpointSecret>({
+            columns: `w.secret, case when w.previous_secret_until > now() then ${isoTimestamp("w.previous_secret_until")} end as previous_secret_until`,
+            from: "webhook_endpoints",
+            as: "w",
+            where: sql`w.id = ${id}`,
+          });
+        })),
+        setEnabled: traced("WebhookEndpointRepository.setEnabled")(Effect.fnUntraced(function* (
+          scope: OrgScope,
+          id: number,
+          enabled: boolean,
+          disabledReason: string = DISABLED_BY_OPERATOR,
+        ) {
           const [row] = yield* orgSql(database, scope).update<{ id: string }>({
             table: "webhook_endpoints",
             as: "w",
             set: sql`enabled = ${enabled}, failing_since = null,
-              disabled_reason = case when ${enabled} then null else 'disabled by an operator' end`,
+              disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`,
             where: sql`w.id = ${id}`,
             returning: "w.id",
           });
@@ -96,6 +252,40 @@ export class WebhookEndpointRepository extends Context.Service<
           });
           if (row === undefined) return yield* new NotFound();
           return { id, secret, previous_secret_until: until };
+        })),
+        sendTestMessage: traced("WebhookEndpointRepository.sendTestMessage")(Effect.fnUntraced(function* (
+          scope: OrgScope,
+          id: number,
+          message: WebhookMessage,
+        ) {
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // Held until the commit: the endpoint cannot be disabled between the check and the delivery.
+              const endpoint = yield* tx.one<{ enabled: boolean }>({
+                columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for share`,
+              });
+              if (!endpoint.enabled) {
+                return yield* new InvalidTransition({ message: "This endpoint is disabled: enable it to send it a test event." });
+              }
+              const deliveryId = yield* recordTestMessage(tx, message, id);
+              if (deliveryId === undefined) return yield* new NotFound();
+              return { delivery_id: deliveryId };
+            }));
+        })),
+        delivery: traced("WebhookEndpointRepository.delivery")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, deliveryId: number) {
+          const row = yield* orgSql(database, scope).one<Omit<EndpointDelivery, "id" | "body"> & { id: string; payload: unknown; message_created_at: string }>({
+            columns: DELIVERY_COLUMNS,
+            from: "webhook_deliveries",
+            as: "d",
+            join: "join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id",
+            where: sql`d.id = ${deliveryId} and d.endpoint_id = ${endpointId}`,
+          });
+          const { payload, message_created_at, ...delivery } = row;
+          return {
+            ...delivery,
+            id: Number(row.id),
+            body: envelopeBody({ envelopeId: row.envelope_id, type: row.event_type, createdAt: message_created_at, payload }),
+          };
         })),
       });
     }),

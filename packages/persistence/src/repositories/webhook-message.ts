@@ -22,3 +22,29 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
       where: sql`e.enabled and (cardinality(e.event_types) = 0 or ${type}::text = any(e.event_types))`,
     }));
 };
+
+/**
+ * Records a test message and one delivery of it, to endpoint `endpointId` only (enabled, and
+ * whatever types it subscribes to), in the caller's transaction: the dispatcher sends it signed like
+ * any other. Written through the domain's message schema; returns the delivery's id, or `undefined`
+ * when the scope has no such enabled endpoint (the message is then written too: roll back).
+ */
+export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined> => {
+  const { type, payload } = storedMessage(message);
+  return Effect.flatMap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
+    Effect.flatMap(
+      tx.insertFrom({
+        into: "webhook_deliveries",
+        columns: "endpoint_id, message_id",
+        values: sql`e.id, ${messageId}::bigint`,
+        from: "webhook_endpoints",
+        as: "e",
+        where: sql`e.id = ${endpointId} and e.enabled`,
+      }),
+      () =>
+        Effect.map(
+          tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
+          ([row]) => (row === undefined ? undefined : Number(row.id)),
+        ),
+    ));
+};

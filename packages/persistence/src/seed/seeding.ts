@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { orgSql } from "../org-sql.ts";
 import { type BulkSeedOptions, type SeedProgress, seedBulk } from "./bulk.ts";
+import { type DeliveryLogSeedOptions, seedDeliveryLog } from "./delivery-log.ts";
 import { type DemoCounts, seedDemo } from "./demo.ts";
 import { traced } from "../traced.ts";
 
@@ -14,6 +15,8 @@ export class Seeding extends Context.Service<
     readonly demo: (scope: OrgScope) => Effect.Effect<DemoCounts>;
     /** Large generated volumes, chunk by chunk (for load tests). */
     readonly bulk: (scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) => Effect.Effect<void, InvalidInput>;
+    /** A week's delivery log on new endpoints: messages, deliveries and attempts (for load tests of the Developer area). */
+    readonly deliveryLog: (scope: OrgScope, options: DeliveryLogSeedOptions) => Effect.Effect<void, InvalidInput>;
   }
 >()("platter/persistence/Seeding") {
   static readonly layer = Layer.effect(
@@ -26,6 +29,12 @@ export class Seeding extends Context.Service<
         bulk: traced("Seeding.bulk")((scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
           Effect.tryPromise({
             try: () => seedBulk(orm, scope, options, onProgress),
+            catch: (error) => error as InvalidInput,
+          }),
+        ),
+        deliveryLog: traced("Seeding.deliveryLog")((scope: OrgScope, options: DeliveryLogSeedOptions) =>
+          Effect.tryPromise({
+            try: () => seedDeliveryLog(orm, scope, options),
             catch: (error) => error as InvalidInput,
           }),
         ),

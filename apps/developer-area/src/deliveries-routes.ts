@@ -1,0 +1,152 @@
+import type Router from "@koa/router";
+import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, parseUtcTime } from "@platter/domain";
+import {
+  DeliveryRepository, DeveloperAuditLog, type DeveloperSession, type Persistence, WebhookEndpointRepository,
+} from "@platter/persistence";
+import { Effect, Result } from "effect";
+import type { Context, Middleware } from "koa";
+import { allowRedoc, apiReferencePage, openApiJson } from "./api-reference.ts";
+import { eventCatalogPage } from "./catalog-page.ts";
+import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
+import type { SignedIn } from "./layout.ts";
+import { UnknownPage } from "./page-errors.ts";
+import { page, redirect } from "./page-responses.ts";
+import { readSessionForm, sessionOf } from "./session.ts";
+
+/**
+ * The Deliveries, Event catalog and API reference routes. The log and a message are read through
+ * the session's scope, so another organization's message is the 404 page and its deliveries are
+ * never listed; replays reuse `DeliveryRepository.retry`/`retryFailed` (as `platter deliveries
+ * retry` does), are checked (origin and form token) first and are audited.
+ */
+
+/** What these routes share with the area's other routes. */
+export interface DeliveryRouteKit {
+  /** The area's public origin: POSTs must come from it. */
+  readonly settings: { readonly origin: string };
+  /** Requires a live session (otherwise the sign-in page). */
+  readonly signedInOnly: Middleware;
+  /** The header's organization name and the session's form token. */
+  readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
+  /** Runs one storage program (see `runProgram`). */
+  readonly run: <A, E>(program: Effect.Effect<A, E, Persistence>) => Promise<A>;
+}
+
+/** Rows per page of the log. */
+export const LOG_PAGE_SIZE = 50;
+
+/** A message's envelope id as it appears in a path (`evt_` and the hex the database makes); anything else names nothing. */
+const ENVELOPE_ID = /^evt_[0-9A-Za-z]{1,64}$/;
+
+const envelopeIdOf = (ctx: Context): string => {
+  const id = String(ctx.params["envelopeId"]);
+  if (!ENVELOPE_ID.test(id)) throw new UnknownPage();
+  return id;
+};
+
+const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+
+/** What a page says after a replay it was redirected from (`?replayed=n`). */
+const replayedNotice = (query: Context["query"]): string | undefined => {
+  const text = query["replayed"];
+  if (typeof text !== "string" || !/^\d{1,9}$/.test(text)) return undefined;
+  const count = Number(text);
+  return count === 0
+    ? "Nothing to replay: every delivery concerned is still on its way."
+    : `${plural(count, "delivery is", "deliveries are")} due again: ${count === 1 ? "it is" : "they are"} sent within seconds, with the same envelope id and bytes.`;
+};
+
+/** Adds the Deliveries, Event catalog and API reference routes to `router`. */
+export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void => {
+  const { settings, signedInOnly, signedIn, run } = kit;
+  const endpointsOf = (session: DeveloperSession) => run(WebhookEndpointRepository.use((r) => r.list(session.scope)));
+
+  router.get("/deliveries", signedInOnly, async (ctx) => {
+    const session = sessionOf(ctx);
+    const filter = parseDeliveryLogFilter(ctx.query);
+    const pageRequest = parsePageRequest(deliveryLogListing, { limit: String(LOG_PAGE_SIZE), cursor: ctx.query["cursor"] });
+    const endpoints = await endpointsOf(session);
+    const notice = replayedNotice(ctx.query);
+    if (Result.isFailure(filter) || Result.isFailure(pageRequest)) {
+      const entered = Object.fromEntries(["status", "type", "endpoint", "from", "to"].map((name) => [name, String(ctx.query[name] ?? "")]));
+      const error = Result.isFailure(filter) ? filter.failure.message : "This page link is not valid: start again from the newest deliveries.";
+      const state: LogPageState = { filter: {}, entered, error, endpoints, deeper: false };
+      return page(ctx, 400, deliveriesPage(await signedIn(session), state, undefined));
+    }
+    const log = await run(DeliveryRepository.use((r) => r.log(session.scope, filter.success, pageRequest.success)));
+    const state: LogPageState = {
+      filter: filter.success, endpoints, deeper: pageRequest.success.after !== undefined, ...(notice === undefined ? {} : { notice }),
+    };
+    page(ctx, 200, deliveriesPage(await signedIn(session), state, log));
+  });
+
+  router.post("/deliveries/replay-failed", signedInOnly, async (ctx) => {
+    const form = await readSessionForm(ctx, settings.origin);
+    const session = sessionOf(ctx);
+    const endpointId = parseRecordId(form["endpoint"] ?? "");
+    if (endpointId === undefined) throw new UnknownPage();
+    const since = parseUtcTime(form["since"] ?? "");
+    if (since === undefined) {
+      const endpoints = await endpointsOf(session);
+      if (!endpoints.some((endpoint) => endpoint.id === endpointId)) throw new UnknownPage();
+      const state: LogPageState = {
+        filter: { endpointId }, endpoints, deeper: false, error: "Choose the time to replay failed messages from (UTC).",
+      };
+      const log = await run(DeliveryRepository.use((r) => r.log(session.scope, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined })));
+      return page(ctx, 400, deliveriesPage(await signedIn(session), state, log));
+    }
+    const { retried } = await run(
+      Effect.gen(function* () {
+        const result = yield* DeliveryRepository.use((r) => r.retryFailed(session.scope, endpointId, since));
+        yield* DeveloperAuditLog.use((log) => log.record(session, "deliveries.replayed_failed", `webhook_endpoint ${endpointId} since ${since}`));
+        return result;
+      }),
+    );
+    redirect(ctx, `/deliveries${filterQuery({ endpointId }, { replayed: String(retried) })}`);
+  });
+
+  router.get("/deliveries/:envelopeId", signedInOnly, async (ctx) => {
+    const session = sessionOf(ctx);
+    const message = await run(DeliveryRepository.use((r) => r.message(session.scope, envelopeIdOf(ctx))));
+    page(ctx, 200, messagePage(await signedIn(session), message, replayedNotice(ctx.query)));
+  });
+
+  router.post("/deliveries/:envelopeId/replay", signedInOnly, async (ctx) => {
+    const envelopeId = envelopeIdOf(ctx);
+    const form = await readSessionForm(ctx, settings.origin);
+    const session = sessionOf(ctx);
+    const deliveryField = form["delivery"];
+    const { retried } = await run(
+      Effect.gen(function* () {
+        const message = yield* DeliveryRepository.use((r) => r.message(session.scope, envelopeId));
+        if (deliveryField === undefined) {
+          const result = yield* DeliveryRepository.use((r) => r.retryMessage(session.scope, message.id));
+          yield* DeveloperAuditLog.use((log) => log.record(session, "message.replayed", `message ${envelopeId}`));
+          return result;
+        }
+        // One delivery, and only one of this message.
+        const delivery = message.deliveries.find((candidate) => String(candidate.id) === deliveryField);
+        if (delivery === undefined) return yield* Effect.fail(new UnknownPage());
+        if (delivery.status === "pending") return { retried: 0 };
+        const result = yield* DeliveryRepository.use((r) => r.retry(session.scope, delivery.id));
+        yield* DeveloperAuditLog.use((log) => log.record(session, "delivery.replayed", `delivery ${delivery.id} of message ${envelopeId}`));
+        return result;
+      }),
+    );
+    redirect(ctx, `${messagePath(envelopeId)}?replayed=${retried}`);
+  });
+
+  router.get("/event-catalog", signedInOnly, async (ctx) => {
+    page(ctx, 200, eventCatalogPage(await signedIn(sessionOf(ctx))));
+  });
+
+  router.get("/api-reference", signedInOnly, async (ctx) => {
+    allowRedoc(ctx);
+    page(ctx, 200, apiReferencePage(await signedIn(sessionOf(ctx))));
+  });
+
+  router.get("/api-reference/openapi.json", signedInOnly, (ctx) => {
+    ctx.type = "application/json; charset=utf-8";
+    ctx.body = openApiJson();
+  });
+};

@@ -1,0 +1,87 @@
+import { Result, Schema } from "effect";
+import { CursorId, CursorTimestamp } from "../cursor-keys.ts";
+import { InvalidInput } from "../errors.ts";
+import { parseRecordId } from "../input.ts";
+import type { Listing } from "../pagination.ts";
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
+
+/**
+ * The delivery log: an organization's deliveries (one message to one endpoint), newest first,
+ * across its endpoints or of one, filtered by status, event type and time. Its order and cursor
+ * key, and how a filter is read from a query string, so every reader of the log pages the same way.
+ */
+
+/** Where a delivery stands: waiting for (another) try, delivered, or out of tries. */
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** What the log shows: every field optional; `from` inclusive, `to` exclusive (ISO 8601 UTC with milliseconds). */
+export interface DeliveryLogFilter {
+  readonly status?: DeliveryStatus;
+  readonly eventType?: WebhookEventType;
+  readonly endpointId?: number;
+  readonly from?: string;
+  readonly to?: string;
+}
+
+/** Newest first: `created_at`, then `id`, descending. */
+export const deliveryLogListing: Listing<{ readonly id: number; readonly created_at: string }, readonly [string, number]> = {
+  endpoint: "deliveries",
+  direction: "desc",
+  cursorKey: Schema.Tuple([CursorTimestamp, CursorId]),
+  keyOf: (delivery) => [delivery.created_at, delivery.id],
+};
+
+/** `2026-11-24T10:05`, `…:30`, `…:30.5`, with an optional `Z`: a time read as UTC (what a `datetime-local` field sends). */
+const UTC_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?Z?$/;
+
+/** A time as the log's filter and the "since" of a replay take it: UTC, to the millisecond; `undefined` when it is not one. */
+export const parseUtcTime = (text: string): string | undefined => {
+  const match = UTC_TIME.exec(text.trim());
+  if (match === null) return undefined;
+  const [, day, hours, minutes, seconds = "00", fraction = ".000"] = match;
+  const iso = `${day}T${hours}:${minutes}:${seconds}${fraction.padEnd(4, "0")}Z`;
+  const time = Date.parse(iso);
+  // The round trip refuses times that do not exist (Feb 30, 25:00), which Date.parse would roll over.
+  return Number.isNaN(time) || new Date(time).toISOString() !== iso ? undefined : iso;
+};
+
+/** The query values a filter is read from (the first of a repeated one); empty means "any". */
+export type FilterQuery = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>;
+
+const first = (query: FilterQuery, name: string): string => {
+  const value = query[name];
+  return (typeof value === "string" ? value : value?.[0] ?? "").trim();
+};
+
+/**
+ * Reads the log's filter from a query string (`status`, `type`, `endpoint`, `from`, `to`); an
+ * unknown value is `InvalidInput` naming the field, and a `to` not after `from` too.
+ */
+export const parseDeliveryLogFilter = (query: FilterQuery): Result.Result<DeliveryLogFilter, InvalidInput> => {
+  const status = first(query, "status");
+  const eventType = first(query, "type");
+  const endpoint = first(query, "endpoint");
+  const from = first(query, "from");
+  const to = first(query, "to");
+  if (status !== "" && !(DELIVERY_STATUSES as ReadonlyArray<string>).includes(status)) {
+    return Result.fail(new InvalidInput({ message: "status must be pending, succeeded or failed" }));
+  }
+  if (eventType !== "" && !(WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(eventType)) {
+    return Result.fail(new InvalidInput({ message: "type must be one of the event types" }));
+  }
+  const endpointId = endpoint === "" ? undefined : parseRecordId(endpoint);
+  if (endpoint !== "" && endpointId === undefined) return Result.fail(new InvalidInput({ message: "endpoint must be an endpoint id" }));
+  const fromTime = from === "" ? undefined : parseUtcTime(from);
+  if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
+  const toTime = to === "" ? undefined : parseUtcTime(to);
+  if (to !== "" && toTime === undefined) return Result.fail(new InvalidInput({ message: "to must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
+  if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime) return Result.fail(new InvalidInput({ message: "to must be after from" }));
+  return Result.succeed({
+    ...(status === "" ? {} : { status: status as DeliveryStatus }),
+    ...(eventType === "" ? {} : { eventType: eventType as WebhookEventType }),
+    ...(endpointId === undefined ? {} : { endpointId }),
+    ...(fromTime === undefined ? {} : { from: fromTime }),
+    ...(toTime === undefined ? {} : { to: toTime }),
+  });
+};

@@ -1,0 +1,52 @@
+import { Result } from "effect";
+import { describe, expect, it } from "vitest";
+import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "./endpoint-input.ts";
+import { WEBHOOK_EVENT_TYPES } from "./message.ts";
+
+/** An endpoint as entered: the URL's shape and the subscription, each refusal with the text shown beside its field. */
+
+describe("parseEndpointUrl", () => {
+  it.each([
+    ["https://hooks.example.com/platter", "https://hooks.example.com/platter"],
+    ["  http://127.0.0.1:8080/in?x=1  ", "http://127.0.0.1:8080/in?x=1"],
+    [`https://example.com/${"a".repeat(1980)}`, `https://example.com/${"a".repeat(1980)}`],
+  ])("accepts %s", (raw, url) => {
+    expect(Result.getOrThrow(parseEndpointUrl(raw))).toBe(url);
+  });
+
+  it.each([
+    ["nothing", "", "Enter the URL that should receive the webhooks"],
+    ["blanks", "   ", "Enter the URL that should receive the webhooks"],
+    ["2,001 characters", `https://example.com/${"a".repeat(1981)}`, "A URL may be at most 2000 characters"],
+    ["a space inside", "https://example.com/a b", "A URL may not contain spaces or control characters"],
+    ["a control character", "https://example.com/\u0007", "A URL may not contain spaces or control characters"],
+    ["no scheme", "example.com/hooks", "Enter a full URL, such as https://example.com/webhooks"],
+    ["another scheme", "ftp://example.com/hooks", "The URL must start with https:// (or http://)"],
+    ["javascript:", "javascript:alert(1)", "The URL must start with https:// (or http://)"],
+    ["credentials", "https://user:secret@example.com/hooks", "The URL may not contain a user name or password"],
+  ])("refuses %s", (_case, raw, message) => {
+    expect(parseEndpointUrl(raw)).toMatchObject({ failure: { _tag: "InvalidInput", message } });
+  });
+});
+
+describe("parseSubscription", () => {
+  it("reads every type as none stored, and picked types in the catalog's order without duplicates", () => {
+    expect(Result.getOrThrow(parseSubscription("all", ["client.created"]))).toEqual([]);
+    expect(Result.getOrThrow(parseSubscription("some", ["client.created", "event.created", "client.created"]))).toEqual([
+      "event.created", "client.created",
+    ]);
+  });
+
+  it.each([
+    ["no choice", "", [], "Choose every event type, or pick the ones to receive"],
+    ["nothing picked", "some", [], "Pick at least one event type, or choose every event type"],
+    ["an unknown type", "some", ["event.created", "<script>"], 'Unknown event type "<script>"'],
+  ])("refuses %s", (_case, choice, picked, message) => {
+    expect(parseSubscription(choice, picked)).toMatchObject({ failure: { _tag: "InvalidInput", message } });
+  });
+
+  it("knows the catalog's types and nothing else", () => {
+    expect(WEBHOOK_EVENT_TYPES.every(isWebhookEventType)).toBe(true);
+    expect(isWebhookEventType("event.deleted")).toBe(false);
+  });
+});

@@ -1,0 +1,53 @@
+import { Result } from "effect";
+import { InvalidInput } from "../errors.ts";
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
+
+/**
+ * A webhook endpoint as a developer enters it: its URL (the shape only; whether it may be reached
+ * is the SSRF guard's call, which needs DNS) and the event types it subscribes to. Error texts are
+ * shown beside the field.
+ */
+
+/** Longest endpoint URL accepted, in characters. */
+export const ENDPOINT_URL_MAX_LENGTH = 2000;
+
+/** An endpoint URL as entered, trimmed: present, at most 2,000 characters, no spaces or control characters, absolute http(s). */
+export const parseEndpointUrl = (raw: string): Result.Result<string, InvalidInput> => {
+  const url = raw.trim();
+  const refuse = (message: string) => Result.fail(new InvalidInput({ message }));
+  if (url === "") return refuse("Enter the URL that should receive the webhooks");
+  if ([...url].length > ENDPOINT_URL_MAX_LENGTH) return refuse(`A URL may be at most ${ENDPOINT_URL_MAX_LENGTH} characters`);
+  if (/[\s\u0000-\u001f\u007f]/.test(url) || !url.isWellFormed()) return refuse("A URL may not contain spaces or control characters");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return refuse("Enter a full URL, such as https://example.com/webhooks");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return refuse("The URL must start with https:// (or http://)");
+  if (parsed.username !== "" || parsed.password !== "") return refuse("The URL may not contain a user name or password");
+  return Result.succeed(url);
+};
+
+/** Which event types an endpoint receives: every type (also those added later), or only those picked. */
+export type SubscriptionChoice = "all" | "some";
+
+/**
+ * The subscription as a form sends it: `all` is every type (stored as none, see `subscribes`);
+ * `some` needs at least one known type. Duplicates are dropped; the catalog's order is kept.
+ */
+export const parseSubscription = (
+  choice: string,
+  picked: ReadonlyArray<string>,
+): Result.Result<ReadonlyArray<WebhookEventType>, InvalidInput> => {
+  if (choice === "all") return Result.succeed([]);
+  if (choice !== "some") return Result.fail(new InvalidInput({ message: "Choose every event type, or pick the ones to receive" }));
+  const unknown = picked.find((type) => !(WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(type));
+  if (unknown !== undefined) return Result.fail(new InvalidInput({ message: `Unknown event type "${unknown}"` }));
+  if (picked.length === 0) return Result.fail(new InvalidInput({ message: "Pick at least one event type, or choose every event type" }));
+  return Result.succeed(WEBHOOK_EVENT_TYPES.filter((type) => picked.includes(type)));
+};
+
+/** Whether `text` names an event type of the catalog. */
+export const isWebhookEventType = (text: string): text is WebhookEventType =>
+  (WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(text);
