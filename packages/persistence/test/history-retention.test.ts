@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
-/** Bounded history: settled deliveries, their attempts and messages go once older than the window; nothing pending ever does. */
+/** Bounded history: messages older than the window go with their settled deliveries and attempts; one with a delivery pending never does. */
 
 let db: TestDatabase;
 beforeAll(async () => {

@@ -76,8 +76,7 @@ export const WebhookDeliveryEntity = defineEntity({
     { name: "webhook_deliveries_endpoint_log_idx", properties: ["endpoint", "createdAt", "id"] },
     // Partial: an endpoint's failed deliveries since a time (the log filtered to failed; replaying them).
     { name: "webhook_deliveries_failed_idx", properties: ["endpoint", "createdAt", "id"], where: { status: "failed" } },
-    // Retention: settled deliveries, oldest first. (The table's fillfactor 50, for HOT claims, is set by its migration: MikroORM has no word for it.)
-    { name: "webhook_deliveries_settled_idx", properties: ["completedAt"], where: { status: { $ne: "pending" } } },
+    // (Retention walks messages, not deliveries. The table's fillfactor 50, for HOT claims, is set by its migration: MikroORM has no word for it.)
   ],
   // Wakes dispatchers (LISTEN platter_deliveries) as soon as deliveries commit.
   triggers: [
@@ -91,8 +90,9 @@ export const WebhookAttemptEntity = defineEntity({
   tableName: "webhook_attempts",
   properties: {
     id: identityId(),
-    organization: p.manyToOne(OrganizationEntity),
-    delivery: p.manyToOne(WebhookDeliveryEntity),
+    // No foreign keys: an append-only log written only by the dispatcher (see Migration20261124060000AttemptLogKeys).
+    organization: p.manyToOne(OrganizationEntity).createForeignKeyConstraint(false),
+    delivery: p.manyToOne(WebhookDeliveryEntity).createForeignKeyConstraint(false),
     attempt: p.integer(),
     startedAt: p.datetime(3),
     durationMs: p.integer(),

@@ -9,6 +9,8 @@ import { Migration20261123040000ProcessInstances } from "./Migration202611230400
 import { Migration20261124000000DeveloperArea } from "./Migration20261124000000DeveloperArea.ts";
 import { Migration20261124010000DeliveryLog } from "./Migration20261124010000DeliveryLog.ts";
 import { Migration20261124050000EndpointHealth } from "./Migration20261124050000EndpointHealth.ts";
+import { Migration20261124060000AttemptLogKeys } from "./Migration20261124060000AttemptLogKeys.ts";
+import { Migration20261124070000RetentionByMessage } from "./Migration20261124070000RetentionByMessage.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -23,4 +25,6 @@ export const migrationsList = [
   { name: "Migration20261124000000DeveloperArea", class: Migration20261124000000DeveloperArea },
   { name: "Migration20261124010000DeliveryLog", class: Migration20261124010000DeliveryLog },
   { name: "Migration20261124050000EndpointHealth", class: Migration20261124050000EndpointHealth },
+  { name: "Migration20261124060000AttemptLogKeys", class: Migration20261124060000AttemptLogKeys },
+  { name: "Migration20261124070000RetentionByMessage", class: Migration20261124070000RetentionByMessage },
 ];
