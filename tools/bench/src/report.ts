@@ -89,8 +89,10 @@ tools/bench/src/main.ts); this report is from a run with the sizes below.
   with a fresh migrated database and one organization with a read and a write key. \`Seeding.bulk\`
   inserts ${count(sizes.clients)} clients and ${count(sizes.events)} events${sizes.invoices > 0 ? ` and ${count(sizes.invoices)} invoices` : ""}, then \`vacuum (analyze)\` runs
   so that autovacuum stays quiet during the measurements.
-- Each server runs in a child process of its own: the real API (\`createApiApp\` on the
-  platform runtime of the storage services, silent logger) and a hand-written reference for \`GET /v1/events\`
+- Each server runs in a child process of its own: the real API as it runs in production
+  (\`createApiServer\` on the platform runtime of the storage services, with its per-key rate
+  limiter, its metrics, and a JSON log line per request written to /dev/null) and a hand-written
+  reference for \`GET /v1/events\`
   (node:http and a \`pg\` pool: one \`api_keys\` lookup by SHA-256 hash, the event repository's
   keyset SQL, \`JSON.stringify\` of the list envelope). Both have a pool of ${load.poolSize} connections.
   Before measuring, the run checks that the reference answers the same JSON as the API.

@@ -9,7 +9,7 @@ import { startReferenceServer } from "./reference-server.ts";
 /**
  * One server under load, in a process of its own so that neither the load generator nor the
  * other server shares its event loop or its heap: `BENCH_SERVER=api` is the real API (Koa app,
- * the platform's storage services, silent logger), `BENCH_SERVER=reference` the hand-written reference.
+ * the platform's storage services, rate limiter, metrics, request log to /dev/null), `BENCH_SERVER=reference` the hand-written reference.
  * Both listen on 127.0.0.1 with a pool of `BENCH_POOL_SIZE`. Started by main.ts with `fork`; reports
  * its port over IPC and stops when told to or when its parent goes away.
  */
