@@ -22,11 +22,15 @@ export class AttemptWriter {
     this.onWritten = onWritten;
   }
 
-  /** Queues a result; writes at 200 results or after 5 ms, whichever comes first. */
+  /**
+   * Queues a result; writes at 1,000 results or after 50 ms, whichever comes first: large batches
+   * cost the database less per result (see the dispatcher's claims). A crash loses at most those
+   * 50 ms of results, whose deliveries are tried again once their leases end (at least once).
+   */
   add(record: AttemptRecord): void {
     this.buffer.push(record);
-    if (this.buffer.length >= 200) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), 5);
+    if (this.buffer.length >= 1_000) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), 50);
   }
 
   /** Writes everything queued so far; batches are written one after another, never concurrently. */

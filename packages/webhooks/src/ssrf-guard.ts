@@ -59,7 +59,9 @@ export const refusedUrlReason = async (url: string, allowPrivateNetworks: boolea
   const addresses = isIP(host) ? [host] : await resolveAll(host);
   if (addresses === undefined) return `could not resolve ${host}`;
   const internal = addresses.find(isForbiddenAddress);
-  return internal === undefined ? undefined : `${host} resolves to ${internal}, a private or internal address`;
+  if (internal === undefined) return undefined;
+  // A literal address resolves to itself: saying so would repeat it.
+  return isIP(host) ? `${host} is a private or internal address` : `${host} resolves to ${internal}, a private or internal address`;
 };
 
 const resolveAll = (host: string): Promise<string[] | undefined> =>

@@ -50,6 +50,9 @@ export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => 
   failureWindowMs: settings.failureWindowMs,
 });
 
+/** Longest a free slot waits for others before a claim fills what is free. */
+const CLAIM_WAIT_MS = 50;
+
 const UNREADABLE = "ESCHEMA: the stored message does not match its type's schema; nothing was sent";
 
 export class WebhookDispatcher {
@@ -63,6 +66,7 @@ export class WebhookDispatcher {
   /** Attempts in flight per endpoint, and this dispatcher's share of each endpoint's cap. */
   private readonly held: { share: number; readonly inFlight: Map<number, number> };
   private readonly minimumClaim: number;
+  private lastClaimAt = 0;
   private stopping = false;
   private wakeUp: (() => void) | undefined;
   /** A wake that arrived while the loop was busy: the next sleep returns at once. */
@@ -76,7 +80,7 @@ export class WebhookDispatcher {
     this.held = { share: settings.endpointConcurrency, inFlight: new Map() };
     this.observer = observer;
     this.agent = createDeliveryAgent(settings);
-    this.minimumClaim = Math.max(1, Math.floor(settings.concurrency / 4));
+    this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
     // Once results are written, retries due at once can be claimed: wake the loop.
     this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake());
   }
@@ -130,14 +134,19 @@ export class WebhookDispatcher {
   /** One round: fill free slots. Returns whether there may be more to do at once. */
   private async tick(): Promise<boolean> {
     const free = this.settings.concurrency - this.inFlight.size;
-    // Claim in batches: a claim per freed slot would spend the database round trips one by one.
-    // (`free < minimumClaim` implies attempts in flight, and each that ends wakes the loop. Not
-    // `Promise.race(inFlight)`: every race leaves a reaction on each attempt still running, which
-    // cost a tenth of the worker's CPU in microtasks at 256 in flight.)
-    if (free < this.minimumClaim) {
-      await this.sleep(this.settings.pollIntervalMs);
+    // Claim in batches: every claim and every result write costs the database a statement, so
+    // fewer, larger ones cost less per delivery (bench:webhooks: 433 → 288 µs of CPU per delivery,
+    // worker and PostgreSQL, going from a quarter of the slots to two thirds with the writer's larger
+    // batches). A claim waits until two thirds of the slots are free, or CLAIM_WAIT_MS since the last
+    // one, so slots held by slow endpoints never hold back the others for longer than that. Each
+    // attempt that ends wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction
+    // on each attempt still running, a tenth of the worker's CPU at 256 in flight.)
+    const sinceClaim = performance.now() - this.lastClaimAt;
+    if (free === 0 || (free < this.minimumClaim && sinceClaim < CLAIM_WAIT_MS)) {
+      await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, CLAIM_WAIT_MS - sinceClaim));
       return true;
     }
+    this.lastClaimAt = performance.now();
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
     for (const delivery of claimed.due) this.launch(delivery);
     for (const delivery of claimed.unreadable) {
@@ -163,7 +172,8 @@ export class WebhookDispatcher {
     });
     const tracked = running.finally(() => {
       this.inFlight.delete(tracked);
-      this.wake();
+      // Fewer free slots than a claim waits for: the loop's own timer comes back for them.
+      if (this.settings.concurrency - this.inFlight.size >= this.minimumClaim || this.stopping) this.wake();
     });
     this.inFlight.add(tracked);
   }
