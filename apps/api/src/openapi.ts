@@ -162,10 +162,13 @@ const RETRY_AFTER = { "retry-after": ref("headers", "RetryAfter") };
 const webhookOperation = ({ type, description }: MessageType<WebhookEventType>) => ({
   post: {
     operationId: `receive${envelopeName(type)}`,
-    summary: `\`${type}\`: ${description}`,
+    // A plain summary: renderers show it as a title, where Markdown is not rendered.
+    summary: `${type}: ${description}`,
     description:
       `A business event, POSTed to each endpoint registered in the application that subscribes to \`${type}\`. ` +
-      "Verify `x-platter-signature` over the raw body before parsing it.",
+      "It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body " +
+      "with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to " +
+      "deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.",
     security: [],
     parameters: [
       {
@@ -180,6 +183,22 @@ const webhookOperation = ({ type, description }: MessageType<WebhookEventType>) 
         in: "header",
         required: true,
         description: "The envelope id; the same on every retry of one delivery, so receivers can deduplicate.",
+        schema: { type: "string" },
+      },
+      {
+        name: "webhook-timestamp",
+        in: "header",
+        required: true,
+        description: "Unix seconds of this attempt; part of what `webhook-signature` signs.",
+        schema: { type: "string", pattern: "^[0-9]+$" },
+      },
+      {
+        name: "webhook-signature",
+        in: "header",
+        required: true,
+        description:
+          "`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's " +
+          "base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated.",
         schema: { type: "string" },
       },
     ],

@@ -3,7 +3,8 @@ import { Effect } from "effect";
 
 /**
  * First run of `npm start`: on a database without organizations, a demo organization with demo
- * data and one key of each kind, so the API can be tried at once. The keys are printed once.
+ * data and one key of each kind, so the API can be tried at once. The keys are printed once; a
+ * sign-in link to the Developer area is printed on every start.
  */
 
 export const DEMO_ORGANIZATION = { name: "Demo Catering Co.", currency: "EUR" } as const;
@@ -43,11 +44,20 @@ export const prepareFirstRun = (platform: PlatformRuntime): Promise<Welcome> =>
     }),
   );
 
-/** Where the Developer area is, and (on a first run) a sign-in link to the demo organization's. */
+/** Where the Developer area is, and a new sign-in link to the Developer area of `linkOrganizationOf(welcome)`. */
 export interface DeveloperAreaWelcome {
   readonly url: string;
-  readonly demoLink?: string;
+  readonly signInLink: string;
 }
+
+/**
+ * The organization whose sign-in link every start prints: the demo organization made on the first
+ * run, or on a later one the demo organization if it is among those listed, else the first of them.
+ */
+export const linkOrganizationOf = (welcome: Welcome): { readonly id: number; readonly name: string } =>
+  welcome.kind === "demo"
+    ? { id: welcome.organizationId, name: DEMO_ORGANIZATION.name }
+    : welcome.organizations.find((organization) => organization.name === DEMO_ORGANIZATION.name) ?? welcome.organizations[0]!;
 
 /** What `npm start` prints once the API listens: where it is, and how to make a first call. */
 export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string, developerArea: DeveloperAreaWelcome): string => {
@@ -68,10 +78,6 @@ export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string,
       `  curl -H "Authorization: Bearer ${welcome.readKey}" ${apiUrl}/events`,
       "",
       `More keys: npm run cli -- key create --org ${organizationId} --access read`,
-      "",
-      "Sign in to its Developer area (the link works once, within 15 minutes):",
-      `  ${developerArea.demoLink ?? ""}`,
-      `Another link: npm run cli -- developer-area link --org ${organizationId}`,
     );
   } else {
     lines.push(
@@ -79,9 +85,16 @@ export const welcomeText = (welcome: Welcome, apiUrl: string, healthUrl: string,
       ...welcome.organizations.map((organization) => `  ${organization.id}  ${organization.name}`),
       "",
       `Create a key: npm run cli -- key create --org ${welcome.organizations[0]!.id} --access read`,
-      `Sign in to the Developer area: npm run cli -- developer-area link --org ${welcome.organizations[0]!.id}`,
     );
   }
-  lines.push("Stop with Ctrl+C.", "");
+  const linked = linkOrganizationOf(welcome);
+  lines.push(
+    "",
+    `Sign in to the Developer area of ${linked.name} (the link works once, within 15 minutes):`,
+    `  ${developerArea.signInLink}`,
+    `Another link: npm run cli -- developer-area link --org ${linked.id}`,
+    "Stop with Ctrl+C.",
+    "",
+  );
   return lines.join("\n");
 };

@@ -5,7 +5,7 @@ import { createOrganization, createTestDatabase, type TestDatabase } from "@plat
 import { WebhookDispatcher } from "@platter/webhooks";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { runCliFailing, runCliJson } from "./cli-process.ts";
+import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
 
 /**
  * `platter deliveries list|retry` as real processes. The deliveries are made by a real dispatcher,
@@ -189,29 +189,49 @@ describe("platter deliveries retry --id", () => {
     expect(stored).toEqual({ status: "pending", completed_at: null, due: true, attempts: 1 });
   });
 
-  it("fails with exit 1 for a delivery that is still pending, and leaves it as it was", async () => {
+  it("tries a delivery waiting to retry now, changing nothing but its next attempt", async () => {
+    const org = await deliveredOrganization(1);
+    const [failed] = org.failed;
+    await rows("update webhook_deliveries set status = 'pending', completed_at = null, next_attempt_at = now() + interval '1 hour' where id = ?", [failed]);
+    const before = await rows("select status, attempts, completed_at from webhook_deliveries where id = ?", [failed]);
+    expect(await runCliJson(["deliveries", "retry", "--id", String(failed)], env)).toEqual({ retried: 1 });
+    expect(await rows("select status, attempts, completed_at from webhook_deliveries where id = ?", [failed])).toEqual(before);
+    expect(await rows("select next_attempt_at <= now() as due from webhook_deliveries where id = ?", [failed])).toEqual([{ due: true }]);
+  });
+
+  it("leaves a delivery that is already due as it was, and says so (exit 0, retried 0)", async () => {
     const { id, scope } = await createOrganization(db, "Pending Test");
     await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
     await recordInquiries(id, ["Still Waiting"]);
-    // A delivery exists (recorded with its message); nothing has attempted it.
+    // A delivery exists (recorded with its message, due at once); nothing has attempted it.
     const [pending] = await rows<{ id: number }>("select id::int from webhook_deliveries where organization_id = ?", [id]);
+    const before = await rows("select status, attempts, next_attempt_at from webhook_deliveries where id = ?", [pending!.id]);
 
-    const result = await runCliFailing(["deliveries", "retry", "--id", String(pending!.id)], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`delivery ${pending!.id} does not exist or is still pending`);
-    expect(await rows("select status, attempts from webhook_deliveries where id = ?", [pending!.id])).toEqual([
-      { status: "pending", attempts: 0 },
-    ]);
+    expect(await runCliJson(["deliveries", "retry", "--id", String(pending!.id)], env)).toEqual({ retried: 0 });
+    const text = await runCli(["deliveries", "retry", "--id", String(pending!.id)], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`delivery ${pending!.id} is already due: nothing changed`);
+    expect(await rows("select status, attempts, next_attempt_at from webhook_deliveries where id = ?", [pending!.id])).toEqual(before);
   });
 
   it("fails with exit 1 for an unknown delivery", async () => {
     const result = await runCliFailing(["deliveries", "retry", "--id", "999999"], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("delivery 999999 does not exist or is still pending");
+    expect(result.stderr).toContain("delivery 999999 does not exist");
   });
 });
 
 describe("platter deliveries retry --all-failed", () => {
+  it("tries a delivery of the endpoint waiting to retry now, and leaves one already due alone", async () => {
+    const org = await deliveredOrganization(2);
+    const [waiting, due] = org.failed;
+    await rows("update webhook_deliveries set status = 'pending', completed_at = null, next_attempt_at = now() + interval '1 hour' where id = ?", [waiting]);
+    await rows("update webhook_deliveries set status = 'pending', completed_at = null, next_attempt_at = now() - interval '1 second' where id = ?", [due]);
+    const result = await runCliJson(["deliveries", "retry", "--all-failed", "--endpoint", String(org.failingEndpoint)], env);
+    expect(result).toEqual({ retried: 1 });
+    expect(await rows("select next_attempt_at <= now() as due from webhook_deliveries where id = ?", [waiting])).toEqual([{ due: true }]);
+  });
+
   it("makes every failed delivery of the endpoint pending again, and no other", async () => {
     const org = await deliveredOrganization(3);
     const other = await deliveredOrganization(1);

@@ -33,7 +33,9 @@ describe("platter developer-area link", () => {
   it("prints {\"url\": …} with --json; the link signs in to the organization's area once", async () => {
     const printed = await runCliJson(["developer-area", "link", "--org", String(org.id)], env);
     expect(printed).toEqual({ url: expect.stringMatching(new RegExp(`^${origin}/sign-in/[A-Za-z0-9_-]{43}$`)) });
-    const first = await fetch(printed.url, { redirect: "manual" });
+    // Opening it shows a page; its "Continue" button (a POST from the area's origin) signs in.
+    expect((await fetch(printed.url, { redirect: "manual" })).status).toBe(200);
+    const first = await fetch(printed.url, { method: "POST", redirect: "manual", headers: { origin } });
     expect(first.status).toBe(303);
     const page = await fetch(`${origin}/api-keys`, { headers: { cookie: first.headers.get("set-cookie")!.split(";")[0]! } });
     expect(page.status).toBe(200);

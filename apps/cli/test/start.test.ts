@@ -33,10 +33,13 @@ interface Started {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `platter start` on a fresh empty database and free ports; resolves once it has printed its keys. */
-const startPlatter = async (): Promise<Started> => {
-  const db = await createTestDatabase(inject("pgAdminUrl"));
-  databases.push(db);
+/**
+ * Starts `platter start` on free ports, on a fresh empty database (a first run) or on `existing`
+ * (a later run: no keys printed); resolves once it has printed its keys (on a first run) and its sign-in link.
+ */
+const startPlatter = async (existing?: TestDatabase): Promise<Started> => {
+  const db = existing ?? (await createTestDatabase(inject("pgAdminUrl")));
+  if (existing === undefined) databases.push(db);
   await db.orm.em.getConnection().execute("select 1"); // migrated, but no organization: a first run
   const port = await freePort();
   const opsPort = await freePort();
@@ -58,12 +61,23 @@ const startPlatter = async (): Promise<Started> => {
       const read = /read-only:\s+(platter_ro_[0-9a-f]{64})/.exec(stdout);
       const write = /read\/write:\s+(platter_rw_[0-9a-f]{64})/.exec(stdout);
       const link = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/sign-in\/[A-Za-z0-9_-]{43})$/m.exec(stdout);
-      if (read && write && link) done({ readKey: read[1]!, writeKey: write[1]!, signInLink: link[1]! });
+      if (link && (existing !== undefined || (read && write))) done({ readKey: read?.[1] ?? "", writeKey: write?.[1] ?? "", signInLink: link[1]! });
     };
     child.stdout.on("data", look);
     void exited.then((code) => fail(new Error(`platter start exited ${code} before printing keys:\n${stdout}\n${stderr}`)));
   });
   return { child, baseUrl: `http://127.0.0.1:${port}`, port, areaPort, ...keys, stdout: () => stdout, exited };
+};
+
+/** Opens the printed link's page, presses "Continue" (a POST from the area's origin), and returns the keys page it leads to. */
+const signsIn = async (platter: Started): Promise<string> => {
+  const areaOrigin = `http://127.0.0.1:${platter.areaPort}`;
+  expect((await fetch(platter.signInLink, { redirect: "manual" })).status).toBe(200);
+  const signIn = await fetch(platter.signInLink, { method: "POST", redirect: "manual", headers: { origin: areaOrigin } });
+  expect(signIn.status).toBe(303);
+  const area = await fetch(`${areaOrigin}/api-keys`, { headers: { cookie: signIn.headers.get("set-cookie")!.split(";")[0]! } });
+  expect(area.status).toBe(200);
+  return area.text();
 };
 
 const get = async (baseUrl: string, path: string, key: string) => {
@@ -103,16 +117,23 @@ describe("platter start", () => {
 
     // The Developer area runs beside the API: the printed link signs in to the demo organization's.
     expect(platter.stdout()).toContain(`Developer area:  http://127.0.0.1:${platter.areaPort}`);
-    const signIn = await fetch(platter.signInLink, { redirect: "manual" });
-    expect(signIn.status).toBe(303);
-    const area = await fetch(`http://127.0.0.1:${platter.areaPort}/api-keys`, {
-      headers: { cookie: signIn.headers.get("set-cookie")!.split(";")[0]! },
-    });
-    expect(area.status).toBe(200);
-    expect(await area.text()).toContain("Demo Catering Co.");
+    expect(await signsIn(platter)).toContain("Demo Catering Co.");
 
     platter.child.kill("SIGTERM");
     expect(await platter.exited).toBe(0);
+  });
+
+  it("prints a new sign-in link on every start, not only the first", async () => {
+    const first = await startPlatter();
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    const again = await startPlatter(databases.at(-1));
+    expect(again.stdout()).not.toContain("read-only:");
+    expect(again.stdout()).toContain("Sign in to the Developer area of Demo Catering Co.");
+    expect(again.signInLink).not.toBe(first.signInLink);
+    expect(await signsIn(again)).toContain("Demo Catering Co.");
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
   });
 
   it("lets a request in flight at SIGTERM complete before exiting 0", async () => {

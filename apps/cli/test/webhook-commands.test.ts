@@ -73,7 +73,7 @@ describe("platter webhook add", () => {
   it.each([
     { url: "ftp://x", message: "url must use http or https" },
     { url: "not a url", message: "url must be an absolute http(s) URL" },
-    { url: "http://127.0.0.1:9/x", message: "127.0.0.1 resolves to 127.0.0.1, a private or internal address" },
+    { url: "http://127.0.0.1:9/x", message: "127.0.0.1 is a private or internal address" },
   ])("refuses the URL $url with exit 2 and registers nothing", async ({ url, message }) => {
     const org = await newOrganization();
     const before = await endpointCount();

@@ -2,6 +2,7 @@ import {
   DELIVERY_STATUSES, type DeliveryLogFilter, type DeliveryStatus, envelopeBody, type ListPage, WEBHOOK_EVENT_TYPES,
 } from "@platter/domain";
 import type { AttemptView, DeliveryLogEntry, MessageView, WebhookEndpointView } from "@platter/persistence";
+import { RESPONSE_BODY_BYTES } from "@platter/webhooks";
 import { html, type HtmlValue } from "./html.ts";
 import { formTokenField, type SignedIn, signedInPage } from "./layout.ts";
 import { when } from "./pages.ts";
@@ -112,8 +113,8 @@ const logRow = (entry: DeliveryLogEntry) => html`<tr>
 /** The "replay every failed message since" form of an endpoint's log. */
 const replayFailedForm = (signedIn: SignedIn, endpoint: WebhookEndpointView) => html`<section class="panel" aria-labelledby="replay-failed-heading">
       <h2 id="replay-failed-heading">Replay failed messages</h2>
-      <p class="hint">Sends every failed message of <strong>${endpoint.url}</strong> made since the time you choose again: one more try each,
-        with the same envelope id and the same bytes, so your receiver can deduplicate them.</p>
+      <p class="hint">Sends every failed message of <strong>${endpoint.url}</strong> made since the time you choose again, and tries
+        those still waiting to retry now: with the same envelope id and the same bytes, so your receiver can deduplicate them.</p>
       <form class="inline-form" method="post" action="/deliveries/replay-failed">
         ${formTokenField(signedIn.formToken)}
         <input type="hidden" name="endpoint" value="${endpoint.id}">
@@ -158,6 +159,13 @@ export const deliveriesPage = (signedIn: SignedIn, state: LogPageState, log: Lis
     </section>`);
 };
 
+/**
+ * Whether a stored response body is the dispatcher's cut: it keeps the first `RESPONSE_BODY_BYTES`
+ * bytes, read as UTF-8 (a character cut in two becomes one U+FFFD, so a cut body is a few bytes
+ * either side of the limit).
+ */
+export const responseBodyCut = (body: string): boolean => Buffer.byteLength(body, "utf8") >= RESPONSE_BODY_BYTES - 2;
+
 /** An attempt's outcome: the status code, or the error when there was no answer. */
 const attemptRow = (attempt: AttemptView) => html`<tr>
           <td>${attempt.attempt}</td>
@@ -170,11 +178,18 @@ const attemptRow = (attempt: AttemptView) => html`<tr>
             ${attempt.error === null ? "" : html`<span class="attempt-error">${attempt.error}</span>`}
             ${attempt.response_body === null || attempt.response_body === ""
               ? html`<span class="muted">${attempt.error === null ? "Empty response body" : ""}</span>`
-              : html`<details><summary>Response body</summary><pre class="body-excerpt response-body">${attempt.response_body}</pre></details>`}
+              : html`<details><summary>Response body${responseBodyCut(attempt.response_body) ? html` <span class="hint-inline">(first 1 KiB: the rest was not kept)</span>` : ""}</summary><pre class="body-excerpt response-body">${attempt.response_body}</pre></details>`}
           </td>
         </tr>`;
 
 type MessageDelivery = MessageView["deliveries"][number];
+
+/**
+ * Whether a replay would change the delivery (as `DeliveryRepository.retry` decides): a finished
+ * one is sent again; a pending one waiting for a later try is tried now; one already due is on its way.
+ */
+const retriable = (delivery: MessageDelivery, now = Date.now()): boolean =>
+  delivery.status !== "pending" || (delivery.next_attempt_at !== null && Date.parse(delivery.next_attempt_at) > now);
 
 const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: MessageDelivery) => html`<section class="panel delivery" aria-labelledby="delivery-${delivery.id}">
       <div class="delivery-head">
@@ -182,7 +197,7 @@ const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: Messa
         ${statusBadge(delivery.status)}
       </div>
       <p class="hint">${delivery.status === "pending"
-        ? delivery.next_attempt_at === null ? "Being sent now." : html`Next attempt ${when(delivery.next_attempt_at)}`
+        ? retriable(delivery) ? html`Next attempt ${when(delivery.next_attempt_at)}` : "Being sent now."
         : delivery.status === "succeeded" ? "Delivered." : "Out of tries: nothing more is sent unless you replay it."}</p>
       ${delivery.attempts.length === 0
         ? html`<p class="empty">No attempt yet.</p>`
@@ -192,17 +207,20 @@ const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: Messa
         ${delivery.attempts.map(attemptRow)}
         </tbody>
       </table></div>`}
-      ${delivery.status === "pending" ? "" : html`<form method="post" action="${messagePath(message.envelope_id)}/replay" class="form-actions">
+      ${!retriable(delivery) ? "" : html`<form method="post" action="${messagePath(message.envelope_id)}/replay" class="form-actions">
         ${formTokenField(signedIn.formToken)}
         <input type="hidden" name="delivery" value="${delivery.id}">
-        <button type="submit" class="button">Replay to this endpoint<span class="visually-hidden"> ${delivery.endpoint_url}</span></button>
+        ${delivery.status === "pending"
+          ? html`<button type="submit" class="button">Retry now<span class="visually-hidden"> to ${delivery.endpoint_url}</span></button>
+        <span class="hint">Tries it at once instead of waiting; the retry schedule carries on from there.</span>`
+          : html`<button type="submit" class="button">Replay to this endpoint<span class="visually-hidden"> ${delivery.endpoint_url}</span></button>`}
       </form>`}
     </section>`;
 
 /** A message: its envelope as sent, and each delivery with every attempt; replay to one endpoint or all. */
 export const messagePage = (signedIn: SignedIn, message: MessageView, notice?: string): string => {
   const body = envelopeBody({ envelopeId: message.envelope_id, type: message.event_type, createdAt: message.created_at, payload: message.payload });
-  const finished = message.deliveries.filter((delivery) => delivery.status !== "pending").length;
+  const replayable = message.deliveries.filter((delivery) => retriable(delivery)).length;
   return signedInPage(signedIn, "deliveries", `Message ${message.envelope_id}`, html`
     <div class="page-header">
       <p class="breadcrumb"><a href="/deliveries">Deliveries</a></p>
@@ -219,10 +237,10 @@ export const messagePage = (signedIn: SignedIn, message: MessageView, notice?: s
       ${body === undefined
         ? html`<p class="empty">This message's payload cannot be shown by this version of Platter.</p>`
         : html`<pre class="payload">${JSON.stringify(JSON.parse(body), null, 2)}</pre>`}
-      ${finished === 0 ? "" : html`<form method="post" action="${messagePath(message.envelope_id)}/replay" class="form-actions">
+      ${replayable === 0 ? "" : html`<form method="post" action="${messagePath(message.envelope_id)}/replay" class="form-actions">
         ${formTokenField(signedIn.formToken)}
         <button type="submit" class="button button-primary">Replay to all its endpoints</button>
-        <span class="hint">One more try per endpoint, with the same envelope id and bytes.</span>
+        <span class="hint">Sends it now to each endpoint not already being sent it, with the same envelope id and bytes.</span>
       </form>`}
     </section>
     ${message.deliveries.length === 0

@@ -16,8 +16,9 @@ import { readSessionForm, sessionOf } from "./session.ts";
 /**
  * The Deliveries, Event catalog and API reference routes. The log and a message are read through
  * the session's scope, so another organization's message is the 404 page and its deliveries are
- * never listed; replays reuse `DeliveryRepository.retry`/`retryFailed` (as `platter deliveries
- * retry` does), are checked (origin and form token) first and are audited.
+ * never listed; replays reuse `DeliveryRepository.retry`/`retryMessage`/`retryFailed` (as `platter
+ * deliveries retry` does: a finished delivery is sent again, a pending one is tried now), are checked
+ * (origin and form token) first and are audited when they changed something.
  */
 
 /** What these routes share with the area's other routes. */
@@ -52,7 +53,7 @@ const replayedNotice = (query: Context["query"]): string | undefined => {
   if (typeof text !== "string" || !/^\d{1,9}$/.test(text)) return undefined;
   const count = Number(text);
   return count === 0
-    ? "Nothing to replay: every delivery concerned is still on its way."
+    ? "Nothing to replay: every delivery concerned is already being sent."
     : `${plural(count, "delivery is", "deliveries are")} due again: ${count === 1 ? "it is" : "they are"} sent within seconds, with the same envelope id and bytes.`;
 };
 
@@ -73,6 +74,9 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
       const state: LogPageState = { filter: {}, entered, error, endpoints, deeper: false };
       return page(ctx, 400, deliveriesPage(await signedIn(session), state, undefined));
     }
+    // Another organization's endpoint, or none: the 404 page, as on every other route.
+    const endpointId = filter.success.endpointId;
+    if (endpointId !== undefined && !endpoints.some((endpoint) => endpoint.id === endpointId)) throw new UnknownPage();
     const log = await run(DeliveryRepository.use((r) => r.log(session.scope, filter.success, pageRequest.success)));
     const state: LogPageState = {
       filter: filter.success, endpoints, deeper: pageRequest.success.after !== undefined, ...(notice === undefined ? {} : { notice }),
@@ -98,7 +102,9 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     const { retried } = await run(
       Effect.gen(function* () {
         const result = yield* DeliveryRepository.use((r) => r.retryFailed(session.scope, endpointId, since));
-        yield* DeveloperAuditLog.use((log) => log.record(session, "deliveries.replayed_failed", `webhook_endpoint ${endpointId} since ${since}`));
+        if (result.retried > 0) {
+          yield* DeveloperAuditLog.use((log) => log.record(session, "deliveries.replayed_failed", `webhook_endpoint ${endpointId} since ${since}`));
+        }
         return result;
       }),
     );
@@ -121,15 +127,18 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
         const message = yield* DeliveryRepository.use((r) => r.message(session.scope, envelopeId));
         if (deliveryField === undefined) {
           const result = yield* DeliveryRepository.use((r) => r.retryMessage(session.scope, message.id));
-          yield* DeveloperAuditLog.use((log) => log.record(session, "message.replayed", `message ${envelopeId}`));
+          if (result.retried > 0) yield* DeveloperAuditLog.use((log) => log.record(session, "message.replayed", `message ${envelopeId}`));
           return result;
         }
-        // One delivery, and only one of this message.
+        // One delivery, and only one of this message: a finished one is sent again, a pending one
+        // waiting for its next try is tried now.
         const delivery = message.deliveries.find((candidate) => String(candidate.id) === deliveryField);
         if (delivery === undefined) return yield* Effect.fail(new UnknownPage());
-        if (delivery.status === "pending") return { retried: 0 };
         const result = yield* DeliveryRepository.use((r) => r.retry(session.scope, delivery.id));
-        yield* DeveloperAuditLog.use((log) => log.record(session, "delivery.replayed", `delivery ${delivery.id} of message ${envelopeId}`));
+        if (result.retried > 0) {
+          const action = delivery.status === "pending" ? "delivery.retried_now" : "delivery.replayed";
+          yield* DeveloperAuditLog.use((log) => log.record(session, action, `delivery ${delivery.id} of message ${envelopeId}`));
+        }
         return result;
       }),
     );

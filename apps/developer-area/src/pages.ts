@@ -26,7 +26,10 @@ const keyName = (key: ApiKeyView) => (key.name === "" ? html`<span class="muted"
 export interface CreateForm {
   readonly name: string;
   readonly access: string;
-  readonly error?: string;
+  /** What is wrong with the name, shown under it. */
+  readonly nameError?: string;
+  /** What is wrong with the access level, shown under its choices. */
+  readonly accessError?: string;
 }
 
 const keyRow = (key: ApiKeyView) => html`<tr${key.revoked_at !== null ? html` class="revoked"` : ""}>
@@ -62,13 +65,14 @@ export const apiKeysPage = (
         <div class="field">
           <label for="key-name">Name</label>
           <input id="key-name" name="name" type="text" maxlength="100" required autocomplete="off"
-            placeholder="e.g. Website booking form" value="${form.name}"${form.error ? html` aria-invalid="true" aria-describedby="key-name-error"` : ""}>
-          ${form.error ? html`<p class="field-error" id="key-name-error">${form.error}</p>` : html`<p class="hint">So you can tell your keys apart later.</p>`}
+            placeholder="e.g. Website booking form" value="${form.name}"${form.nameError ? html` aria-invalid="true" aria-describedby="key-name-error"` : ""}>
+          ${form.nameError ? html`<p class="field-error" id="key-name-error">${form.nameError}</p>` : html`<p class="hint">So you can tell your keys apart later.</p>`}
         </div>
-        <fieldset class="field">
+        <fieldset class="field"${form.accessError ? html` aria-describedby="key-access-error"` : ""}>
           <legend>Access</legend>
-          <label class="choice"><input type="radio" name="access" value="read"${form.access !== "read_write" ? html` checked` : ""}> Read-only <span class="hint">GET requests only</span></label>
+          <label class="choice"><input type="radio" name="access" value="read"${form.access === "read" ? html` checked` : ""}> Read-only <span class="hint">GET requests only</span></label>
           <label class="choice"><input type="radio" name="access" value="read_write"${form.access === "read_write" ? html` checked` : ""}> Read/write <span class="hint">also creates records</span></label>
+          ${form.accessError ? html`<p class="field-error" id="key-access-error">${form.accessError}</p>` : ""}
         </fieldset>
         <div class="form-actions"><button type="submit" class="button button-primary">Create key</button></div>
       </form>
@@ -138,6 +142,18 @@ export const messagePage = (title: string, paragraphs: ReadonlyArray<HtmlValue>,
     <h1>${title}</h1>
     ${paragraphs.map((paragraph) => html`<p>${paragraph}</p>`)}
     ${action === undefined ? "" : html`<p><a class="button button-primary" href="${action.href}">${action.label}</a></p>`}`);
+
+/**
+ * What a sign-in link opens: where it leads and a button that uses it. The button POSTs the link
+ * back, so only a person's click starts a session, never a link scanner's GET.
+ */
+export const continueSignInPage = (organizationName: string, token: string): string =>
+  cardPage("Sign in", html`
+    <h1>Continue to the Developer area of ${organizationName}</h1>
+    <p>This sign-in link works once: continuing signs you in on this browser for a working day.</p>
+    <form method="post" action="/sign-in/${token}">
+      <button type="submit" class="button button-primary">Continue</button>
+    </form>`);
 
 /** How to get a sign-in link: said on every page that asks for one. */
 export const howToGetALink = html`To get a new link, open the Developer area from the catering application, or ask an

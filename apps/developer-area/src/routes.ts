@@ -9,12 +9,14 @@ import type { WebhookEndpointSettings } from "@platter/ops";
 import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
-import { apiKeysPage, confirmRevokePage, createdKeyPage, type CreateForm, howToGetALink, messagePage } from "./pages.ts";
+import {
+  apiKeysPage, confirmRevokePage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
+} from "./pages.ts";
 import { runProgram } from "./runtime.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import {
-  clearSessionCookie, type CookiePolicy, findSession, readSessionForm, requireSession, sessionOf, setSessionCookie,
+  clearSessionCookie, type CookiePolicy, findSession, readSessionForm, requireOwnOrigin, requireSession, sessionOf, setSessionCookie,
 } from "./session.ts";
 
 /**
@@ -33,6 +35,13 @@ export interface RouteSettings {
 }
 
 const idOf = (ctx: Context): number => recordIdOf(ctx);
+
+/**
+ * The Referrer-Policy of the page a sign-in link opens: `strict-origin` sends at most the area's
+ * origin, never the path that holds the token. Not `no-referrer`: browsers then send `Origin: null`
+ * with the page's POST (Fetch standard), which the Origin check would refuse.
+ */
+const SIGN_IN_REFERRER_POLICY = "strict-origin";
 
 /** The area's routes on the platform's storage services. */
 export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings): Router => {
@@ -65,9 +74,20 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
   // Where "sign in" leads without a link: the page that says how to get one.
   router.get("/sign-in", signedInOnly, (ctx) => redirect(ctx, "/api-keys"));
 
+  // Opening a link only shows where it leads: a mail or chat link preview's GET must not use it up.
   router.get("/sign-in/:token", async (ctx) => {
     // The token is in this address: nothing on the way out may carry it as a referrer.
+    ctx.set("referrer-policy", SIGN_IN_REFERRER_POLICY);
+    const token = String(ctx.params["token"]);
+    const link = await run(DeveloperSessions.use((all) => all.checkLink(token)));
+    page(ctx, 200, continueSignInPage(link.organizationName, token));
+  });
+
+  // The page's button: uses the link and starts the session. There is no session (so no form
+  // token) yet; the Origin check stops another site from signing a browser in to its organization.
+  router.post("/sign-in/:token", async (ctx) => {
     ctx.set("referrer-policy", "no-referrer");
+    requireOwnOrigin(ctx, settings.origin);
     const opened = await run(DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]))));
     setSessionCookie(ctx, settings.cookies, opened.token, opened.expires_at);
     redirect(ctx, "/api-keys");
@@ -92,9 +112,14 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     const form = await readSessionForm(ctx, settings.origin);
     const entered = { name: form["name"] ?? "", access: form["access"] ?? "" };
     const name = parseApiKeyName(entered.name);
-    if (Result.isFailure(name)) return listPage(ctx, 400, { ...entered, error: name.failure.message });
-    if (!(ACCESS_LEVELS as readonly string[]).includes(entered.access)) {
-      return listPage(ctx, 400, { ...entered, access: "read", error: "Choose read-only or read/write access" });
+    const accessKnown = (ACCESS_LEVELS as readonly string[]).includes(entered.access);
+    if (Result.isFailure(name) || !accessKnown) {
+      // Each problem under its own field; an unknown access level leaves neither choice ticked.
+      return listPage(ctx, 400, {
+        ...entered,
+        ...(Result.isFailure(name) ? { nameError: name.failure.message } : {}),
+        ...(accessKnown ? {} : { accessError: "Choose read-only or read/write access" }),
+      });
     }
     const access = entered.access as Access;
     const session = sessionOf(ctx);
@@ -123,8 +148,9 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     const session = sessionOf(ctx);
     await run(
       Effect.gen(function* () {
-        yield* ApiKeyRepository.use((r) => r.revoke(session.scope, id));
-        yield* DeveloperAuditLog.use((log) => log.record(session, "api_key.revoked", `api_key ${id}`));
+        const { changed } = yield* ApiKeyRepository.use((r) => r.revoke(session.scope, id));
+        // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
+        if (changed) yield* DeveloperAuditLog.use((log) => log.record(session, "api_key.revoked", `api_key ${id}`));
       }),
     );
     redirect(ctx, `/api-keys?revoked=${id}`);

@@ -8,7 +8,8 @@ import type { Middleware } from "koa";
  * Referrer-Policy: `same-origin` sends no referrer to any other site, which is what keeps a
  * sign-in link's token from leaking. `no-referrer` would do that too, but browsers then send
  * `Origin: null` with every form POST (Fetch standard, "append a request Origin header"), and the
- * area checks Origin on every POST; the sign-in route itself answers with `no-referrer`.
+ * area checks Origin on every POST. The page a sign-in link opens answers with `strict-origin`
+ * (at most the origin, never the path with the token), and its POST with `no-referrer`.
  */
 export const securityHeaders =
   (frameAncestors: string): Middleware =>

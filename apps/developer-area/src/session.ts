@@ -12,7 +12,14 @@ import { runProgram } from "./runtime.ts";
  * from the area's own origin and carry the session's form token.
  */
 
-/** How the session cookie is written: `Secure` (and the `__Host-` name, bound to this host) when the area is served over https. */
+/**
+ * How the session cookie is written. Over https: the `__Host-` name (bound to this host),
+ * `SameSite=None; Secure; Partitioned`, so the area works inside a frame of the catering
+ * application's site (the cookie is kept per embedding site, CHIPS); cross-site request forgery is
+ * stopped by the Origin check and the form token of every POST, not by the cookie. Over plain
+ * http, `SameSite=Lax`: browsers refuse `SameSite=None` without `Secure`, so embedding from another
+ * site needs the https public URL.
+ */
 export interface CookiePolicy {
   readonly secure: boolean;
 }
@@ -20,9 +27,9 @@ export interface CookiePolicy {
 const cookieName = (policy: CookiePolicy) => (policy.secure ? "__Host-platter_developer_session" : "platter_developer_session");
 
 const cookie = (policy: CookiePolicy, value: string, maxAgeSeconds: number) =>
-  `${cookieName(policy)}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${policy.secure ? "; Secure" : ""}`;
+  `${cookieName(policy)}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; ${policy.secure ? "SameSite=None; Secure; Partitioned" : "SameSite=Lax"}`;
 
-/** Sets the session cookie to `token` until `expiresAt` (HttpOnly, SameSite=Lax, Secure over https). */
+/** Sets the session cookie to `token` until `expiresAt` (see `CookiePolicy` for its attributes). */
 export const setSessionCookie = (ctx: Context, policy: CookiePolicy, token: string, expiresAt: string): void => {
   ctx.set("set-cookie", cookie(policy, token, Math.max(0, Math.floor((Date.parse(expiresAt) - Date.now()) / 1000))));
 };
@@ -68,15 +75,24 @@ export const sessionOf = (ctx: Context): DeveloperSession => {
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
 /**
- * A POST's form, once it is known to be this session's own: sent from the area's origin (a
- * browser's `Origin`, when it sends one, must be exactly `origin`; `Sec-Fetch-Site`, when sent,
- * must say same-origin) and carrying the session's form token. Otherwise `FormRefused` (403),
- * before anything is done.
+ * Refuses (`FormRefused`, 403) a POST not sent from a page of the area: a browser's `Origin`, when
+ * it sends one, must be exactly `origin`, and `Sec-Fetch-Site`, when sent, must say same-origin.
+ * Both hold inside a frame on another site too: a form of the framed page is sent from the area's
+ * own origin.
  */
-export const readSessionForm = async (ctx: Context, origin: string): Promise<Readonly<Record<string, string>>> => {
+export const requireOwnOrigin = (ctx: Context, origin: string): void => {
   const sentFrom = ctx.get("origin");
   const site = ctx.get("sec-fetch-site");
   if ((sentFrom !== "" && sentFrom !== origin) || (site !== "" && site !== "same-origin")) throw new FormRefused();
+};
+
+/**
+ * A POST's form, once it is known to be this session's own: sent from the area's origin
+ * (`requireOwnOrigin`) and carrying the session's form token. Otherwise `FormRefused` (403),
+ * before anything is done.
+ */
+export const readSessionForm = async (ctx: Context, origin: string): Promise<Readonly<Record<string, string>>> => {
+  requireOwnOrigin(ctx, origin);
   const session = sessionOf(ctx);
   const form = await readForm(ctx);
   const token = form["form_token"] ?? "";

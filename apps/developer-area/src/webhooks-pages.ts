@@ -2,6 +2,7 @@ import { MESSAGE_TYPES } from "@platter/domain";
 import type { EndpointDelivery, EndpointHealth, EndpointSecret, WebhookEndpointOverview } from "@platter/persistence";
 import { html, type HtmlValue } from "./html.ts";
 import { formTokenField, type SignedIn, signedInPage } from "./layout.ts";
+import { responseBodyCut } from "./deliveries-pages.ts";
 import { when } from "./pages.ts";
 
 /**
@@ -269,7 +270,8 @@ const attemptRow = (attempt: EndpointDelivery["attempts"][number]) => html`<tr>
         <td>${answer(attempt.status_code, null)}</td>
         <td>${duration(attempt.duration_ms)}</td>
         <td class="response">${attempt.error === null ? "" : html`<p class="attempt-error">${attempt.error}</p>`}${
-          attempt.response_body === null || attempt.response_body === "" ? html`<span class="muted">Empty body</span>` : html`<pre class="body-excerpt">${attempt.response_body}</pre>`}</td>
+          attempt.response_body === null || attempt.response_body === "" ? html`<span class="muted">Empty body</span>` : html`${
+            responseBodyCut(attempt.response_body) ? html`<p class="hint">First 1 KiB of the body: the rest was not kept.</p>` : ""}<pre class="body-excerpt">${attempt.response_body}</pre>`}</td>
       </tr>`;
 
 const formatted = (body: string | undefined) => {
@@ -297,7 +299,7 @@ export const testDeliveryPage = (signedIn: SignedIn, endpoint: WebhookEndpointOv
         <div><dt>Message id</dt><dd><code>${delivery.envelope_id}</code></dd></div>
         <div><dt>Sent to</dt><dd class="wrap">${endpoint.url}</dd></div>
         <div><dt>Queued</dt><dd>${when(delivery.created_at)}</dd></div>
-        <div><dt>Next try</dt><dd>${delivery.next_attempt_at === null || waiting ? html`<span class="muted">None</span>` : when(delivery.next_attempt_at)}</dd></div>
+        <div><dt>Next try</dt><dd>${waiting ? "Now" : delivery.next_attempt_at === null ? html`<span class="muted">None</span>` : when(delivery.next_attempt_at)}</dd></div>
       </dl>
       ${waiting
         ? html`<p class="waiting" role="status">Waiting for the first attempt… This page refreshes by itself every ${TEST_DELIVERY_REFRESH_SECONDS} seconds.</p>`

@@ -19,7 +19,8 @@ import {
  * The Webhooks routes: list, add (the URL through the same SSRF guard and setting as the CLI),
  * reveal and rotate the signing secret, enable/disable, send a test event and follow its delivery.
  * Every endpoint is reached through the session's scope, so another organization's is the 404 page;
- * every POST is checked (origin and form token) first; every change is audited.
+ * every POST is checked (origin and form token) first; every change is audited (each after its
+ * change: the repositories run their own transactions, so the audit row is not in the change's).
  */
 
 /** What the webhook routes share with the area's other routes. */
@@ -51,11 +52,14 @@ const subjectOf = (id: number) => `webhook_endpoint ${id}`;
 const pickedTypes = (form: Readonly<Record<string, string>>) =>
   Object.keys(form).filter((name) => name.startsWith("type:")).map((name) => name.slice("type:".length));
 
-/** The SSRF guard's reason (`10.0.0.1 resolves to 10.0.0.1, a private or internal address`) as a sentence beside the field. */
+/** The SSRF guard's reason (`db.local resolves to 10.0.0.1, a private or internal address`) as a sentence beside the field. */
 const refusalText = (reason: string) => {
   const unresolved = /^could not resolve (.*)$/.exec(reason);
   if (unresolved !== null) return `No address was found for ${unresolved[1]}: check the URL's host name.`;
-  if (reason.endsWith("a private or internal address")) return `Webhooks cannot be sent to private or internal addresses: ${reason}.`;
+  const literal = /^(.*) is a private or internal address$/.exec(reason);
+  if (literal !== null) return `Webhooks cannot be sent to private or internal addresses, and ${literal[1]} is one.`;
+  const resolved = /^(.*), a private or internal address$/.exec(reason);
+  if (resolved !== null) return `Webhooks cannot be sent to private or internal addresses: ${resolved[1]}.`;
   return `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`;
 };
 
@@ -139,8 +143,9 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
       const id = recordIdOf(ctx);
       await readSessionForm(ctx, settings.origin);
       const session = sessionOf(ctx);
-      await run(endpoints.use((all) => all.setEnabled(session.scope, id, enabled, DISABLED_BY_HAND)));
-      await audit(session, enabled ? "enabled" : "disabled", id);
+      const { changed } = await run(endpoints.use((all) => all.setEnabled(session.scope, id, enabled, DISABLED_BY_HAND)));
+      // Enabling an enabled endpoint (or disabling a disabled one) changes nothing worth recording.
+      if (changed) await audit(session, enabled ? "enabled" : "disabled", id);
       redirect(ctx, `/webhooks/${id}?done=${enabled ? "enabled" : "disabled"}`);
     });
   }

@@ -67,20 +67,28 @@ describe("creating a key", () => {
   });
 
   it.each([
-    ["an empty name", "", "read", "Give the key a name"],
-    ["a blank name", "   ", "read", "Give the key a name"],
-    ["a name of 101 characters", "n".repeat(101), "read", "A name may be at most 100 characters"],
-    ["a control character", "tab\there", "read", "A name may not contain control characters"],
-    ["an unknown access", "Fine name", "admin", "Choose read-only or read/write access"],
-    ["no access", "Fine name", "", "Choose read-only or read/write access"],
-  ])("refuses %s with 400, says why, and creates nothing", async (_case, name, access, message) => {
+    ["an empty name", "", "read", "name", "Give the key a name"],
+    ["a blank name", "   ", "read", "name", "Give the key a name"],
+    ["a name of 101 characters", "n".repeat(101), "read", "name", "A name may be at most 100 characters"],
+    ["a control character", "tab\there", "read", "name", "A name may not contain control characters"],
+    ["an unknown access", "Fine name", "admin", "access", "Choose read-only or read/write access"],
+    ["no access", "Fine name", "", "access", "Choose read-only or read/write access"],
+  ])("refuses %s with 400, says why under the field concerned, and creates nothing", async (_case, name, access, field, message) => {
     const before = await rows("select count(*)::int as n from api_keys");
     const response = await create(name, access);
     expect(response.status).toBe(400);
     const page = await response.text();
-    expect(page).toContain(message);
-    expect(page).toContain('aria-invalid="true"');
+    expect(page).toContain(`<p class="field-error" id="key-${field}-error">${message}</p>`);
+    // The name is marked invalid only when it is the name that is wrong; the access error sits in its fieldset.
+    expect(/id="key-name"[^>]*aria-invalid="true"/.test(page)).toBe(field === "name");
+    expect(/<fieldset class="field" aria-describedby="key-access-error">[\s\S]*id="key-access-error"[\s\S]*<\/fieldset>/.test(page)).toBe(field === "access");
     expect(await rows("select count(*)::int as n from api_keys")).toEqual(before);
+  });
+
+  it("says what is wrong with both fields at once", async () => {
+    const page = await (await create("", "admin")).text();
+    expect(page).toContain('id="key-name-error">Give the key a name</p>');
+    expect(page).toContain('id="key-access-error">Choose read-only or read/write access</p>');
   });
 
   it("accepts a name of 100 characters, emoji counted as one", async () => {
@@ -112,6 +120,13 @@ describe("revoking a key", () => {
       { action: "api_key.created", subject: `api_key ${id}` },
       { action: "api_key.revoked", subject: `api_key ${id}` },
     ]);
+
+    // Revoking it again (an old page, a second click) changes nothing, so nothing more is recorded.
+    const [{ revoked_at }] = (await rows<{ revoked_at: string }>("select revoked_at::text from api_keys where id = ?", [id])) as [{ revoked_at: string }];
+    const again = await postForm(area, `/api-keys/${id}/revoke`, { form_token: session.formToken }, { cookie: session.cookie });
+    expect(again.status).toBe(303);
+    expect(await rows("select revoked_at::text from api_keys where id = ?", [id])).toEqual([{ revoked_at }]);
+    expect(await rows("select count(*)::int as n from developer_audit_log where subject = ?", [`api_key ${id}`])).toEqual([{ n: 2 }]);
   });
 });
 

@@ -10,7 +10,7 @@ import { createOrganization, freePort, type OrganizationFixture } from "@platter
 import { type Browser, chromium as playwright, type Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type RunningArea, startArea } from "./developer-area-harness.ts";
+import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 
 /**
  * Deliveries, the event catalog and the API reference end to end in a real headless Chromium,
@@ -116,7 +116,7 @@ const reloadUntil = async (page: Page, selector: string, text: string) => {
 describe("Deliveries in a browser", () => {
   it("shows a failed delivery with the receiver's answer as text, replays it and sees it delivered", async () => {
     const { page, problems } = await watchedPage();
-    await page.goto(await area.link(org.id));
+    await signInInBrowser(page, await area.link(org.id));
     await area.db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Grace Hopper" })));
 
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
@@ -149,6 +149,8 @@ describe("Deliveries in a browser", () => {
     await page.getByRole("link", { name: "Deliveries", exact: true }).first().click();
     await heading(page, "Deliveries");
     await screenshot(page, "1-log");
+    // At 1280 px every column, Created included, fits without scrolling.
+    expect(await page.locator(".table-scroll:has(table.log)").evaluate((box) => box.scrollWidth - box.clientWidth)).toBe(0);
     await page.getByLabel("Status").selectOption("failed");
     await page.getByRole("button", { name: "Apply" }).click();
     await heading(page, "Deliveries");
@@ -162,7 +164,7 @@ describe("Deliveries in a browser", () => {
 
   it("another organization's session sees no deliveries, and none of this one's messages", async () => {
     const { page, problems } = await watchedPage();
-    await page.goto(await area.link(other.id));
+    await signInInBrowser(page, await area.link(other.id));
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
     await heading(page, "Deliveries");
     await page.getByText("No deliveries match.", { exact: false }).waitFor();
@@ -175,7 +177,7 @@ describe("Deliveries in a browser", () => {
 describe("the event catalog and the API reference in a browser", () => {
   it("shows every event type's example, and Redoc draws every operation of the reference under the CSP", async () => {
     const { page, problems } = await watchedPage();
-    await page.goto(await area.link(org.id));
+    await signInInBrowser(page, await area.link(org.id));
     await page.getByRole("link", { name: "Event catalog", exact: true }).click();
     await heading(page, "Event catalog");
     expect(await page.locator("section.event-type h2").allTextContents()).toEqual(MESSAGE_TYPES.map(({ type }) => type));

@@ -9,7 +9,7 @@ import { type Browser, chromium as playwright, type Page } from "playwright-core
 import { pino } from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type RunningArea, startArea } from "./developer-area-harness.ts";
+import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 
 /**
  * The Webhooks page end to end in a real headless Chromium, with a real dispatcher delivering to a
@@ -111,7 +111,7 @@ const receivedCount = async (page: Page, count: number) => {
 describe("the Webhooks page in a browser", () => {
   it("adds an endpoint on a local receiver, sends it signed test events, rotates its secret and disables it", async () => {
     const { page, problems } = await watchedPage();
-    await page.goto(await area.link(org.id));
+    await signInInBrowser(page, await area.link(org.id));
     await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     await heading(page, "Webhooks");
     await page.getByText("No endpoints yet.").waitFor();
@@ -197,7 +197,7 @@ describe("the Webhooks page in a browser", () => {
 
   it("shows another organization's session none of it", async () => {
     const { page, problems } = await watchedPage();
-    await page.goto(await area.link(other.id));
+    await signInInBrowser(page, await area.link(other.id));
     await page.goto(`${area.origin}/webhooks`);
     await heading(page, "Webhooks");
     await page.getByText("No endpoints yet.").waitFor();

@@ -1,8 +1,14 @@
-import { mkdir } from "node:fs/promises";
-import type { Server } from "node:http";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import chromium from "@sparticuz/chromium";
 import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
+import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
 import { type Browser, chromium as playwright, type Page } from "playwright-core";
 import { pino } from "pino";
@@ -73,9 +79,13 @@ describe("the Developer area in a browser", () => {
     page.on("pageerror", (error) => void problems.push(error.message));
 
     const link = await area.link(org.id);
+    // Opening the link shows where it leads; only the button uses it (a link preview's GET would not).
     const landing = await page.goto(link);
     expect(landing?.status()).toBe(200);
-    expect(new URL(page.url()).pathname).toBe("/api-keys");
+    await heading(page, "Continue to the Developer area of Harbour Kitchen & Co.");
+    await screenshot(page, "0-sign-in-continue");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.waitForURL((url) => url.pathname === "/api-keys");
     expect(await page.locator(".topbar-org").textContent()).toContain("Harbour Kitchen & Co.");
     await screenshot(page, "1-api-keys");
 
@@ -97,6 +107,15 @@ describe("the Developer area in a browser", () => {
     await page.getByRole("link", { name: "Done" }).click();
     await page.getByRole("cell", { name: "Booking widget (read-only)", exact: true }).waitFor();
     await screenshot(page, "3-api-keys-with-new-key");
+
+    // On a phone (390 px) the keys table scrolls inside its box, and nothing widens the page.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "3-api-keys-390px");
+    expect(await page.locator("html").evaluate((root) => root.scrollWidth)).toBeLessThanOrEqual(390);
+    const box = (await page.locator(".table-scroll").boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    expect(await page.locator(".table-scroll").evaluate((scroller) => scroller.scrollWidth > scroller.clientWidth)).toBe(true);
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.getByRole("link", { name: "Revoke Booking widget (read-only)" }).click();
     await heading(page, "Revoke this key?");
@@ -122,6 +141,59 @@ describe("the Developer area in a browser", () => {
     await screenshot(page, "8-sign-in-required");
 
     expect(problems).toEqual([]);
-    await context.close();
+    // The context stays open until the browser closes: the package's Chromium is one process, which ends with the first context closed.
+    await page.close();
+  });
+
+  it("works inside a frame on another site when served over https: the partitioned cookie comes back and the frame's forms are accepted", async () => {
+    // A self-signed certificate for 127.0.0.1 (the browser is told to accept it), and an embedding
+    // page on http://localhost: another site, as the catering application would be.
+    const dir = await mkdtemp(join(tmpdir(), "platter-area-tls-"));
+    execFileSync("openssl", [
+      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+    ], { stdio: "ignore" });
+    const tls = { key: await readFile(join(dir, "key.pem")), cert: await readFile(join(dir, "cert.pem")) };
+    await rm(dir, { recursive: true });
+    const embedder = createHttpServer();
+    await new Promise<void>((done) => embedder.listen(0, "127.0.0.1", done));
+    const embedderOrigin = `http://localhost:${(embedder.address() as AddressInfo).port}`;
+    const secure = createHttpsServer(tls);
+    await new Promise<void>((done) => secure.listen(0, "127.0.0.1", done));
+    const areaOrigin = `https://127.0.0.1:${(secure.address() as AddressInfo).port}`;
+    secure.on("request", createDeveloperAreaApp(area.db.runtime, { developerAreaUrl: areaOrigin, frameAncestors: embedderOrigin }, pino({ level: "silent" })).callback());
+    const link = (await area.db.run(makeSignInLink(areaOrigin, org.id, "application"))).url;
+    embedder.on("request", (_request, response) => {
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      response.end(`<!doctype html><title>Catering app</title><h1>Catering app</h1><iframe src="${link}" style="width:1100px;height:700px"></iframe>`);
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    try {
+      await page.goto(embedderOrigin);
+      const frame = page.frameLocator("iframe");
+      await frame.getByRole("button", { name: "Continue" }).click();
+      // The session cookie came back inside the frame: the keys page, not "Sign in".
+      await frame.getByRole("heading", { level: 1, name: "API keys", exact: true }).waitFor({ timeout: 10_000 });
+      expect(await frame.locator(".topbar-org").textContent()).toContain("Harbour Kitchen & Co.");
+      const [cookie] = await context.cookies(areaOrigin);
+      expect(cookie).toMatchObject({ name: "__Host-platter_developer_session", sameSite: "None", secure: true, httpOnly: true, partitionKey: expect.any(String) });
+      // A form of the framed page passes the Origin and form-token checks.
+      // A name of 100 characters without a space wraps inside the card instead of running out of it.
+      const longName = `Made-in-a-frame-${"x".repeat(84)}`;
+      await frame.getByLabel("Name").fill(longName);
+      await frame.getByRole("button", { name: "Create key" }).click();
+      await frame.getByRole("heading", { level: 1, name: "Your new API key", exact: true }).waitFor({ timeout: 10_000 });
+      const name = frame.locator(".facts dd").first();
+      expect(await name.textContent()).toBe(longName);
+      expect(await name.evaluate((dd) => dd.scrollWidth <= dd.clientWidth)).toBe(true);
+      await screenshot(page, "9-embedded-new-key");
+    } finally {
+      await page.close();
+      for (const server of [embedder, secure]) {
+        server.closeAllConnections();
+        await new Promise((done) => server.close(done));
+      }
+    }
   });
 });

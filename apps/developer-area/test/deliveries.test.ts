@@ -121,7 +121,17 @@ describe("the message log", () => {
     const page = await response.text();
     expect(envelopesIn(page)).toEqual([]);
     expect(page).toContain("No deliveries match.");
-    expect(envelopesIn(await (await get(`/deliveries?endpoint=${marked.endpointId}`, sessionB)).text())).toEqual([]);
+  });
+
+  it.each([
+    ["A's endpoint, to B's session", () => String(marked.endpointId)],
+    ["an endpoint that does not exist", () => "987654321"],
+  ])("is the 404 page when filtered by %s", async (_case, endpoint) => {
+    const response = await get(`/deliveries?endpoint=${endpoint()}`, sessionB);
+    expect(response.status).toBe(404);
+    const page = await response.text();
+    expect(page).toContain("Page not found");
+    expect(envelopesIn(page)).toEqual([]);
   });
 });
 
@@ -137,6 +147,18 @@ describe("a message's page", () => {
     const [message] = await rows<{ type: string }>("select type from webhook_messages where id = ?", [marked.messageId]);
     expect(page).toContain(`&quot;type&quot;: &quot;${message!.type}&quot;`);
     expect(page).toContain(`&quot;id&quot;: &quot;${marked.envelope}&quot;`);
+  });
+
+  it("says when a stored response body is only its first 1 KiB", async () => {
+    const [second] = await rows<{ envelope_id: string; id: string }>(
+      `select m.envelope_id, d.id from webhook_deliveries d join webhook_messages m on m.id = d.message_id
+       where d.organization_id = ? and d.id <> ? and exists (select 1 from webhook_attempts a where a.delivery_id = d.id) order by d.id limit 1`,
+      [a.id, marked.deliveryId],
+    );
+    await rows("update webhook_attempts set response_body = ? where delivery_id = ?", ["x".repeat(1024), second!.id]);
+    expect(await (await get(`/deliveries/${second!.envelope_id}`, sessionA)).text()).toContain("first 1 KiB: the rest was not kept");
+    // A short body is shown whole, and says nothing of the kind.
+    expect(await (await get(`/deliveries/${marked.envelope}`, sessionA)).text()).not.toContain("first 1 KiB");
   });
 
   it.each([
@@ -224,6 +246,53 @@ describe("replays", () => {
     ]);
     const page = await (await get(`/deliveries?endpoint=${marked.endpointId}&replayed=2`, sessionA)).text();
     expect(page).toContain("2 deliveries are due again");
+  });
+
+  it("of a delivery still retrying tries it now (its next attempt only), with a \"Retry now\" button, audited", async () => {
+    const [waiting] = await rows<{ id: string; message_id: string; envelope_id: string }>(
+      `update webhook_deliveries set status = 'pending', completed_at = null, next_attempt_at = now() + interval '1 hour'
+       where id = (select d.id from webhook_deliveries d where d.organization_id = ? and d.attempts > 0 and d.id <> ? order by d.id desc limit 1)
+       returning id, message_id, (select envelope_id from webhook_messages m where m.id = message_id)`,
+      [a.id, marked.deliveryId],
+    );
+    const before = await rows("select status, attempts, created_at from webhook_deliveries where id = ?", [waiting!.id]);
+    const page = await (await get(`/deliveries/${waiting!.envelope_id}`, sessionA)).text();
+    expect(page).toContain(`<input type="hidden" name="delivery" value="${waiting!.id}">`);
+    expect(page).toContain("Retry now");
+
+    const response = await post(`/deliveries/${waiting!.envelope_id}/replay`, sessionA, { delivery: waiting!.id });
+    expect(response.status).toBe(303);
+    expect(response.headers.get("location")).toBe(`/deliveries/${waiting!.envelope_id}?replayed=1`);
+    expect(await rows("select status, attempts, created_at from webhook_deliveries where id = ?", [waiting!.id])).toEqual(before);
+    expect(await rows("select next_attempt_at <= now() as due from webhook_deliveries where id = ?", [waiting!.id])).toEqual([{ due: true }]);
+    expect(await audits(`delivery ${waiting!.id} of message ${waiting!.envelope_id}`)).toEqual([
+      { action: "delivery.retried_now", organization_id: String(a.id), session_id: expect.any(String) },
+    ]);
+
+    // Now it is due: asking again changes nothing, records nothing, and the button is gone.
+    const again = await post(`/deliveries/${waiting!.envelope_id}/replay`, sessionA, { delivery: waiting!.id });
+    expect(again.headers.get("location")).toBe(`/deliveries/${waiting!.envelope_id}?replayed=0`);
+    expect(await audits(`delivery ${waiting!.id} of message ${waiting!.envelope_id}`)).toHaveLength(1);
+    const after = await (await get(`/deliveries/${waiting!.envelope_id}?replayed=0`, sessionA)).text();
+    expect(after).not.toContain(`<input type="hidden" name="delivery" value="${waiting!.id}">`);
+    expect(after).toContain("Nothing to replay");
+  });
+
+  it("that replay nothing are not audited", async () => {
+    const [due] = await rows<{ envelope_id: string; id: string }>(
+      `select m.envelope_id, m.id from webhook_messages m where m.organization_id = ?
+       and not exists (select 1 from webhook_deliveries d where d.message_id = m.id and (d.status <> 'pending' or d.next_attempt_at > now()))
+       and exists (select 1 from webhook_deliveries d where d.message_id = m.id) order by m.id limit 1`,
+      [a.id],
+    );
+    const messageBefore = await audits(`message ${due!.envelope_id}`);
+    const response = await post(`/deliveries/${due!.envelope_id}/replay`, sessionA);
+    expect(response.headers.get("location")).toBe(`/deliveries/${due!.envelope_id}?replayed=0`);
+    expect(await audits(`message ${due!.envelope_id}`)).toEqual(messageBefore);
+    const failedBefore = await audits("webhook_endpoint % since %");
+    const none = await post("/deliveries/replay-failed", sessionA, { endpoint: String(marked.endpointId), since: "2999-01-01T00:00" });
+    expect(none.headers.get("location")).toBe(`/deliveries?endpoint=${marked.endpointId}&replayed=0`);
+    expect(await audits("webhook_endpoint % since %")).toEqual(failedBefore);
   });
 
   it("of failed messages without a time is refused with 400 and says why", async () => {

@@ -3,6 +3,7 @@ import type { SignInRequester } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
+import type { Page } from "playwright-core";
 import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
 
 /**
@@ -76,9 +77,15 @@ export const formTokenIn = (page: string): string => {
   return match[1]!;
 };
 
-/** Opens `link` as a browser would, then the page it leads to: the session's cookie and form token. */
+/** Presses the "Continue" button of the page `link` opens, as a browser would (the area's Origin, no session): the answer. */
+export const useLink = (area: RunningArea, link: string, headers: Record<string, string> = {}): Promise<Response> =>
+  fetch(link, { method: "POST", redirect: "manual", headers: { origin: area.origin, ...headers } });
+
+/** Opens `link` as a browser would and continues, then the page it leads to: the session's cookie and form token. */
 export const signIn = async (area: RunningArea, link: string): Promise<TestSession> => {
-  const opened = await fetch(link, { redirect: "manual" });
+  const shown = await fetch(link, { redirect: "manual" });
+  if (shown.status !== 200) throw new Error(`the sign-in link's page answered ${shown.status}`);
+  const opened = await useLink(area, link);
   if (opened.status !== 303) throw new Error(`sign-in answered ${opened.status}`);
   const cookie = cookiePair(opened.headers.get("set-cookie")!);
   const page = await fetch(`${area.origin}/api-keys`, { headers: { cookie } });
@@ -99,3 +106,10 @@ export const postForm = (
     headers: { "content-type": "application/x-www-form-urlencoded", origin: area.origin, ...headers },
     body: new URLSearchParams(fields).toString(),
   });
+
+/** In a browser: opens `link` and presses its page's "Continue" (opening it alone signs nobody in), then waits for the keys page. */
+export const signInInBrowser = async (page: Page, link: string): Promise<void> => {
+  await page.goto(link);
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.waitForURL((url) => url.pathname === "/api-keys");
+};

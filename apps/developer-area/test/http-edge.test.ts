@@ -41,7 +41,7 @@ describe("security headers", () => {
     expect(response.status).toBe(status);
     expect(response.headers.get("content-security-policy")).toBe(CSP);
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(response.headers.get("referrer-policy")).toMatch(/^(same-origin|no-referrer)$/);
+    expect(response.headers.get("referrer-policy")).toMatch(/^(same-origin|strict-origin)$/);
     expect(response.headers.get("cache-control")).toBe(path.startsWith("/assets/") ? "public, max-age=300" : "no-store");
   });
 

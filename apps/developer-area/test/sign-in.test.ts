@@ -2,7 +2,9 @@ import { createOrganization, type OrganizationFixture } from "@platter/persisten
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { pino } from "pino";
 import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
-import { cookiePair, listen, postForm, type RunningArea, signIn, startArea } from "./developer-area-harness.ts";
+import {
+  cookiePair, formTokenIn, listen, postForm, type RunningArea, signIn, startArea, useLink,
+} from "./developer-area-harness.ts";
 
 /** Signing in with a single-use link, the session cookie, signing out, and pages that need a session. */
 
@@ -17,10 +19,28 @@ afterAll(() => area?.stop());
 const rows = <Row>(statement: string, params: unknown[] = []) => area.db.orm.em.getConnection().execute<Row[]>(statement, params);
 
 describe("a sign-in link", () => {
-  it("starts a session: an HttpOnly, SameSite=Lax cookie (not Secure over http) and a 303 to the area, with no referrer", async () => {
+  it("opens a page naming the organization, with a button that POSTs the link back; the GET uses nothing up", async () => {
     const link = await area.link(org.id);
     expect(link).toMatch(new RegExp(`^${area.origin}/sign-in/[A-Za-z0-9_-]{43}$`));
-    const response = await fetch(link, { redirect: "manual" });
+    // A mail or chat link preview fetches it, perhaps twice: no session, and the link still works.
+    for (const _preview of [1, 2]) {
+      const shown = await fetch(link, { redirect: "manual" });
+      expect(shown.status).toBe(200);
+      expect(shown.headers.get("set-cookie")).toBeNull();
+      // At most the origin as a referrer, never the path with the token (and the POST keeps its Origin).
+      expect(shown.headers.get("referrer-policy")).toBe("strict-origin");
+      const page = await shown.text();
+      expect(page).toContain("Continue to the Developer area of Sign-in Caterers");
+      expect(page).toContain(`<form method="post" action="${new URL(link).pathname}">`);
+    }
+    expect(await rows("select count(*)::int as n from developer_sign_in_links where used_at is not null and token_hash = encode(sha256(?::bytea), 'hex')", [
+      link.split("/").pop(),
+    ])).toEqual([{ n: 0 }]);
+  });
+
+  it("continued (POST) starts a session: an HttpOnly, SameSite=Lax cookie (not Secure over http) and a 303 to the area, with no referrer", async () => {
+    const link = await area.link(org.id);
+    const response = await useLink(area, link);
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe("/api-keys");
     expect(response.headers.get("referrer-policy")).toBe("no-referrer");
@@ -31,15 +51,42 @@ describe("a sign-in link", () => {
     expect(await page.text()).toContain("Sign-in Caterers");
   });
 
-  it("behind https sets a Secure cookie bound to the host (__Host-)", async () => {
-    const app = createDeveloperAreaApp(area.db.runtime, { developerAreaUrl: "https://developers.example.com", frameAncestors: "'self'" }, pino({ level: "silent" }));
+  it("behind https sets a cookie that works in a frame on another site: __Host-, SameSite=None; Secure; Partitioned", async () => {
+    const publicUrl = "https://developers.example.com";
+    const app = createDeveloperAreaApp(area.db.runtime, { developerAreaUrl: publicUrl, frameAncestors: "https://app.example.com" }, pino({ level: "silent" }));
     const { server, origin } = await listen(app.callback());
     try {
-      const link = await area.db.run(makeSignInLink("https://developers.example.com", org.id, "application"));
-      const response = await fetch(link.url.replace("https://developers.example.com", origin), { redirect: "manual" });
+      const link = (await area.db.run(makeSignInLink(publicUrl, org.id, "application"))).url.replace(publicUrl, origin);
+      // Inside the frame, the page's form is sent from the area's own origin.
+      const response = await fetch(link, { method: "POST", redirect: "manual", headers: { origin: publicUrl, "sec-fetch-site": "same-origin" } });
       expect(response.status).toBe(303);
-      expect(response.headers.get("set-cookie")).toMatch(
-        /^__Host-platter_developer_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/,
+      const setCookie = response.headers.get("set-cookie")!;
+      expect(setCookie).toMatch(
+        /^__Host-platter_developer_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=None; Secure; Partitioned$/,
+      );
+      // The session's forms inside the frame pass the same checks; the embedding site's own do not.
+      const cookie = cookiePair(setCookie);
+      const keys = await fetch(`${origin}/api-keys`, { headers: { cookie } });
+      expect(keys.status).toBe(200);
+      const formToken = formTokenIn(await keys.text());
+      const post = (from: string, site: string) =>
+        fetch(`${origin}/api-keys`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { cookie, origin: from, "sec-fetch-site": site, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ form_token: formToken, name: "Framed key", access: "read" }).toString(),
+        });
+      expect((await post("https://app.example.com", "cross-site")).status).toBe(403);
+      expect((await post(publicUrl, "same-origin")).status).toBe(201);
+      const signedOut = await fetch(`${origin}/sign-out`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, origin: publicUrl, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ form_token: formToken }).toString(),
+      });
+      expect(signedOut.status).toBe(303);
+      expect(signedOut.headers.get("set-cookie")).toBe(
+        "__Host-platter_developer_session=; Path=/; Max-Age=0; HttpOnly; SameSite=None; Secure; Partitioned",
       );
     } finally {
       server.closeAllConnections();
@@ -47,30 +94,42 @@ describe("a sign-in link", () => {
     }
   });
 
+  it.each([
+    ["another site", { origin: "https://evil.example" }],
+    ["another site, said by Sec-Fetch-Site", { "sec-fetch-site": "cross-site" }],
+    ["a page with no origin (Origin: null)", { origin: "null" }],
+  ])("continued from %s is refused (403): no session, and the link still works", async (_case, headers) => {
+    const link = await area.link(org.id);
+    const refused = await fetch(link, { method: "POST", redirect: "manual", headers });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("set-cookie")).toBeNull();
+    expect((await useLink(area, link)).status).toBe(303);
+  });
+
   it("is not used up by a link checker's HEAD", async () => {
     const link = await area.link(org.id);
     const checked = await fetch(link, { method: "HEAD", redirect: "manual" });
     expect(checked.status).toBe(404);
     expect(checked.headers.get("set-cookie")).toBeNull();
-    expect((await fetch(link, { redirect: "manual" })).status).toBe(303);
+    expect((await useLink(area, link)).status).toBe(303);
   });
 
-  it("used a second time gets a clear page and no session", async () => {
+  it.each(["GET", "POST"])("used, then opened again (%s), gets a clear page and no session", async (method) => {
     const link = await area.link(org.id);
-    expect((await fetch(link, { redirect: "manual" })).status).toBe(303);
-    const again = await fetch(link, { redirect: "manual" });
+    expect((await useLink(area, link)).status).toBe(303);
+    const again = method === "GET" ? await fetch(link, { redirect: "manual" }) : await useLink(area, link);
     expect(again.status).toBe(410);
     expect(again.headers.get("set-cookie")).toBeNull();
     expect(again.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(await again.text()).toContain("This sign-in link was already used");
   });
 
-  it("expired gets a clear page and no session", async () => {
+  it.each(["GET", "POST"])("expired gets a clear page and no session (%s)", async (method) => {
     const link = await area.link(org.id);
     await rows("update developer_sign_in_links set expires_at = now() - interval '1 second' where token_hash = encode(sha256(?::bytea), 'hex')", [
       link.split("/").pop(),
     ]);
-    const response = await fetch(link, { redirect: "manual" });
+    const response = method === "GET" ? await fetch(link, { redirect: "manual" }) : await useLink(area, link);
     expect(response.status).toBe(410);
     expect(response.headers.get("set-cookie")).toBeNull();
     expect(await response.text()).toContain("This sign-in link has expired");
@@ -83,13 +142,15 @@ describe("a sign-in link", () => {
     ["a broken escape", "/sign-in/%E0%A4%A"],
     ["a NUL", "/sign-in/%00"],
     ["a very long token", `/sign-in/${"x".repeat(5000)}`],
-  ])("with %s gets the invalid-link page and no session", async (_case, path) => {
-    const response = await fetch(area.origin + path, { redirect: "manual" });
-    expect(response.status).toBe(404);
-    expect(response.headers.get("set-cookie")).toBeNull();
-    const text = await response.text();
-    expect(text).not.toContain("<script>alert");
-    expect(text).toMatch(/This sign-in link is not valid|Page not found/);
+  ])("with %s gets the invalid-link page and no session, on GET and POST", async (_case, path) => {
+    for (const method of ["GET", "POST"]) {
+      const response = await fetch(area.origin + path, { method, redirect: "manual", headers: method === "POST" ? { origin: area.origin } : {} });
+      expect(response.status).toBe(404);
+      expect(response.headers.get("set-cookie")).toBeNull();
+      const text = await response.text();
+      expect(text).not.toContain("<script>alert");
+      expect(text).toMatch(/This sign-in link is not valid|Page not found/);
+    }
   });
 });
 

@@ -85,11 +85,11 @@ describe("adding an endpoint", () => {
   });
 
   it.each([
-    ["loopback", "http://127.0.0.1:8080/hooks", "Webhooks cannot be sent to private or internal addresses: 127.0.0.1 resolves to 127.0.0.1, a private or internal address."],
-    ["the cloud metadata address", "http://169.254.169.254/latest/meta-data", "Webhooks cannot be sent to private or internal addresses: 169.254.169.254 resolves to 169.254.169.254, a private or internal address."],
-    ["a private network", "https://10.1.2.3/hooks", "Webhooks cannot be sent to private or internal addresses: 10.1.2.3 resolves to 10.1.2.3, a private or internal address."],
-    ["IPv6 loopback", "http://[::1]:9000/", "Webhooks cannot be sent to private or internal addresses: ::1 resolves to ::1, a private or internal address."],
-    ["an IPv4-mapped internal address", "http://[::ffff:192.168.0.1]/", "Webhooks cannot be sent to private or internal addresses: ::ffff:c0a8:1 resolves to ::ffff:c0a8:1, a private or internal address."],
+    ["loopback", "http://127.0.0.1:8080/hooks", "Webhooks cannot be sent to private or internal addresses, and 127.0.0.1 is one."],
+    ["the cloud metadata address", "http://169.254.169.254/latest/meta-data", "Webhooks cannot be sent to private or internal addresses, and 169.254.169.254 is one."],
+    ["a private network", "https://10.1.2.3/hooks", "Webhooks cannot be sent to private or internal addresses, and 10.1.2.3 is one."],
+    ["IPv6 loopback", "http://[::1]:9000/", "Webhooks cannot be sent to private or internal addresses, and ::1 is one."],
+    ["an IPv4-mapped internal address", "http://[::ffff:192.168.0.1]/", "Webhooks cannot be sent to private or internal addresses, and ::ffff:c0a8:1 is one."],
     ["no URL", "", "Enter the URL that should receive the webhooks"],
     ["another scheme", "ftp://203.0.113.10/hooks", "The URL must start with https:// (or http://)"],
     ["not a URL", "hooks.example", "Enter a full URL, such as https://example.com/webhooks"],
@@ -200,6 +200,7 @@ describe("an endpoint's secret, state and test events", () => {
     const text = await page.text();
     expect(text).toContain('<meta http-equiv="refresh" content="2">');
     expect(text).toContain("Waiting for the first attempt");
+    expect(text).toContain("<dt>Next try</dt><dd>Now</dd>");
     expect(text).toContain("Spring gala: 120 guests, three courses");
     // The delivery is only reachable under its own endpoint.
     expect((await getPage(`/webhooks/${everything}/test/${deliveryId}`)).status).toBe(404);
@@ -225,6 +226,20 @@ describe("an endpoint's secret, state and test events", () => {
     expect(enabled.status).toBe(303);
     expect(await endpointRow(id)).toMatchObject({ enabled: true, disabled_reason: null });
     expect((await auditOf(id)).map((entry) => entry.action).slice(-2)).toEqual(["webhook_endpoint.disabled", "webhook_endpoint.enabled"]);
+  });
+
+  it("records only real changes: enabling an enabled endpoint, or disabling a disabled one, is not audited", async () => {
+    const audited = async () => (await auditOf(id)).length;
+    const start = await audited();
+    expect((await post(`/webhooks/${id}/enable`)).status).toBe(303);
+    expect(await audited()).toBe(start);
+    expect((await post(`/webhooks/${id}/disable`)).status).toBe(303);
+    expect((await post(`/webhooks/${id}/disable`)).status).toBe(303);
+    expect(await audited()).toBe(start + 1);
+    expect((await post(`/webhooks/${id}/enable`)).status).toBe(303);
+    expect((await post(`/webhooks/${id}/enable`)).status).toBe(303);
+    expect((await auditOf(id)).slice(start).map((entry) => entry.action)).toEqual(["webhook_endpoint.disabled", "webhook_endpoint.enabled"]);
+    expect(await endpointRow(id)).toMatchObject({ enabled: true });
   });
 });
 

@@ -50,6 +50,29 @@ describe("sign-in links", () => {
     expect(await rows("select count(*)::int as n from developer_sessions where link_id = ?", [result.link.id])).toEqual([{ n: 1 }]);
   });
 
+  it("can be looked up (the organization's name) without being used, and then say why they no longer work", async () => {
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const link = yield* linkOf(a);
+        const first = yield* sessions.checkLink(link.token);
+        const second = yield* sessions.checkLink(link.token);
+        yield* sessions.signIn(link.token);
+        const used = yield* Effect.flip(sessions.checkLink(link.token));
+        const late = yield* linkOf(a);
+        yield* TestClock.adjust("15 minutes");
+        const expired = yield* Effect.flip(sessions.checkLink(late.token));
+        const unknown = yield* Effect.flip(sessions.checkLink("x".repeat(43)));
+        return { first, second, used, expired, unknown };
+      }),
+    );
+    expect(result.first).toEqual({ organizationName: "Session Caterers A" });
+    expect(result.second).toEqual(result.first);
+    expect(result.used).toMatchObject({ _tag: "SignInRefused", reason: "used" });
+    expect(result.expired).toMatchObject({ _tag: "SignInRefused", reason: "expired" });
+    expect(result.unknown).toMatchObject({ _tag: "SignInRefused", reason: "unknown" });
+  });
+
   it("expire 15 minutes after they were made, by the Clock", async () => {
     const result = await atNow(
       Effect.gen(function* () {

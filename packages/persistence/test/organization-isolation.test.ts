@@ -181,8 +181,8 @@ const SERVICES = {
   WebhookEndpointRepository, DeliveryRepository, DeveloperSessions, DeveloperAuditLog, BusinessActions, Seeding,
 };
 
-/** Methods that make scopes rather than take one: authentication, and opening a session with a link. */
-const SCOPE_MAKERS = new Set(["authenticate", "signIn"]);
+/** Methods that take a token rather than a scope: authentication, opening a session with a link, and looking a link up before that. */
+const SCOPE_MAKERS = new Set(["authenticate", "signIn", "checkLink"]);
 
 describe("organization isolation", () => {
   it("knows every organization-owned table", async () => {

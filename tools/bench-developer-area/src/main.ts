@@ -83,7 +83,8 @@ const main = async () => {
 
     // Sign in as A, as a browser would.
     const link = await db.run(makeSignInLink(origin, a.id, "cli"));
-    const opened = await fetch(link.url, { redirect: "manual" });
+    // The link's page's "Continue" button: a POST from the area's origin signs in (a GET only shows the page).
+    const opened = await fetch(link.url, { method: "POST", redirect: "manual", headers: { origin } });
     if (opened.status !== 303) throw new Error(`sign-in answered ${opened.status}`);
     const cookie = opened.headers.get("set-cookie")!.split(";")[0]!;
 

@@ -6,7 +6,10 @@ import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-
 import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
-/** `platter deliveries …`: what was sent where, every attempt, and sending failed ones again. */
+/**
+ * `platter deliveries …`: what was sent where, every attempt, and sending deliveries now: a finished
+ * one again, a pending one without waiting for its next try (as the Developer area's replay does).
+ */
 
 const STATUSES = DELIVERY_STATUSES;
 
@@ -43,10 +46,13 @@ const list = defineCommand({
 });
 
 const retry = defineCommand({
-  meta: { name: "retry", description: "Send a finished delivery again (--id), or every failed one of an endpoint" },
+  meta: {
+    name: "retry",
+    description: "Send a delivery now (--id): again when finished, at once when waiting to retry; or every failing one of an endpoint",
+  },
   args: {
     id: { type: "string", description: "Delivery id" },
-    "all-failed": { type: "boolean", default: false, description: "Every failed delivery of --endpoint" },
+    "all-failed": { type: "boolean", default: false, description: "Every failed delivery of --endpoint, and every one waiting to retry" },
     endpoint: { type: "string", description: "Endpoint id (with --all-failed)" },
     json: jsonFlag,
   },
@@ -62,7 +68,7 @@ const retry = defineCommand({
           `endpoint ${endpointId} does not exist`,
         ),
       );
-      return report(args.json, result, `${result.retried} failed deliveries of endpoint ${endpointId} are due again`);
+      return report(args.json, result, `${result.retried} failing deliveries of endpoint ${endpointId} are due now`);
     }
     if (args.id === undefined) throw new UsageError("give --id <delivery>, or --all-failed --endpoint <id>");
     const id = positiveInteger("id", args.id);
@@ -70,10 +76,10 @@ const retry = defineCommand({
       runAction(
         platform,
         inOwnerOf("webhook_deliveries", id, (scope) => DeliveryRepository.use((all) => all.retry(scope, id))),
-        `delivery ${id} does not exist or is still pending`,
+        `delivery ${id} does not exist`,
       ),
     );
-    report(args.json, result, `delivery ${id} is due again`);
+    report(args.json, result, result.retried === 1 ? `delivery ${id} is due now` : `delivery ${id} is already due: nothing changed`);
   },
 });
 

@@ -5,12 +5,12 @@ import { createLogger, createServiceGroup, shutdownSignal } from "@platter/ops";
 import { startPlatform } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { CommandFailed } from "../failures.ts";
-import { prepareFirstRun, welcomeText } from "../first-run.ts";
+import { linkOrganizationOf, prepareFirstRun, welcomeText } from "../first-run.ts";
 
 /**
  * `platter start` (what `npm start` runs): the platform (the database, embedded unless
  * `DATABASE_URL` is set, one pool, migrations), demo data on first run, then the API, the webhook
- * dispatcher and the Developer area on it until SIGTERM or SIGINT, which drain them and then close
+ * dispatcher and the Developer area (and a sign-in link to it, on every start) on it until SIGTERM or SIGINT, which drain them and then close
  * the platform (and stop the database this process started).
  */
 /** Local development registers and delivers to localhost receivers unless the operator said otherwise. */
@@ -38,9 +38,8 @@ export const startCommand = defineCommand({
       const api = await services.add("api", () => startApi(config, logger, platform));
       const dispatcher = await services.add("dispatcher", () => startDispatcher(localDispatcherConfig(), logger, platform));
       await services.add("developer-area", () => startDeveloperArea(areaConfig, logger, platform));
-      const demoLink = welcome.kind === "demo"
-        ? (await createSignInLink(platform, areaConfig.developerAreaUrl, welcome.organizationId, "cli")).url
-        : undefined;
+      // Every start prints a fresh link (a link works once): beside the demo keys, or the organizations.
+      const signInLink = (await createSignInLink(platform, areaConfig.developerAreaUrl, linkOrganizationOf(welcome).id, "cli")).url;
       process.stdout.write(
         `Webhook dispatcher running (metrics: http://localhost:${dispatcher.opsPort}/metrics).\n` +
           (allowsPrivateNetworks()
@@ -50,7 +49,7 @@ export const startCommand = defineCommand({
       process.stdout.write(
         welcomeText(welcome, `http://localhost:${api.port}/v1`, `http://localhost:${api.opsPort}/healthz`, {
           url: areaConfig.developerAreaUrl,
-          ...(demoLink === undefined ? {} : { demoLink }),
+          signInLink,
         }),
       );
       const ending = await Promise.race([

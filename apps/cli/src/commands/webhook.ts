@@ -77,7 +77,7 @@ const toggle = (enabled: boolean) =>
           `endpoint ${id} does not exist`,
         ),
       );
-      report(args.json, result, `endpoint ${id} ${enabled ? "enabled" : "disabled"}`);
+      report(args.json, { id: result.id, enabled: result.enabled }, `endpoint ${id} ${enabled ? "enabled" : "disabled"}`);
     },
   });
 

@@ -154,8 +154,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `event.created`: A new event was created through the API.
-         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `event.created`. Verify `x-platter-signature` over the raw body before parsing it.
+         * event.created: A new event was created through the API.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `event.created`. It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.
          */
         post: operations["receiveEventCreatedMessage"];
         delete?: never;
@@ -174,8 +174,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `event.inquiry`: A new online catering request arrived: the requester became a client and the request an event in inquiry status.
-         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `event.inquiry`. Verify `x-platter-signature` over the raw body before parsing it.
+         * event.inquiry: A new online catering request arrived: the requester became a client and the request an event in inquiry status.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `event.inquiry`. It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.
          */
         post: operations["receiveEventInquiryMessage"];
         delete?: never;
@@ -194,8 +194,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `invoice.sent`: An invoice was marked sent.
-         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `invoice.sent`. Verify `x-platter-signature` over the raw body before parsing it.
+         * invoice.sent: An invoice was marked sent.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `invoice.sent`. It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.
          */
         post: operations["receiveInvoiceSentMessage"];
         delete?: never;
@@ -214,8 +214,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `invoice.paid`: An invoice was marked paid in full.
-         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `invoice.paid`. Verify `x-platter-signature` over the raw body before parsing it.
+         * invoice.paid: An invoice was marked paid in full.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `invoice.paid`. It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.
          */
         post: operations["receiveInvoicePaidMessage"];
         delete?: never;
@@ -234,8 +234,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `proposal.approved`: A client approved a proposal.
-         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `proposal.approved`. Verify `x-platter-signature` over the raw body before parsing it.
+         * proposal.approved: A client approved a proposal.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `proposal.approved`. It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.
          */
         post: operations["receiveProposalApprovedMessage"];
         delete?: never;
@@ -254,8 +254,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `client.created`: A new client was created through the API.
-         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `client.created`. Verify `x-platter-signature` over the raw body before parsing it.
+         * client.created: A new client was created through the API.
+         * @description A business event, POSTed to each endpoint registered in the application that subscribes to `client.created`. It is signed the Standard Webhooks way: verify `webhook-signature` over `webhook-id`, `webhook-timestamp` and the raw body with the endpoint's signing secret (any Standard Webhooks library does it) before parsing it, and use `webhook-id` to deduplicate. `x-platter-signature` carries a plain HMAC of the body as well.
          */
         post: operations["receiveClientCreatedMessage"];
         delete?: never;
@@ -996,6 +996,10 @@ export interface operations {
                 "x-platter-signature": string;
                 /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
                 "webhook-id": string;
+                /** @description Unix seconds of this attempt; part of what `webhook-signature` signs. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -1042,6 +1046,10 @@ export interface operations {
                 "x-platter-signature": string;
                 /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
                 "webhook-id": string;
+                /** @description Unix seconds of this attempt; part of what `webhook-signature` signs. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -1088,6 +1096,10 @@ export interface operations {
                 "x-platter-signature": string;
                 /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
                 "webhook-id": string;
+                /** @description Unix seconds of this attempt; part of what `webhook-signature` signs. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -1139,6 +1151,10 @@ export interface operations {
                 "x-platter-signature": string;
                 /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
                 "webhook-id": string;
+                /** @description Unix seconds of this attempt; part of what `webhook-signature` signs. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -1190,6 +1206,10 @@ export interface operations {
                 "x-platter-signature": string;
                 /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
                 "webhook-id": string;
+                /** @description Unix seconds of this attempt; part of what `webhook-signature` signs. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -1234,6 +1254,10 @@ export interface operations {
                 "x-platter-signature": string;
                 /** @description The envelope id; the same on every retry of one delivery, so receivers can deduplicate. */
                 "webhook-id": string;
+                /** @description Unix seconds of this attempt; part of what `webhook-signature` signs. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes the secret's base64 part encodes; while a rotated secret's previous one still signs, both signatures, space-separated. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;

@@ -56,6 +56,11 @@ export class DeveloperSessions extends Context.Service<
   {
     /** A single-use sign-in link for the scope's organization, valid `SIGN_IN_LINK_LIFETIME_MS` from now. */
     readonly createLink: (scope: OrgScope, requestedBy: SignInRequester) => Effect.Effect<CreatedSignInLink>;
+    /**
+     * The organization a link's token would sign in to, without using the link up (the page a
+     * link opens, so that a link scanner's GET leaves it working); used, expired or unknown is `SignInRefused`.
+     */
+    readonly checkLink: (linkToken: string) => Effect.Effect<{ readonly organizationName: string }, SignInRefused>;
     /** Opens a session with a link's token and uses the link up; a used, expired or unknown link is `SignInRefused`. */
     readonly signIn: (linkToken: string) => Effect.Effect<OpenedSession, SignInRefused>;
     /** The live session of a token, or `Unauthenticated` (unknown, expired or signed out). The only maker of session scopes. */
@@ -81,6 +86,21 @@ export class DeveloperSessions extends Context.Service<
             usedAt: null,
           });
           return { id, token, expires_at: expires };
+        })),
+        checkLink: traced("DeveloperSessions.checkLink")(Effect.fnUntraced(function* (linkToken: string) {
+          if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });
+          const now = yield* Clock.currentTimeMillis;
+          // Before a scope exists: the link's hash is the only thing that selects the organization.
+          const [link] = yield* database.rows<{ name: string; used: boolean; expired: boolean }>(
+            `select o.name, l.used_at is not null as used, l.expires_at <= ?::timestamptz as expired
+             from developer_sign_in_links l join organizations o on o.id = l.organization_id
+             where l.token_hash = ?`,
+            [iso(now), hashAccessToken(linkToken)],
+          );
+          if (link === undefined) return yield* new SignInRefused({ reason: "unknown" });
+          if (link.used) return yield* new SignInRefused({ reason: "used" });
+          if (link.expired) return yield* new SignInRefused({ reason: "expired" });
+          return { organizationName: link.name };
         })),
         signIn: traced("DeveloperSessions.signIn")(Effect.fnUntraced(function* (linkToken: string) {
           if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });

@@ -42,8 +42,8 @@ export class ApiKeyRepository extends Context.Service<
     readonly authenticate: (secret: string) => Effect.Effect<OrgScope, Unauthenticated>;
     /** A new key with `name` (what its organization calls it); its secret is returned this once. */
     readonly create: (scope: OrgScope, access: Access, name?: string) => Effect.Effect<{ readonly id: number; readonly key: string }>;
-    /** Revokes a key at once; revoking it again is harmless. */
-    readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number }, NotFound>;
+    /** Revokes a key at once; revoking it again is harmless and changes nothing (`changed` false). */
+    readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly changed: boolean }, NotFound>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<ApiKeyView>>;
   }
 >()("platter/persistence/ApiKeyRepository") {
@@ -96,15 +96,17 @@ export class ApiKeyRepository extends Context.Service<
           return { id, key: key.secret };
         })),
         revoke: traced("ApiKeyRepository.revoke")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
-          const [row] = yield* orgSql(database, scope).update<{ id: string }>({
+          const org = orgSql(database, scope);
+          const [row] = yield* org.update<{ id: string }>({
             table: "api_keys",
             as: "k",
-            set: sql`revoked_at = coalesce(k.revoked_at, now())`,
-            where: sql`k.id = ${id}`,
+            set: sql`revoked_at = now()`,
+            where: sql`k.id = ${id} and k.revoked_at is null`,
             returning: "k.id",
           });
-          if (row === undefined) return yield* new NotFound();
-          return { id };
+          // Revoked before (it keeps its first time), or not the scope's key at all.
+          if (row === undefined) yield* org.one({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.id = ${id}` });
+          return { id, changed: row !== undefined };
         })),
         list: traced("ApiKeyRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ApiKeyView & { id: string }>({

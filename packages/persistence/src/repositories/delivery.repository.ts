@@ -80,8 +80,20 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
       'next_attempt_at', ${isoTimestamp("a.next_attempt_at")}) order by a.id)
     from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
 
-/** Due again now, with the same envelope and bytes; attempts made so far are kept. */
+/**
+ * Due now, with the same envelope and bytes; attempts made so far are kept. For a pending delivery
+ * (`RETRIABLE`: waiting for its next try, so not held by a dispatcher) only the time changes.
+ */
 const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null`;
+
+/**
+ * The deliveries "send now" changes: finished ones, and pending ones whose next try is later. One
+ * already due (or being sent) is left alone, so a retry never changes nothing and calls it a change.
+ */
+const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
+
+/** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
+const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";
 
 /** The log's columns: the delivery, its message's envelope id and type, its endpoint's URL, and its last attempt. */
 const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, d.status, d.attempts,
@@ -135,11 +147,18 @@ export class DeliveryRepository extends Context.Service<
     ) => Effect.Effect<ListPage<DeliveryLogEntry>>;
     /** A message by its envelope id (`evt_…`), with its deliveries and their attempts; `NotFound` when it is not the scope's. */
     readonly message: (scope: OrgScope, envelopeId: string) => Effect.Effect<MessageView, NotFound>;
-    /** Makes a finished delivery due again now; `NotFound` when there is none or it is still pending. */
+    /**
+     * Sends a delivery now (see `RETRIABLE`): a finished one is due again, a pending one waiting for
+     * its next try has it now. `retried` is 0 when it is already due or being sent (nothing changes);
+     * `NotFound` when it is not the scope's.
+     */
     readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
-    /** Makes every finished delivery of a message due again now (those still pending are on their way); `NotFound` without the message. */
+    /** `retry` for every delivery of a message; `NotFound` without the message. */
     readonly retryMessage: (scope: OrgScope, messageId: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
-    /** Makes every failed delivery of an endpoint (made at or after `since`, when given) due again now. */
+    /**
+     * `retry` for every failing delivery of an endpoint (made at or after `since`, when given):
+     * failed ones, and pending ones waiting to try again after a failed attempt.
+     */
     readonly retryFailed: (scope: OrgScope, endpointId: number, since?: string) => Effect.Effect<{ readonly retried: number }, NotFound>;
   }
 >()("platter/persistence/DeliveryRepository") {
@@ -196,15 +215,16 @@ export class DeliveryRepository extends Context.Service<
           return { ...message, id: Number(message.id), deliveries: deliveries.map(toDeliveryView) };
         })),
         retry: traced("DeliveryRepository.retry")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
-          const rows = yield* orgSql(database, scope).update({
+          const org = orgSql(database, scope);
+          const rows = yield* org.update({
             table: "webhook_deliveries",
             as: "d",
             set: DUE_AGAIN,
-            where: sql`d.id = ${id} and d.status <> 'pending'`,
+            where: sql`d.id = ${id} and ${raw(RETRIABLE)}`,
             returning: "d.id",
           });
-          if (rows.length === 0) return yield* new NotFound();
-          return { retried: 1 };
+          if (rows.length === 0) yield* org.one({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.id = ${id}` });
+          return { retried: rows.length };
         })),
         retryMessage: traced("DeliveryRepository.retryMessage")(Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
           const org = orgSql(database, scope);
@@ -213,7 +233,7 @@ export class DeliveryRepository extends Context.Service<
             table: "webhook_deliveries",
             as: "d",
             set: DUE_AGAIN,
-            where: sql`d.message_id = ${messageId} and d.status <> 'pending'`,
+            where: sql`d.message_id = ${messageId} and ${raw(RETRIABLE)}`,
             returning: "d.id",
           });
           return { retried: rows.length };
@@ -225,10 +245,10 @@ export class DeliveryRepository extends Context.Service<
             table: "webhook_deliveries",
             as: "d",
             set: DUE_AGAIN,
-            // The partial index of failed deliveries, from `since` on.
+            // The partial indexes of failed and of pending deliveries, from `since` on.
             where: since === undefined
-              ? sql`d.endpoint_id = ${endpointId} and d.status = 'failed'`
-              : sql`d.endpoint_id = ${endpointId} and d.status = 'failed' and d.created_at >= ${since}::timestamptz`,
+              ? sql`d.endpoint_id = ${endpointId} and ${raw(FAILING)}`
+              : sql`d.endpoint_id = ${endpointId} and ${raw(FAILING)} and d.created_at >= ${since}::timestamptz`,
             returning: "d.id",
           });
           return { retried: rows.length };

@@ -154,14 +154,15 @@ export class WebhookEndpointRepository extends Context.Service<
     readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound>;
     /**
      * Enabling clears the failure window, so a repaired endpoint gets a fresh start; disabling
-     * records why (`disabledReason`, by default `DISABLED_BY_OPERATOR`).
+     * records why (`disabledReason`, by default `DISABLED_BY_OPERATOR`). `changed` says whether it
+     * was the other way before (enabling an enabled endpoint only clears its failure window).
      */
     readonly setEnabled: (
       scope: OrgScope,
       id: number,
       enabled: boolean,
       disabledReason?: string,
-    ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean }, NotFound>;
+    ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean; readonly changed: boolean }, NotFound>;
     /**
      * Records `message` as a test and one delivery of it to this endpoint only (see
      * `recordTestMessage`); returns the delivery's id. A disabled endpoint sends nothing, so it is
@@ -229,16 +230,21 @@ export class WebhookEndpointRepository extends Context.Service<
           enabled: boolean,
           disabledReason: string = DISABLED_BY_OPERATOR,
         ) {
-          const [row] = yield* orgSql(database, scope).update<{ id: string }>({
-            table: "webhook_endpoints",
-            as: "w",
-            set: sql`enabled = ${enabled}, failing_since = null,
-              disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`,
-            where: sql`w.id = ${id}`,
-            returning: "w.id",
-          });
-          if (row === undefined) return yield* new NotFound();
-          return { id, enabled };
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // Locked until the commit, so `changed` is true for exactly one of two concurrent calls.
+              const before = yield* tx.one<{ enabled: boolean }>({
+                columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for update`,
+              });
+              yield* tx.update({
+                table: "webhook_endpoints",
+                as: "w",
+                set: sql`enabled = ${enabled}, failing_since = null,
+                  disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`,
+                where: sql`w.id = ${id}`,
+              });
+              return { id, enabled, changed: before.enabled !== enabled };
+            }));
         })),
         rotateSecret: traced("WebhookEndpointRepository.rotateSecret")(Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
           const secret = generateSigningSecret();
