@@ -1,15 +1,13 @@
-import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { fileURLToPath } from "node:url";
-import chromium from "@sparticuz/chromium";
 import { buildOpenApiDocument } from "@platter/api";
 import { MESSAGE_TYPES } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
 import { ClientRepository, Seeding, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, freePort, type OrganizationFixture } from "@platter/persistence/testing";
-import { type Browser, chromium as playwright, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 
 /**
@@ -22,8 +20,6 @@ import { type RunningArea, signInInBrowser, startArea } from "./developer-area-h
  * `test-output/deliveries-*.png`.
  */
 
-const SCREENSHOTS = fileURLToPath(new URL("../test-output/", import.meta.url));
-const UNSAFE_FLAGS = new Set(["--disable-web-security", "--allow-running-insecure-content", "--disable-site-isolation-trials"]);
 /**
  * Redoc's "API docs by Redocly" badge links its logo from Redocly's CDN: the CSP blocks it (the
  * image hides itself), so nothing is fetched. That refusal is the one console error expected.
@@ -67,12 +63,7 @@ beforeAll(async () => {
   const [seeded] = await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.list(org.scope)));
   await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.setEnabled(org.scope, seeded!.id, false)));
   await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(org.scope, receiver.url, ["client.created"])));
-  await mkdir(SCREENSHOTS, { recursive: true });
-  browser = await playwright.launch({
-    executablePath: await chromium.executablePath(),
-    args: [...chromium.args.filter((flag) => !UNSAFE_FLAGS.has(flag)), "--disable-background-networking", "--no-first-run"],
-    headless: true,
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
@@ -84,20 +75,6 @@ afterAll(async () => {
 
 const heading = (page: Page, text: string | RegExp) => page.getByRole("heading", { level: 1, name: text }).waitFor({ timeout: 10_000 });
 const screenshot = (page: Page, name: string, fullPage = true) => page.screenshot({ path: `${SCREENSHOTS}deliveries-${name}.png`, fullPage });
-
-/** A page in a new browser context whose console errors (CSP violations among them) and script errors are collected. */
-const watchedPage = async (): Promise<{ page: Page; problems: string[] }> => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  const expected = (text: string, url: string) => url === page.url() && /^Failed to load resource: the server responded with a status of 4\d\d/.test(text);
-  page.on("console", (message) => {
-    if (message.type() === "error" && !expected(message.text(), message.location().url) && !REDOC_BADGE.test(message.text())) problems.push(message.text());
-  });
-  page.on("pageerror", (error) => void problems.push(error.message));
-  page.on("dialog", (dialog) => void problems.push(`dialog: ${dialog.message()}`));
-  return { page, problems };
-};
 
 /** The browser's window, as far as a check here needs it (the test's types have no DOM). */
 interface BrowserWindow {
@@ -115,7 +92,7 @@ const reloadUntil = async (page: Page, selector: string, text: string) => {
 
 describe("Deliveries in a browser", () => {
   it("shows a failed delivery with the receiver's answer as text, replays it and sees it delivered", async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { expectedError: REDOC_BADGE });
     await signInInBrowser(page, await area.link(org.id));
     await area.db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Grace Hopper" })));
 
@@ -163,7 +140,7 @@ describe("Deliveries in a browser", () => {
   });
 
   it("another organization's session sees no deliveries, and none of this one's messages", async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { expectedError: REDOC_BADGE });
     await signInInBrowser(page, await area.link(other.id));
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
     await heading(page, "Deliveries");
@@ -176,7 +153,7 @@ describe("Deliveries in a browser", () => {
 
 describe("the event catalog and the API reference in a browser", () => {
   it("shows every event type's example, and Redoc draws every operation of the reference under the CSP", async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { expectedError: REDOC_BADGE });
     await signInInBrowser(page, await area.link(org.id));
     await page.getByRole("link", { name: "Event catalog", exact: true }).click();
     await heading(page, "Event catalog");

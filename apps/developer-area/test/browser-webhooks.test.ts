@@ -1,14 +1,12 @@
-import { mkdir } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { fileURLToPath } from "node:url";
-import chromium from "@sparticuz/chromium";
 import { exampleMessage } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
 import { createOrganization, freePort, type OrganizationFixture } from "@platter/persistence/testing";
-import { type Browser, chromium as playwright, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 
 /**
@@ -20,8 +18,6 @@ import { type RunningArea, signInInBrowser, startArea } from "./developer-area-h
  * it. Every page state is saved under `test-output/webhooks-*.png`.
  */
 
-const SCREENSHOTS = fileURLToPath(new URL("../test-output/", import.meta.url));
-const UNSAFE_FLAGS = new Set(["--disable-web-security", "--allow-running-insecure-content", "--disable-site-isolation-trials"]);
 /** What the receiver answers: markup, which the attempt's page must show as characters. */
 const RECEIVER_ANSWER = `<script>document.title="owned"</script>thanks`;
 
@@ -58,12 +54,7 @@ beforeAll(async () => {
     pino({ level: "silent" }),
     area.db.runtime,
   );
-  await mkdir(SCREENSHOTS, { recursive: true });
-  browser = await playwright.launch({
-    executablePath: await chromium.executablePath(),
-    args: [...chromium.args.filter((flag) => !UNSAFE_FLAGS.has(flag)), "--disable-background-networking", "--no-first-run"],
-    headless: true,
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
@@ -75,22 +66,6 @@ afterAll(async () => {
 
 const heading = (page: Page, text: string) => page.getByRole("heading", { level: 1, name: text, exact: true }).waitFor({ timeout: 10_000 });
 const screenshot = (page: Page, name: string) => page.screenshot({ path: `${SCREENSHOTS}webhooks-${name}.png`, fullPage: true });
-
-/** A page in a new browser context whose console errors, CSP reports and script errors are collected. */
-const watchedPage = async (): Promise<{ page: Page; problems: string[] }> => {
-  // Left open until the browser closes: the package's Chromium is one process, which ends with the first context closed.
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: area.origin });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  const expected = (text: string, url: string) => url === page.url() && /^Failed to load resource: the server responded with a status of 4\d\d/.test(text);
-  page.on("console", (message) => {
-    if (message.type() === "error" && !expected(message.text(), message.location().url)) problems.push(message.text());
-  });
-  page.on("pageerror", (error) => void problems.push(error.message));
-  page.on("dialog", (dialog) => void problems.push(`dialog: ${dialog.message()}`));
-  return { page, problems };
-};
 
 /** The Standard Webhooks headers of a received request. */
 const standardHeaders = (request: Received) => ({
@@ -110,7 +85,7 @@ const receivedCount = async (page: Page, count: number) => {
 
 describe("the Webhooks page in a browser", () => {
   it("adds an endpoint on a local receiver, sends it signed test events, rotates its secret and disables it", async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { clipboardFor: area.origin });
     await signInInBrowser(page, await area.link(org.id));
     await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     await heading(page, "Webhooks");
@@ -196,7 +171,7 @@ describe("the Webhooks page in a browser", () => {
   });
 
   it("shows another organization's session none of it", async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { clipboardFor: area.origin });
     await signInInBrowser(page, await area.link(other.id));
     await page.goto(`${area.origin}/webhooks`);
     await heading(page, "Webhooks");

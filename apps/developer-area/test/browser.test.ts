@@ -1,18 +1,17 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import chromium from "@sparticuz/chromium";
 import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
 import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
-import { type Browser, chromium as playwright, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { listen, type RunningArea, startArea } from "./developer-area-harness.ts";
 
 /**
@@ -22,10 +21,7 @@ import { listen, type RunningArea, startArea } from "./developer-area-harness.ts
  * a screenshot under `test-output/` to be looked at.
  */
 
-const SCREENSHOTS = fileURLToPath(new URL("../test-output/", import.meta.url));
 
-/** The package's flags for serverless hosts, less those that would switch off the protections under test. */
-const UNSAFE_FLAGS = new Set(["--disable-web-security", "--allow-running-insecure-content", "--disable-site-isolation-trials"]);
 
 let area: RunningArea;
 let api: { server: Server; origin: string };
@@ -36,12 +32,7 @@ beforeAll(async () => {
   org = await createOrganization(area.db, "Harbour Kitchen & Co.");
   const silent = pino({ level: "silent" });
   api = await listen(createApiApp(area.db.runtime, silent, new KeyRateLimits(UNTHROTTLED), createApiObservability(area.db.runtime, silent, false)).callback());
-  await mkdir(SCREENSHOTS, { recursive: true });
-  browser = await playwright.launch({
-    executablePath: await chromium.executablePath(),
-    args: [...chromium.args.filter((flag) => !UNSAFE_FLAGS.has(flag)), "--disable-background-networking", "--no-first-run"],
-    headless: true,
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
@@ -66,17 +57,8 @@ const screenshot = (page: Page, name: string) => page.screenshot({ path: `${SCRE
 
 describe("the Developer area in a browser", () => {
   it("signs in with a link, creates a read-only key that the API accepts for reads only, and revokes it", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: area.origin });
-    const page = await context.newPage();
-    // Anything the CSP blocks, a resource that fails to load, or a script error shows up here (the
-    // error pages' own 4xx statuses are logged against the page itself, and are expected).
-    const problems: string[] = [];
-    const expected = (text: string, url: string) => url === page.url() && /^Failed to load resource: the server responded with a status of 4\d\d/.test(text);
-    page.on("console", (message) => {
-      if (message.type() === "error" && !expected(message.text(), message.location().url)) problems.push(message.text());
-    });
-    page.on("pageerror", (error) => void problems.push(error.message));
+    // Anything the CSP blocks, a resource that fails to load, or a script error shows up in `problems`.
+    const { page, problems } = await watchedPage(browser, { clipboardFor: area.origin });
 
     const link = await area.link(org.id);
     // Opening the link shows where it leads; only the button uses it (a link preview's GET would not).
