@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { sectionMarkers, writeMarkedSection } from "@platter/bench/performance-report";
 
 /**
  * The benchmark's report: a console table and the `## Developer area` section of
@@ -68,8 +68,7 @@ export const consoleTable = (report: DeveloperAreaBenchReport): string => {
 const table = (rows: string[][], numericFrom: number) =>
   [rows[0]!, rows[0]!.map((_, i) => (i < numericFrom ? "---" : "---:")), ...rows.slice(1)].map((row) => `| ${row.join(" | ")} |`).join("\n");
 
-const START = "<!-- developer-area:start -->";
-const END = "<!-- developer-area:end -->";
+const { start: START, end: END } = sectionMarkers("developer-area");
 const count = (n: number) => n.toLocaleString("en-US");
 
 /** The section, markers included. */
@@ -117,18 +116,5 @@ ${END}
 };
 
 /** Replaces this benchmark's section of `path` (or appends it; creates the file if missing), leaving the rest as it is. */
-export const writeSection = async (path: string, report: DeveloperAreaBenchReport): Promise<void> => {
-  const section = markdownSection(report);
-  const current = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return undefined;
-    throw error;
-  });
-  if (current === undefined) return writeFile(path, `# Performance\n\n${section}`);
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  if (start !== -1 && end > start) {
-    const after = current.slice(end + END.length).replace(/^\n/, "");
-    return writeFile(path, `${current.slice(0, start)}${section}${after}`);
-  }
-  return writeFile(path, `${current.replace(/\n*$/, "\n\n")}${section}`);
-};
+export const writeSection = (path: string, report: DeveloperAreaBenchReport): Promise<void> =>
+  writeMarkedSection(path, "developer-area", markdownSection(report));

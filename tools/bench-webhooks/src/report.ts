@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { sectionMarkers, writeMarkedSection } from "@platter/bench/performance-report";
 import type { DatabaseCost } from "./database-cost.ts";
 import type { OperationTimings } from "./store-timings.ts";
 
@@ -180,8 +180,7 @@ export const consoleReport = (report: WebhookBenchReport): string =>
     ...report.targets.map((t) => `${t.pass ? "PASS" : "FAIL"}  ${t.name}: ${t.value} (target ${t.target})`),
   ].join("\n");
 
-const START = "<!-- webhooks:start -->";
-const END = "<!-- webhooks:end -->";
+const { start: START, end: END } = sectionMarkers("webhooks");
 
 /** The section, markers included. */
 export const markdownSection = (report: WebhookBenchReport): string => `${START}
@@ -240,18 +239,5 @@ ${markdownTable([PROFILE_HEADINGS, ...profileRows(report.profile)])}
 `;
 
 /** Replaces this benchmark's section of `path` (or appends it; creates the file if missing), leaving the rest as it is. */
-export const writeSection = async (path: string, report: WebhookBenchReport): Promise<void> => {
-  const section = markdownSection(report);
-  const current = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return undefined;
-    throw error;
-  });
-  if (current === undefined) return writeFile(path, `# Performance\n\n${section}`);
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  if (start !== -1 && end > start) {
-    const after = current.slice(end + END.length).replace(/^\n/, "");
-    return writeFile(path, `${current.slice(0, start)}${section}${after}`);
-  }
-  return writeFile(path, `${current.replace(/\n*$/, "\n\n")}${section}`);
-};
+export const writeSection = (path: string, report: WebhookBenchReport): Promise<void> =>
+  writeMarkedSection(path, "webhooks", markdownSection(report));

@@ -1,5 +1,6 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import type { LoadResult } from "./load.ts";
+import { markedSections } from "./performance-report.ts";
 
 /**
  * The benchmark's report: a console table and docs/performance.md, with the ratios judged against
@@ -130,17 +131,6 @@ target; "pooled" is the same ratio over the whole run's figures.
 | --- | ---: | ---: | --- | --- |
 ${report.ratios.map((r) => `| ${r.name} | ${figure(r, r.value)} | ${figure(r, r.pooled)} | ${r.target} | ${r.pass ? "pass" : "FAIL"} |`).join("\n")}
 `;
-};
-
-const MARKED_SECTION = /<!-- ([\w-]+):start -->[\s\S]*?<!-- \1:end -->/g;
-
-/** Marked sections of the current file, to keep as they are. */
-const markedSections = async (path: string): Promise<string[]> => {
-  try {
-    return (await readFile(path, "utf8")).match(MARKED_SECTION) ?? [];
-  } catch {
-    return []; // no report yet
-  }
 };
 
 export const writeReport = async (path: string, report: BenchReport): Promise<void> => {
