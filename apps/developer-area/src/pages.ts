@@ -17,6 +17,16 @@ export const when = (iso: string | null): HtmlValue => {
   return html`<time datetime="${iso}"><span class="day">${day}</span> <span class="time">${time} UTC</span></time>`;
 };
 
+/** A secret shown in a read-only field with a Copy button (the page's one; it reports into `#copy-status`). */
+export const secretField = (id: string, label: string, secret: string): HtmlValue => html`<div class="field">
+        <label for="${id}">${label}</label>
+        <div class="secret">
+          <input id="${id}" type="text" readonly spellcheck="false" autocomplete="off" value="${secret}">
+          <button type="button" class="button button-primary" data-copy-from="${id}" data-copied-into="copy-status">Copy</button>
+        </div>
+        <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
+      </div>`;
+
 const accessBadge = (access: ApiKeyView["access"]) =>
   access === "read" ? html`<span class="badge badge-read">Read-only</span>` : html`<span class="badge badge-write">Read/write</span>`;
 
@@ -102,14 +112,7 @@ export const createdKeyPage = (signedIn: SignedIn, key: { readonly name: string;
         <div><dt>Name</dt><dd>${key.name}</dd></div>
         <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
       </dl>
-      <div class="field">
-        <label for="new-key">API key</label>
-        <div class="secret">
-          <input id="new-key" type="text" readonly spellcheck="false" autocomplete="off" value="${key.secret}">
-          <button type="button" class="button button-primary" data-copy-from="new-key" data-copied-into="copy-status">Copy</button>
-        </div>
-        <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
-      </div>
+      ${secretField("new-key", "API key", key.secret)}
       <p>Send it in the <code>Authorization</code> header: <code>Authorization: Bearer platter_…</code></p>
       <div class="form-actions"><a class="button" href="/api-keys">Done</a></div>
     </section>`);

@@ -3,7 +3,7 @@ import type { EndpointDelivery, EndpointHealth, EndpointSecret, WebhookEndpointO
 import { html, type HtmlValue } from "./html.ts";
 import { formTokenField, type SignedIn, signedInPage } from "./layout.ts";
 import { responseBodyCut } from "./deliveries-pages.ts";
-import { when } from "./pages.ts";
+import { secretField, when } from "./pages.ts";
 
 /**
  * The Webhooks pages: the organization's endpoints with their health, adding one, an endpoint's
@@ -156,14 +156,7 @@ const secretPanel = (signedIn: SignedIn, endpoint: WebhookEndpointOverview, secr
         </form>
         <a class="button button-quiet" href="/webhooks/${endpoint.id}/rotate">Rotate secret…</a>
       </div>`
-        : html`<div class="field">
-        <label for="signing-secret">Signing secret</label>
-        <div class="secret">
-          <input id="signing-secret" type="text" readonly spellcheck="false" autocomplete="off" value="${secret.secret}">
-          <button type="button" class="button button-primary" data-copy-from="signing-secret" data-copied-into="copy-status">Copy</button>
-        </div>
-        <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
-      </div>
+        : html`${secretField("signing-secret", "Signing secret", secret.secret)}
       ${secret.previous_secret_until === null
         ? ""
         : html`<p class="callout callout-warning" role="note">The previous secret keeps signing beside this one until ${when(secret.previous_secret_until)}: switch your receiver to this one before then.</p>`}

@@ -71,14 +71,17 @@ export interface MessageView {
 // Attempts come with their delivery (one round trip), within the delivery's organization; the
 // envelope id and type are its message's.
 const MESSAGE = "join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id";
-const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status,
-  case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
-  ${isoTimestamp("d.created_at")} as created_at,
-  coalesce((select json_agg(json_build_object('attempt', a.attempt,
+/** The attempts of delivery `d` (its own organization's rows), oldest first, as `AttemptView`s: a column named `attempts`. */
+export const ATTEMPTS_OF_DELIVERY = `coalesce((select json_agg(json_build_object('attempt', a.attempt,
       'started_at', ${isoTimestamp("a.started_at")}, 'duration_ms', a.duration_ms,
       'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body,
       'next_attempt_at', ${isoTimestamp("a.next_attempt_at")}) order by a.id)
     from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
+
+const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status,
+  case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
+  ${isoTimestamp("d.created_at")} as created_at,
+  ${ATTEMPTS_OF_DELIVERY}`;
 
 /**
  * Due now, with the same envelope and bytes; attempts made so far are kept. For a pending delivery

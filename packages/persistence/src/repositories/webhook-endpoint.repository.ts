@@ -6,6 +6,7 @@ import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
+import { ATTEMPTS_OF_DELIVERY, type AttemptView } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
 
 /**
@@ -66,14 +67,7 @@ export interface EndpointDelivery {
   readonly next_attempt_at: string | null;
   /** The exact body sent (undefined for a stored message this code cannot read). */
   readonly body: string | undefined;
-  readonly attempts: ReadonlyArray<{
-    readonly attempt: number;
-    readonly started_at: string;
-    readonly duration_ms: number;
-    readonly status_code: number | null;
-    readonly error: string | null;
-    readonly response_body: string | null;
-  }>;
+  readonly attempts: ReadonlyArray<AttemptView>;
 }
 
 interface OverviewRow {
@@ -132,9 +126,7 @@ const toOverview = (row: OverviewRow): WebhookEndpointOverview => ({
 const DELIVERY_COLUMNS = `d.id, m.envelope_id, m.type as event_type, d.status, ${isoTimestamp("d.created_at")} as created_at,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
   m.payload, ${isoTimestamp("m.created_at")} as message_created_at,
-  coalesce((select json_agg(json_build_object('attempt', a.attempt, 'started_at', ${isoTimestamp("a.started_at")},
-      'duration_ms', a.duration_ms, 'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body) order by a.id)
-    from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
+  ${ATTEMPTS_OF_DELIVERY}`;
 
 export class WebhookEndpointRepository extends Context.Service<
   WebhookEndpointRepository,
