@@ -1,16 +1,10 @@
 import { storedMessage, type WebhookMessage } from "@platter/domain";
 import { Effect } from "effect";
 import { WebhookMessageEntity } from "../entities/index.ts";
-import { type OrgSql, sql } from "../org-sql.ts";
+import { type OrgSql, sql, type Statement } from "../org-sql.ts";
 
-/**
- * Records a webhook message and its deliveries, one per enabled endpoint of the organization
- * subscribed to its type, in the caller's transaction: they exist exactly when the change they
- * report does, and a message goes to the endpoints subscribed when it happened. Written through
- * the domain's message schema. (An empty `event_types` subscribes to every type, as the domain's
- * `subscribes` says.)
- */
-export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number> => {
+/** Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the scope matching `endpoints`; returns the message's id. */
+const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number> => {
   const { type, payload } = storedMessage(message);
   return Effect.tap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
     tx.insertFrom({
@@ -19,9 +13,19 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
       values: sql`e.id, ${messageId}::bigint`,
       from: "webhook_endpoints",
       as: "e",
-      where: sql`e.enabled and (cardinality(e.event_types) = 0 or ${type}::text = any(e.event_types))`,
+      where: endpoints,
     }));
 };
+
+/**
+ * Records a webhook message and its deliveries, one per enabled endpoint of the organization
+ * subscribed to its type, in the caller's transaction: they exist exactly when the change they
+ * report does, and a message goes to the endpoints subscribed when it happened. Written through
+ * the domain's message schema. (An empty `event_types` subscribes to every type, as the domain's
+ * `subscribes` says.)
+ */
+export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number> =>
+  writeMessage(tx, message, sql`e.enabled and (cardinality(e.event_types) = 0 or ${message.type}::text = any(e.event_types))`);
 
 /**
  * Records a test message and one delivery of it, to endpoint `endpointId` only (enabled, and
@@ -29,22 +33,9 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
  * any other. Written through the domain's message schema; returns the delivery's id, or `undefined`
  * when the scope has no such enabled endpoint (the message is then written too: roll back).
  */
-export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined> => {
-  const { type, payload } = storedMessage(message);
-  return Effect.flatMap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
-    Effect.flatMap(
-      tx.insertFrom({
-        into: "webhook_deliveries",
-        columns: "endpoint_id, message_id",
-        values: sql`e.id, ${messageId}::bigint`,
-        from: "webhook_endpoints",
-        as: "e",
-        where: sql`e.id = ${endpointId} and e.enabled`,
-      }),
-      () =>
-        Effect.map(
-          tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
-          ([row]) => (row === undefined ? undefined : Number(row.id)),
-        ),
+export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined> =>
+  Effect.flatMap(writeMessage(tx, message, sql`e.id = ${endpointId} and e.enabled`), (messageId) =>
+    Effect.map(
+      tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
+      ([row]) => (row === undefined ? undefined : Number(row.id)),
     ));
-};
