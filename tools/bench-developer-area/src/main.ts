@@ -9,6 +9,7 @@ import { createOrganization, createTestDatabase, freePort, startTestPostgres } f
 import pg from "pg";
 import { pino } from "pino";
 import { consoleTable, type DeveloperAreaBenchReport, type PageResult, type ScanCounts, writeSection } from "./report.ts";
+import { wholeNumberSetting } from "@platter/bench/bench-settings";
 
 /**
  * `npm run bench:developer-area`: every page of the Developer area with 10,000 deliveries in the
@@ -21,13 +22,7 @@ import { consoleTable, type DeveloperAreaBenchReport, type PageResult, type Scan
  * default 200), BENCH_REPORT (where to write the report; `-` writes nothing).
  */
 
-const setting = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
-  return value;
-};
+const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 1);
 
 const settings = {
   deliveries: setting("BENCH_DA_DELIVERIES", 10_000),

@@ -20,6 +20,7 @@ import {
 import { timedStore } from "./store-timings.ts";
 import { BESIDE, findingsOf, targetsOf } from "./targets.ts";
 import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } from "./worker-processes.ts";
+import { wholeNumberSetting } from "@platter/bench/bench-settings";
 
 /**
  * `npm run bench:webhooks`: what a webhook delivery costs, then throughput and latency. In a durable
@@ -37,13 +38,7 @@ import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } 
  * BENCH_REPORT (where to write the report; `-` writes nothing).
  */
 
-const setting = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
-  return value;
-};
+const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 1);
 
 const SIGNATURE_HEADER = "x-platter-signature";
 const settings = {

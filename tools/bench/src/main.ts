@@ -10,6 +10,7 @@ import { cpuMeter } from "./cpu-meter.ts";
 import { type LoadResult, type LoadSettings, type LoadTarget, measureInterleaved, medianRatio } from "./load.ts";
 import { type BenchReport, consoleRatios, consoleTable, type RatioCheck, writeReport } from "./report.ts";
 import type { ServerKind } from "./server-process.ts";
+import { wholeNumberSetting } from "./bench-settings.ts";
 
 /**
  * `npm run bench`: seeds a million events into a PostgreSQL of its own, then loads the API and a
@@ -21,13 +22,7 @@ import type { ServerKind } from "./server-process.ts";
  * BENCH_SERVER_NODE_FLAGS: extra Node flags for both server processes (e.g. "--max-semi-space-size=32").
  */
 
-const setting = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return value;
-};
+const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 0);
 
 const sizes = { events: setting("BENCH_EVENTS", 1_000_000), clients: setting("BENCH_CLIENTS", 100_000), invoices: setting("BENCH_INVOICES", 0) };
 const load: LoadSettings & { poolSize: number } = {
