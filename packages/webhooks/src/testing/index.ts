@@ -1,0 +1,1 @@
+export * from "./dns-responder.ts";
