@@ -73,7 +73,8 @@ describe("platter webhook add", () => {
   it.each([
     { url: "ftp://x", message: "url must use http or https" },
     { url: "not a url", message: "url must be an absolute http(s) URL" },
-    { url: "http://127.0.0.1:9/x", message: "127.0.0.1 is a private or internal address" },
+    { url: "http://127.0.0.1:9/x", message: "127.0.0.1 is not allowed: webhooks are sent only to public internet addresses" },
+    { url: "http://localhost:9/x", message: "localhost is not allowed: webhooks are sent only to public internet addresses" },
   ])("refuses the URL $url with exit 2 and registers nothing", async ({ url, message }) => {
     const org = await newOrganization();
     const before = await endpointCount();

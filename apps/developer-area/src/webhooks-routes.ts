@@ -52,14 +52,13 @@ const subjectOf = (id: number) => `webhook_endpoint ${id}`;
 const pickedTypes = (form: Readonly<Record<string, string>>) =>
   Object.keys(form).filter((name) => name.startsWith("type:")).map((name) => name.slice("type:".length));
 
-/** The SSRF guard's reason (`db.local resolves to 10.0.0.1, a private or internal address`) as a sentence beside the field. */
+/** The SSRF guard's reason (`db.local is not allowed: webhooks are sent only to public internet addresses`) as a sentence beside the field. */
 const refusalText = (reason: string) => {
   const unresolved = /^could not resolve (.*)$/.exec(reason);
   if (unresolved !== null) return `No address was found for ${unresolved[1]}: check the URL's host name.`;
-  const literal = /^(.*) is a private or internal address$/.exec(reason);
-  if (literal !== null) return `Webhooks cannot be sent to private or internal addresses, and ${literal[1]} is one.`;
-  const resolved = /^(.*), a private or internal address$/.exec(reason);
-  if (resolved !== null) return `Webhooks cannot be sent to private or internal addresses: ${resolved[1]}.`;
+  const refused = /^(.*) is not allowed: webhooks are sent only to public internet addresses$/.exec(reason);
+  // Never what the host resolves to: that would map internal networks for whoever asks.
+  if (refused !== null) return `Webhooks are sent only to public internet addresses, and ${refused[1]} is not allowed.`;
   return `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`;
 };
 
@@ -94,7 +93,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     const url = parseEndpointUrl(entered.url);
     const types = parseSubscription(entered.choice, entered.picked);
     // The SSRF guard, exactly as `platter webhook add` applies it.
-    const refused = Result.isSuccess(url) ? await refusedUrlReason(url.success, settings.webhooks.allowPrivateNetworks) : undefined;
+    const refused = Result.isSuccess(url) ? await refusedUrlReason(url.success, settings.webhooks.allowPrivateNetworks, { owner: session.scope.organizationId }) : undefined;
     if (Result.isFailure(url) || refused !== undefined || Result.isFailure(types)) {
       return page(ctx, 400, newEndpointPage(await signedIn(session), {
         ...entered,

@@ -85,11 +85,12 @@ describe("adding an endpoint", () => {
   });
 
   it.each([
-    ["loopback", "http://127.0.0.1:8080/hooks", "Webhooks cannot be sent to private or internal addresses, and 127.0.0.1 is one."],
-    ["the cloud metadata address", "http://169.254.169.254/latest/meta-data", "Webhooks cannot be sent to private or internal addresses, and 169.254.169.254 is one."],
-    ["a private network", "https://10.1.2.3/hooks", "Webhooks cannot be sent to private or internal addresses, and 10.1.2.3 is one."],
-    ["IPv6 loopback", "http://[::1]:9000/", "Webhooks cannot be sent to private or internal addresses, and ::1 is one."],
-    ["an IPv4-mapped internal address", "http://[::ffff:192.168.0.1]/", "Webhooks cannot be sent to private or internal addresses, and ::ffff:c0a8:1 is one."],
+    ["loopback", "http://127.0.0.1:8080/hooks", "Webhooks are sent only to public internet addresses, and 127.0.0.1 is not allowed."],
+    ["the cloud metadata address", "http://169.254.169.254/latest/meta-data", "Webhooks are sent only to public internet addresses, and 169.254.169.254 is not allowed."],
+    ["a private network", "https://10.1.2.3/hooks", "Webhooks are sent only to public internet addresses, and 10.1.2.3 is not allowed."],
+    ["IPv6 loopback", "http://[::1]:9000/", "Webhooks are sent only to public internet addresses, and ::1 is not allowed."],
+    ["a host name resolving to loopback, without what it resolves to", "http://localhost:8080/hooks", "Webhooks are sent only to public internet addresses, and localhost is not allowed."],
+    ["an IPv4-mapped internal address", "http://[::ffff:192.168.0.1]/", "Webhooks are sent only to public internet addresses, and ::ffff:c0a8:1 is not allowed."],
     ["no URL", "", "Enter the URL that should receive the webhooks"],
     ["another scheme", "ftp://203.0.113.10/hooks", "The URL must start with https:// (or http://)"],
     ["not a URL", "hooks.example", "Enter a full URL, such as https://example.com/webhooks"],

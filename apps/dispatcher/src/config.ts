@@ -3,7 +3,8 @@ import {
   ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
   readDatabaseSettings, readDuration, readInteger, readProcessSettings,
 } from "@platter/ops";
-import type { DispatcherSettings } from "@platter/webhooks";
+import { isIP } from "node:net";
+import { DEFAULT_DNS_SETTINGS, type DispatcherSettings, type DnsSettings } from "@platter/webhooks";
 
 export { ConfigError };
 
@@ -15,6 +16,8 @@ export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, Dis
   readonly retentionMs: number;
   /** How often the history older than `retentionMs` is removed (in bounded batches). */
   readonly retentionSweepMs: number;
+  /** `WEBHOOK_DNS_*`: how endpoints' host names are resolved. */
+  readonly dns: DnsSettings;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -31,6 +34,34 @@ const signatureHeader = (env: Environment): string => {
   const raw = env["WEBHOOK_SIGNATURE_HEADER"]?.trim() || "x-platter-signature";
   if (!/^[A-Za-z0-9-]+$/.test(raw)) throw new ConfigError("WEBHOOK_SIGNATURE_HEADER must be a header name");
   return raw.toLowerCase();
+};
+
+/** One DNS server: an IP address, optionally with a port (`127.0.0.1:5353`, `[::1]:5353`). */
+const isDnsServer = (entry: string): boolean => {
+  const withPort = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(entry);
+  if (withPort === null) return isIP(entry) !== 0;
+  const port = Number(withPort[3]);
+  return port >= 1 && port <= 65535 && (withPort[1] === undefined ? isIP(withPort[2]!) === 4 : isIP(withPort[1]) === 6);
+};
+
+/**
+ * `WEBHOOK_DNS_*`: how endpoints' host names are resolved (c-ares, off libuv's thread pool). The
+ * lookup counts against its attempt's `WEBHOOK_TIMEOUT`, so its own timeout is at most that.
+ */
+const dnsSettings = (env: Environment, attemptTimeoutMs: number): DnsSettings => {
+  const rawServers = env["WEBHOOK_DNS_SERVERS"]?.trim();
+  const servers = rawServers ? rawServers.split(",").map((entry) => entry.trim()) : undefined;
+  if (servers !== undefined && !servers.every(isDnsServer)) {
+    throw new ConfigError(`WEBHOOK_DNS_SERVERS must be IP addresses, each optionally with a port (1.1.1.1,127.0.0.1:5353,[::1]:53), got "${rawServers}"`);
+  }
+  const timeoutMs = readDuration(env, "WEBHOOK_DNS_TIMEOUT", Math.min(DEFAULT_DNS_SETTINGS.timeoutMs, attemptTimeoutMs), 10);
+  if (timeoutMs > attemptTimeoutMs) throw new ConfigError(`WEBHOOK_DNS_TIMEOUT must be at most WEBHOOK_TIMEOUT (${attemptTimeoutMs} ms)`);
+  return {
+    servers,
+    timeoutMs,
+    cacheSize: readInteger(env, "WEBHOOK_DNS_CACHE_SIZE", DEFAULT_DNS_SETTINGS.cacheSize, 1, 10_000_000),
+    lookupsPerOrganization: readInteger(env, "WEBHOOK_DNS_LOOKUPS_PER_ORGANIZATION", DEFAULT_DNS_SETTINGS.lookupsPerOrganization, 1, 1_000),
+  };
 };
 
 /** Reads the dispatcher's environment variables; throws `ConfigError` naming the first bad one. */
@@ -56,5 +87,6 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     pollIntervalMs: readDuration(env, "DISPATCHER_POLL_INTERVAL", 1000),
     signatureHeader: signatureHeader(env),
     allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+    dns: dnsSettings(env, timeoutMs),
   };
 };

@@ -21,7 +21,20 @@ describe("loadDispatcherConfig", () => {
       pollIntervalMs: 1000,
       signatureHeader: "x-platter-signature",
       allowPrivateNetworks: false,
+      dns: { servers: undefined, timeoutMs: 5_000, cacheSize: 10_000, lookupsPerOrganization: 4 },
     });
+  });
+
+  it("reads the DNS settings, and keeps the DNS timeout within a shorter WEBHOOK_TIMEOUT by default", () => {
+    expect(
+      loadDispatcherConfig({
+        WEBHOOK_DNS_SERVERS: "127.0.0.1:5353, 1.1.1.1,[::1]:53,2606:4700::1111",
+        WEBHOOK_DNS_TIMEOUT: "2s",
+        WEBHOOK_DNS_CACHE_SIZE: "50",
+        WEBHOOK_DNS_LOOKUPS_PER_ORGANIZATION: "2",
+      }).dns,
+    ).toEqual({ servers: ["127.0.0.1:5353", "1.1.1.1", "[::1]:53", "2606:4700::1111"], timeoutMs: 2_000, cacheSize: 50, lookupsPerOrganization: 2 });
+    expect(loadDispatcherConfig({ WEBHOOK_TIMEOUT: "1s", WEBHOOK_LEASE: "2s" }).dns.timeoutMs).toBe(1_000);
   });
 
   it("reads the test settings", () => {
@@ -56,6 +69,11 @@ describe("loadDispatcherConfig", () => {
     [{ WEBHOOK_SIGNATURE_HEADER: "x sig" }, /^WEBHOOK_SIGNATURE_HEADER must be a header name/],
     [{ DISPATCHER_CONCURRENCY: "0" }, /^DISPATCHER_CONCURRENCY must be an integer between 1 and 10000/],
     [{ DATABASE_URL: "mysql://x" }, /^DATABASE_URL must be a postgres:\/\/ URL/],
+    [{ WEBHOOK_DNS_SERVERS: "dns.example" }, /^WEBHOOK_DNS_SERVERS must be IP addresses/],
+    [{ WEBHOOK_DNS_SERVERS: "127.0.0.1:99999" }, /^WEBHOOK_DNS_SERVERS must be IP addresses/],
+    [{ WEBHOOK_DNS_TIMEOUT: "20s" }, /^WEBHOOK_DNS_TIMEOUT must be at most WEBHOOK_TIMEOUT \(15000 ms\)/],
+    [{ WEBHOOK_DNS_CACHE_SIZE: "0" }, /^WEBHOOK_DNS_CACHE_SIZE must be an integer between 1/],
+    [{ WEBHOOK_DNS_LOOKUPS_PER_ORGANIZATION: "0" }, /^WEBHOOK_DNS_LOOKUPS_PER_ORGANIZATION must be an integer between 1/],
   ])("refuses %o", (env, message) => {
     expect(() => loadDispatcherConfig(env)).toThrow(ConfigError);
     expect(() => loadDispatcherConfig(env)).toThrow(message);

@@ -1,7 +1,7 @@
-import { isIP } from "node:net";
 import { type AttemptResult, type DueDelivery, outcomeOf, signPayload, standardWebhookSignature } from "@platter/domain";
 import { Agent, request } from "undici";
-import { guardedLookup, isForbiddenAddress } from "./ssrf-guard.ts";
+import { isForbiddenAddress, notAllowed, refuseForbidden } from "./ssrf-guard.ts";
+import { defaultWebhookResolver, type WebhookResolver } from "./webhook-resolver.ts";
 
 /** One signed POST of a delivery's exact bytes, and what came of it. */
 
@@ -15,12 +15,15 @@ export interface AttemptSettings {
 /** How much of a receiver's response body is kept with its attempt: the first 1,024 bytes, the rest is not read. */
 export const RESPONSE_BODY_BYTES = 1024;
 
-/** A keep-alive connection pool shared by every attempt; with the guard, sockets refuse internal addresses. */
-export const createDeliveryAgent = (settings: AttemptSettings): Agent =>
+/**
+ * A keep-alive connection pool shared by every attempt; sockets look names up through `resolver`
+ * (never libuv's thread pool), and with the guard they refuse internal addresses.
+ */
+export const createDeliveryAgent = (settings: AttemptSettings, resolver: WebhookResolver = defaultWebhookResolver()): Agent =>
   new Agent({
     keepAliveTimeout: 30_000,
     connections: 64,
-    connect: settings.allowPrivateNetworks ? { timeout: settings.timeoutMs } : { timeout: settings.timeoutMs, lookup: guardedLookup },
+    connect: { timeout: settings.timeoutMs, lookup: resolver.socketLookup(settings.allowPrivateNetworks ? undefined : refuseForbidden) },
   });
 
 /** The first RESPONSE_BODY_BYTES of a response body (events, not an async iterator: cheaper per attempt). */
@@ -48,18 +51,31 @@ const describeError = (error: unknown): string => {
   return code ? `${code}: ${message}` : message;
 };
 
-/** Sends one attempt. Never throws: every failure (refused, timeout, TLS, SSRF) is a result. */
-export const attemptDelivery = async (agent: Agent, delivery: DueDelivery, settings: AttemptSettings): Promise<AttemptResult> => {
+/**
+ * Sends one attempt. Never throws: every failure (DNS, refused, timeout, TLS, SSRF) is a result.
+ * Give it the resolver its agent was made with: the host is looked up on the delivery's
+ * organization's behalf first, and the socket then connects to that answer.
+ */
+export const attemptDelivery = async (
+  agent: Agent,
+  delivery: DueDelivery,
+  settings: AttemptSettings,
+  resolver: WebhookResolver = defaultWebhookResolver(),
+): Promise<AttemptResult> => {
   const startedAt = new Date();
   const began = performance.now();
   const finish = (statusCode: number | undefined, error: string | undefined, responseBody: string | undefined): AttemptResult => ({
     startedAt, durationMs: performance.now() - began, statusCode, error, responseBody, outcome: outcomeOf(statusCode),
   });
+  // One deadline for the whole attempt, its DNS lookup included (WEBHOOK_DNS_TIMEOUT is at most WEBHOOK_TIMEOUT).
+  const signal = AbortSignal.timeout(settings.timeoutMs);
   try {
-    // Literal IPs never go through DNS lookup, so the socket-level guard would not see them.
-    const host = settings.allowPrivateNetworks ? undefined : new URL(delivery.url).hostname.replace(/^\[|\]$/g, "");
-    if (host !== undefined && isIP(host) && isForbiddenAddress(host)) {
-      return finish(undefined, `ESSRF: refused: ${host} is an internal address`, undefined);
+    // Looked up on the organization's behalf, within its few lookups in flight; a literal IP is its own answer
+    // (sockets never look one up, so this is where the guard sees it).
+    const host = new URL(delivery.url).hostname.replace(/^\[|\]$/g, "");
+    const addresses = await resolver.lookup(host, delivery.organizationId);
+    if (!settings.allowPrivateNetworks && addresses.some((a) => isForbiddenAddress(a.address))) {
+      return finish(undefined, `ESSRF: refused: ${notAllowed(host)}`, undefined);
     }
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const response = await request(delivery.url, {
@@ -80,7 +96,7 @@ export const attemptDelivery = async (agent: Agent, delivery: DueDelivery, setti
       body: delivery.body,
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
-      signal: AbortSignal.timeout(settings.timeoutMs),
+      signal,
     });
     const responseBody = await readPrefix(response.body);
     return finish(response.statusCode, undefined, responseBody);

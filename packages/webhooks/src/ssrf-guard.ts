@@ -1,5 +1,6 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
+import { defaultWebhookResolver, type LookupOwner, type WebhookResolver } from "./webhook-resolver.ts";
 
 /**
  * SSRF guard: webhook URLs are chosen by customers, so by default we refuse to connect to
@@ -45,8 +46,24 @@ export const isForbiddenAddress = (address: string): boolean => {
   return true;
 };
 
+/**
+ * The refusal customers see: it names the host they gave, never the address it resolves to (that
+ * would let them map internal networks through us).
+ */
+export const notAllowed = (host: string): string => `${host} is not allowed: webhooks are sent only to public internet addresses`;
+
+/** Where a registration check resolves a host name: the process's default resolver unless given, on `owner`'s behalf. */
+export interface RegistrationLookup {
+  readonly resolver?: WebhookResolver;
+  readonly owner?: LookupOwner;
+}
+
 /** Why a URL may not receive webhooks, or `undefined` when it may. */
-export const refusedUrlReason = async (url: string, allowPrivateNetworks: boolean): Promise<string | undefined> => {
+export const refusedUrlReason = async (
+  url: string,
+  allowPrivateNetworks: boolean,
+  lookup: RegistrationLookup = {},
+): Promise<string | undefined> => {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -56,30 +73,19 @@ export const refusedUrlReason = async (url: string, allowPrivateNetworks: boolea
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "url must use http or https";
   if (allowPrivateNetworks) return undefined;
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
-  const addresses = isIP(host) ? [host] : await resolveAll(host);
+  const resolver = lookup.resolver ?? defaultWebhookResolver();
+  const addresses = await resolver.lookup(host, lookup.owner ?? "registration").catch(() => undefined);
   if (addresses === undefined) return `could not resolve ${host}`;
-  const internal = addresses.find(isForbiddenAddress);
-  if (internal === undefined) return undefined;
-  // A literal address resolves to itself: saying so would repeat it.
-  return isIP(host) ? `${host} is a private or internal address` : `${host} resolves to ${internal}, a private or internal address`;
+  return addresses.some((a) => isForbiddenAddress(a.address)) ? notAllowed(host) : undefined;
 };
 
-const resolveAll = (host: string): Promise<string[] | undefined> =>
-  new Promise((done) => dnsLookup(host, { all: true }, (error, found) => done(error ? undefined : found.map((a) => a.address))));
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A `lookup` for sockets that refuses forbidden addresses, whichever form (single or all) is asked for. */
-export const guardedLookup = (hostname: string, options: object, callback: LookupCallback): void => {
-  dnsLookup(hostname, { ...options, all: true }, (error, found) => {
-    if (error) return callback(error, []);
-    const internal = found.find((a) => isForbiddenAddress(a.address));
-    if (internal) {
-      const refused: NodeJS.ErrnoException = new Error(`refused: ${hostname} resolves to internal address ${internal.address}`);
-      refused.code = "ESSRF";
-      return callback(refused, []);
-    }
-    if ((options as { all?: boolean }).all) return callback(null, found);
-    callback(null, found[0]!.address, found[0]!.family);
-  });
+/** The SSRF guard for sockets: an `ESSRF` error when any address of `hostname` is forbidden, else `undefined`. */
+export const refuseForbidden = (hostname: string, addresses: ReadonlyArray<LookupAddress>): NodeJS.ErrnoException | undefined => {
+  if (!addresses.some((a) => isForbiddenAddress(a.address))) return undefined;
+  const refused: NodeJS.ErrnoException = new Error(`refused: ${notAllowed(hostname)}`);
+  refused.code = "ESSRF";
+  return refused;
 };
+
+/** A `lookup` for sockets, through `resolver`, that refuses forbidden addresses whichever form (single or all) is asked for. */
+export const guardedLookup = (resolver: WebhookResolver = defaultWebhookResolver()) => resolver.socketLookup(refuseForbidden);

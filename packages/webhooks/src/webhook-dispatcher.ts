@@ -5,6 +5,7 @@ import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent } from "./delivery-attempt.ts";
+import { DEFAULT_DNS_SETTINGS, type DnsSettings, WebhookResolver } from "./webhook-resolver.ts";
 
 /** The dispatcher loop: claim due deliveries fairly, attempt them with bounded concurrency, record the results. */
 
@@ -34,6 +35,8 @@ export interface DispatcherSettings extends AttemptSettings, Omit<DeliveryPolicy
   readonly leaseMs: number;
   /** Longest sleep when nothing happens (LISTEN/NOTIFY usually wakes us sooner). */
   readonly pollIntervalMs: number;
+  /** How endpoints' host names are resolved: servers, timeout, cache, lookups per organization (default `DEFAULT_DNS_SETTINGS`). */
+  readonly dns?: DnsSettings;
 }
 
 /** Observations for metrics and logs. */
@@ -61,6 +64,7 @@ export class WebhookDispatcher {
   private readonly policy: DeliveryPolicy;
   private readonly observer: DispatcherObserver;
   private readonly agent: Agent;
+  private readonly resolver: WebhookResolver;
   private readonly writer: AttemptWriter;
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts in flight per endpoint, and this dispatcher's share of each endpoint's cap. */
@@ -79,7 +83,9 @@ export class WebhookDispatcher {
     this.policy = deliveryPolicy(settings);
     this.held = { share: settings.endpointConcurrency, inFlight: new Map() };
     this.observer = observer;
-    this.agent = createDeliveryAgent(settings);
+    const dns = settings.dns ?? { ...DEFAULT_DNS_SETTINGS, timeoutMs: Math.min(DEFAULT_DNS_SETTINGS.timeoutMs, settings.timeoutMs) };
+    this.resolver = new WebhookResolver(dns);
+    this.agent = createDeliveryAgent(settings, this.resolver);
     this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
     // Once results are written, retries due at once can be claimed: wake the loop.
     this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake());
@@ -159,7 +165,7 @@ export class WebhookDispatcher {
   private launch(delivery: DueDelivery): void {
     const endpoint = delivery.endpointId;
     this.held.inFlight.set(endpoint, (this.held.inFlight.get(endpoint) ?? 0) + 1);
-    const running = attemptDelivery(this.agent, delivery, this.settings).then((result) => {
+    const running = attemptDelivery(this.agent, delivery, this.settings, this.resolver).then((result) => {
       const left = this.held.inFlight.get(endpoint)! - 1;
       if (left === 0) this.held.inFlight.delete(endpoint);
       else this.held.inFlight.set(endpoint, left);

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import type { DueDelivery } from "@platter/domain";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent } from "../src/delivery-attempt.ts";
+import { startDnsResponder } from "../src/testing/dns-responder.ts";
+import { WebhookResolver } from "../src/webhook-resolver.ts";
 
 /** One signed POST against real HTTP receivers on 127.0.0.1. */
 
@@ -194,7 +196,7 @@ describe("attemptDelivery", () => {
     const target = await receiver((res) => res.writeHead(200).end());
     const result = await attempt(deliveryTo(target.url), settings({ allowPrivateNetworks: false }));
     expect(result).toMatchObject({ outcome: "failed", statusCode: undefined, responseBody: undefined });
-    expect(result.error).toBe("ESSRF: refused: 127.0.0.1 is an internal address");
+    expect(result.error).toBe("ESSRF: refused: 127.0.0.1 is not allowed: webhooks are sent only to public internet addresses");
     expect(target.received).toHaveLength(0);
   });
 
@@ -208,15 +210,37 @@ describe("attemptDelivery", () => {
   ])("refuses the IPv6 spelling %s of an internal address at attempt time, without connecting", async (host, address) => {
     const result = await attempt(deliveryTo(`http://${host}:8080/hooks`), settings({ allowPrivateNetworks: false }));
     expect(result).toMatchObject({ outcome: "failed", statusCode: undefined, responseBody: undefined });
-    expect(result.error).toBe(`ESSRF: refused: ${address} is an internal address`);
+    expect(result.error).toBe(`ESSRF: refused: ${address} is not allowed: webhooks are sent only to public internet addresses`);
   });
 
-  it("refuses, at connect time, a host name resolving to loopback with the guard on", async () => {
+  it("refuses a host name resolving to loopback with the guard on, without connecting or naming the address", async () => {
     const target = await receiver((res) => res.writeHead(200).end());
     const byName = target.url.replace("127.0.0.1", "localhost");
     const result = await attempt(deliveryTo(byName), settings({ allowPrivateNetworks: false }));
     expect(result).toMatchObject({ outcome: "failed", statusCode: undefined });
-    expect(result.error).toMatch(/^ESSRF: refused: localhost resolves to internal address/);
+    expect(result.error).toBe("ESSRF: refused: localhost is not allowed: webhooks are sent only to public internet addresses");
     expect(target.received).toHaveLength(0);
+  });
+
+  it("looks names up through its resolver: a name answered connects, a name whose DNS is dead fails with the lookup's timeout", async () => {
+    const dns = await startDnsResponder({ answers: { "hooks.test": { address: "127.0.0.1", ttl: 60 } }, silent: (name) => name === "dead.test" });
+    cleanups.push(dns.close);
+    const resolver = new WebhookResolver({ servers: [dns.server], timeoutMs: 300, cacheSize: 10, lookupsPerOrganization: 2 });
+    cleanups.push(async () => resolver.close());
+    const target = await receiver((res) => res.writeHead(204).end());
+    const attemptSettings = settings({ timeoutMs: 2000 });
+    const agent = createDeliveryAgent(attemptSettings, resolver);
+    cleanups.push(() => agent.close());
+
+    const answered = await attemptDelivery(agent, deliveryTo(target.url.replace("127.0.0.1", "hooks.test")), attemptSettings, resolver);
+    expect(answered).toMatchObject({ outcome: "succeeded", statusCode: 204 });
+    expect(target.received[0]!.headers.host).toMatch(/^hooks\.test:\d+$/);
+    // The socket connected to the answer the attempt's lookup had just cached.
+    expect(dns.questions("hooks.test", "A")).toBe(1);
+
+    const dead = await attemptDelivery(agent, deliveryTo(target.url.replace("127.0.0.1", "dead.test")), attemptSettings, resolver);
+    expect(dead).toMatchObject({ outcome: "failed", statusCode: undefined, responseBody: undefined });
+    expect(dead.error).toBe("ETIMEOUT: DNS lookup of dead.test timed out after 300 ms");
+    expect(target.received).toHaveLength(1);
   });
 });
