@@ -1,3 +1,4 @@
+import { pbkdf2 } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { type DnsResponder, startDnsResponder } from "../src/testing/dns-responder.ts";
 import { type DnsSettings, WebhookResolver } from "../src/webhook-resolver.ts";
@@ -115,5 +116,18 @@ describe("WebhookResolver", () => {
     const refusal = Object.assign(new Error("refused"), { code: "ESSRF" });
     expect((await viaSocket(() => refusal)).error).toBe(refusal);
     expect(dns.questions("live.test", "A")).toBe(1);
+  });
+
+  it("holds none of libuv's four threads while a dozen organizations' lookups wait on a dead server", async () => {
+    const dns = await responder();
+    const resolver = resolverOn(dns, { timeoutMs: 1_500 });
+    let settled = 0;
+    const dead = Array.from({ length: 12 }, (_, org) => resolver.lookup(`dead${org}.test`, org).finally(() => settled++).catch(() => "timed out"));
+    await eventually("every dead name to be asked", () => dns.names().length === 12);
+    // Eight jobs on the thread pool (twice its four threads), as dns.lookup, fs and crypto use it.
+    const jobs = Array.from({ length: 8 }, () => new Promise<void>((done, fail) => pbkdf2("secret", "salt", 1_000, 32, "sha256", (e) => (e ? fail(e) : done()))));
+    await Promise.all(jobs);
+    expect(settled).toBe(0);
+    expect(await Promise.all(dead)).toEqual(Array(12).fill("timed out"));
   });
 });
