@@ -4,12 +4,25 @@ import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
 import { requestId } from "./middleware/request-id.ts";
 import type { ApiObservability } from "./observability.ts";
+import { clientAddressResolver, type TrustedProxies } from "./client-address.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter } from "./routes.ts";
+import { BudgetedRunner } from "./runtime.ts";
 import { watchOutages } from "@platter/ops";
 import { pingDatabase, type PlatformRuntime } from "@platter/persistence";
 
 const SERVED_METHODS = new Set(["GET", "POST"]);
+
+/** What an API app is told besides its runtime, logger, limits and metrics (the process passes its configuration). */
+export interface ApiAppOptions {
+  /** Which proxies may tell the client's address (`TRUST_PROXY`); none when omitted. */
+  readonly trustProxy?: TrustedProxies;
+  /**
+   * Longest one request waits on the database in all (`REQUEST_DATABASE_TIMEOUT`); when omitted
+   * (tests and benchmarks of other things), only the pool's own bounds apply.
+   */
+  readonly requestDatabaseTimeoutMs?: number;
+}
 
 /**
  * The public API application. Request path: request id → error mapping → method guard →
@@ -21,11 +34,15 @@ export const createApiApp = (
   logger: Logger,
   limits: KeyRateLimits,
   observability: ApiObservability,
+  options: ApiAppOptions = {},
 ): Koa => {
   const app = new Koa();
+  // Koa's own X-Forwarded-* reading stays off: the client address is resolved by `clientAddressResolver`.
   app.proxy = false;
   app.silent = true;
-  const router = createRouter(runtime, limits);
+  const addressOf = clientAddressResolver(options.trustProxy ?? { kind: "none" });
+  const runner = new BudgetedRunner(runtime, options.requestDatabaseTimeoutMs ?? Number.POSITIVE_INFINITY);
+  const router = createRouter(runner, limits, (ctx) => addressOf(ctx.req));
   const outages = watchOutages({
     probe: () => runtime.runPromise(pingDatabase),
     onDown: (reason) => logger.error({ err: reason }, "database unavailable: answering 503 until it is back"),

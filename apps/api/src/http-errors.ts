@@ -20,10 +20,21 @@ export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>
   reason: Schema.Unknown,
 }) {}
 
-/** The key sent more requests than its rate limit allows; `Retry-After` says when to try again. */
+/**
+ * A request over a rate limit: the key's own, its organization's, or the failed authentications
+ * of its client address; `Retry-After` says when to try again.
+ */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  limitedBy: Schema.Literals(["key", "organization", "address"]),
   retryAfterSeconds: Schema.Int,
 }) {}
+
+/** What each rate limit's 429 says was exceeded. */
+const RATE_LIMITED_BY: Readonly<Record<RateLimited["limitedBy"], string>> = {
+  key: "Too many requests for this API key",
+  organization: "Too many requests for this organization",
+  address: "Too many failed authentications from this address",
+};
 
 /** Every error the API answers on purpose. */
 export type ApiError = DomainError | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable | RateLimited;
@@ -53,7 +64,7 @@ const RESPONSES: ResponseOf = {
   IdempotencyKeyReused: () => ({ status: 422, error: "This Idempotency-Key was already used with a different request" }),
   RateLimited: (error) => ({
     status: 429,
-    error: `Too many requests for this API key; retry in ${error.retryAfterSeconds} s`,
+    error: `${RATE_LIMITED_BY[error.limitedBy]}; retry in ${error.retryAfterSeconds} s`,
     headers: { "retry-after": String(error.retryAfterSeconds) },
   }),
   DatabaseUnavailable: () => ({

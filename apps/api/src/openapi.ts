@@ -273,11 +273,11 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
     headers: {
       RequestId: { description: "Identifies the request in the service's logs: quote it in support requests.", schema: { type: "string" } },
       RateLimitPolicy: {
-        description: "The key's rate limits (IETF RateLimit headers): `\"requests\";q=200;w=2`, and on a create also `\"creates\";q=40;w=2` (quota q per window of w seconds).",
+        description: "The rate limits that apply (IETF RateLimit headers; quota q per window of w seconds): the organization's `\"requests\";q=200;w=2` (all its keys together), on a create also `\"creates\";q=40;w=2`, and the key's own `\"key\";q=200;w=2`; on a 429 for failed authentications, the client address's `\"failed-auth\";q=20;w=60`.",
         schema: { type: "string" },
       },
       RateLimit: {
-        description: "Where the key stands against its tightest limit: `\"requests\";r=<requests left>;t=<seconds until the window resets>`.",
+        description: "Where the caller stands against its tightest limit (on a 429, the one that refused it): `\"requests\";r=<requests left>;t=<seconds until the window resets>`.",
         schema: { type: "string" },
       },
       RetryAfter: { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 1 } },
@@ -293,7 +293,12 @@ export const buildOpenApiDocument = (): OpenApiDocument => ({
       UnsupportedMediaType: errorResponse("The request body is declared as something other than JSON."),
       IdempotencyKeyReused: errorResponse("The Idempotency-Key was used before with a different request."),
       ServerError: errorResponse("An unexpected failure; the text is opaque."),
-      RateLimited: errorResponse("The key sent more requests than its rate limit allows; nothing was done.", { ...RETRY_AFTER, ...RATE_LIMIT_HEADERS }),
+      RateLimited: errorResponse(
+        "Over a rate limit, nothing was done: the organization's (`Too many requests for this organization; retry in 2 s`), the key's own " +
+          "(`Too many requests for this API key; …`), or this client address sent too many requests with a missing, malformed, unknown or " +
+          "revoked key (`Too many failed authentications from this address; …`, before any key is looked up).",
+        { ...RETRY_AFTER, ...RATE_LIMIT_HEADERS },
+      ),
       Unavailable: errorResponse("The database is down, frozen or too slow right now; nothing was done.", RETRY_AFTER),
     },
     securitySchemes: {

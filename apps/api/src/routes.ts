@@ -12,8 +12,7 @@ import type { Context } from "koa";
 import { authenticate, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { readJsonBody } from "./request-body.ts";
-import type { PlatformRuntime } from "@platter/persistence";
-import { runProgram } from "./runtime.ts";
+import type { BudgetedRunner } from "./runtime.ts";
 
 /**
  * The ten endpoints of v1. Each handler decodes its input, makes one repository call with the
@@ -51,18 +50,19 @@ const createRequestOf = async <A>(
   return { input: input.success, idempotency };
 };
 
-export const createRouter = (runtime: PlatformRuntime, limits: KeyRateLimits): Router => {
+/** The v1 router: each route authenticates, then runs its one program within the request's database budget. */
+export const createRouter = (runner: BudgetedRunner, limits: KeyRateLimits, clientAddress: (ctx: Context) => string): Router => {
   const router = new Router({ prefix: "/v1", strict: true, sensitive: true });
-  const auth = authenticate(runtime, limits);
+  const auth = authenticate(runner, limits, clientAddress);
   const respond = async <A>(ctx: Context, status: number, program: Program<A>): Promise<A> => {
-    const body = await runProgram(runtime, program(scopeOf(ctx)));
+    const body = await runner.run(ctx, program(scopeOf(ctx)));
     ctx.status = status;
     ctx.body = body;
     return body;
   };
   /** 201 `{id}` with a Location; a replay of an idempotent create says so in `Idempotent-Replayed`. */
   const created = async (ctx: Context, resource: string, program: Program<Created>) => {
-    const { id, replayed } = await runProgram(runtime, program(scopeOf(ctx)));
+    const { id, replayed } = await runner.run(ctx, program(scopeOf(ctx)));
     ctx.status = 201;
     ctx.body = { id };
     ctx.set("location", `/v1/${resource}/${id}`);

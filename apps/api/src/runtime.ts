@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable, type Persistence, type PlatformRuntime } from "@platter/persistence";
 import { Cause, type Effect, Exit } from "effect";
+import type { Context } from "koa";
 import { DatabaseUnavailable } from "./http-errors.ts";
 
 /**
@@ -7,9 +8,91 @@ import { DatabaseUnavailable } from "./http-errors.ts";
  * error middleware maps it); a database outage as `DatabaseUnavailable` (503); any other defect
  * as an ordinary error, which becomes an opaque 500.
  */
-export const runProgram = async <A, E>(runtime: PlatformRuntime, program: Effect.Effect<A, E, Persistence>): Promise<A> => {
-  const exit = await runtime.runPromiseExit(program);
+export const runProgram = async <A, E>(runtime: PlatformRuntime, program: Effect.Effect<A, E, Persistence>): Promise<A> =>
+  valueOf(await runtime.runPromiseExit(program));
+
+const valueOf = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
   const failure = Cause.squash(exit.cause);
   throw isDatabaseUnavailable(failure) ? new DatabaseUnavailable({ reason: failure }) : failure;
 };
+
+/** Why a request was answered 503 although the database has not failed (yet): it was too slow for the request's budget. */
+export class RequestDatabaseTimeout extends Error {
+  constructor(budgetMs: number) {
+    super(`the request waited on the database for its whole budget of ${budgetMs} ms`);
+    this.name = "RequestDatabaseTimeout";
+  }
+}
+
+/** A program waiting on the database, and what ends its wait when its time is up. */
+interface Waiting {
+  readonly until: number;
+  readonly expire: () => void;
+}
+
+/** How often waits are checked against their deadlines: an answer leaves at most this late. */
+const SWEEP_MS = 50;
+
+/**
+ * Runs requests' programs within each request's database budget: the waits of one request (its
+ * key lookup, its work) add up to at most `budgetMs`. Whatever makes a wait long — a pool with no
+ * free connection, a frozen server the silence watchdog has not given up on yet, a slow statement
+ * — the request is answered `DatabaseUnavailable` (503 with Retry-After) when its budget is spent.
+ * The program is interrupted then and finishes in the background: a transaction that has not
+ * reached its commit rolls back. One interval, armed while something waits, checks every
+ * deadline: nothing per statement or per request.
+ */
+export class BudgetedRunner {
+  private readonly runtime: PlatformRuntime;
+  private readonly budgetMs: number;
+  private readonly spent = new WeakMap<Context, number>();
+  private readonly waiting = new Set<Waiting>();
+  private sweep: NodeJS.Timeout | undefined;
+
+  constructor(runtime: PlatformRuntime, budgetMs: number) {
+    this.runtime = runtime;
+    this.budgetMs = budgetMs;
+  }
+
+  /** Runs `program` for the request `ctx` within what is left of its budget (see `runProgram` for what it throws). */
+  async run<A, E>(ctx: Context, program: Effect.Effect<A, E, Persistence>): Promise<A> {
+    const spent = this.spent.get(ctx) ?? 0;
+    const began = performance.now();
+    const controller = new AbortController();
+    let waiting: Waiting | undefined;
+    const expired = new Promise<"expired">((resolve) => {
+      // Settle first: aborting may settle the program's own promise (interrupted) at once.
+      waiting = { until: began + this.budgetMs - spent, expire: () => (resolve("expired"), controller.abort()) };
+    });
+    this.waiting.add(waiting!);
+    this.arm();
+    try {
+      const outcome = await Promise.race([this.runtime.runPromiseExit(program, { signal: controller.signal }), expired]);
+      if (outcome === "expired" || controller.signal.aborted) throw new DatabaseUnavailable({ reason: new RequestDatabaseTimeout(this.budgetMs) });
+      return valueOf(outcome);
+    } finally {
+      this.waiting.delete(waiting!);
+      this.spent.set(ctx, spent + performance.now() - began);
+    }
+  }
+
+  private arm(): void {
+    if (this.sweep !== undefined) return;
+    this.sweep = setInterval(() => {
+      if (this.waiting.size === 0) {
+        clearInterval(this.sweep);
+        this.sweep = undefined;
+        return;
+      }
+      const now = performance.now();
+      for (const waiting of this.waiting) {
+        if (waiting.until <= now) {
+          this.waiting.delete(waiting);
+          waiting.expire();
+        }
+      }
+    }, SWEEP_MS);
+    this.sweep.unref();
+  }
+}

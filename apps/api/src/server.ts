@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { createOpsServer, listenOn } from "@platter/ops";
 import { announceInstance, Housekeeping, pingDatabase } from "@platter/persistence";
 import type { Logger } from "pino";
-import { createApiApp } from "./app.ts";
+import { type ApiAppOptions, createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
 import { type ApiObservability, createApiObservability } from "./observability.ts";
 import { KeyRateLimits } from "./rate-limits.ts";
@@ -33,8 +33,9 @@ export const createApiServer = (
   logger: Logger,
   limits: KeyRateLimits,
   observability: ApiObservability,
+  options: ApiAppOptions = {},
 ): { server: Server; drain: () => void } => {
-  const handle = createApiApp(runtime, logger, limits, observability).callback();
+  const handle = createApiApp(runtime, logger, limits, observability, options).callback();
   let draining = false;
   const server = createServer((req, res) => {
     if (draining) res.setHeader("connection", "close");
@@ -48,10 +49,13 @@ export const createApiServer = (
 /** Serves the public API and its ops port on the platform's storage services. */
 export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
   const limits = new KeyRateLimits(config.rateLimits);
-  // Per-key limits are shared out between the API instances live.
+  // Rate limits are shared out between the API instances live.
   const instances = await announceInstance((program) => runtime.runPromise(program), "api", (live) => limits.shareBetween(live));
   const observability = createApiObservability(runtime, logger, config.logRequests);
-  const { server: api, drain } = createApiServer(runtime, logger, limits, observability);
+  const { server: api, drain } = createApiServer(runtime, logger, limits, observability, {
+    trustProxy: config.trustProxy,
+    requestDatabaseTimeoutMs: config.requestDatabaseTimeoutMs,
+  });
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
   const prune = setInterval(

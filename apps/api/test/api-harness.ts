@@ -6,6 +6,7 @@ import {
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
+import type { ApiAppOptions } from "../src/app.ts";
 import { createApiObservability } from "../src/observability.ts";
 import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "../src/rate-limits.ts";
 import { createApiServer, startApi } from "../src/server.ts";
@@ -92,10 +93,14 @@ const listen = async (server: Server): Promise<string> => {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 };
 
-export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
+/** An API on a fresh database; `options` as the process would pass them from its configuration. */
+export const startApiUnderTest = async (
+  rateLimits: RateLimitSettings = UNTHROTTLED,
+  options: ApiAppOptions = {},
+): Promise<ApiUnderTest> => {
   const db = await createTestDatabase(inject("pgAdminUrl"));
   const logger = pino({ level: "silent" });
-  const { server } = createApiServer(db.runtime, logger, new KeyRateLimits(UNTHROTTLED), createApiObservability(db.runtime, logger, false));
+  const { server } = createApiServer(db.runtime, logger, new KeyRateLimits(rateLimits), createApiObservability(db.runtime, logger, false), options);
   const baseUrl = await listen(server);
   return {
     db,
@@ -106,6 +111,24 @@ export const startApiUnderTest = async (): Promise<ApiUnderTest> => {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
       await db.dispose();
+    },
+  };
+};
+
+/** Another API server on an existing database (no process of its own): `rateLimits` and `options` as given. */
+export const serveAnother = async (
+  db: TestDatabase,
+  rateLimits: RateLimitSettings,
+  options: ApiAppOptions = {},
+): Promise<ApiClient & { readonly close: () => Promise<void> }> => {
+  const logger = pino({ level: "silent" });
+  const { server } = createApiServer(db.runtime, logger, new KeyRateLimits(rateLimits), createApiObservability(db.runtime, logger, false), options);
+  const baseUrl = await listen(server);
+  return {
+    ...clientFor(baseUrl),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
     },
   };
 };
@@ -130,7 +153,9 @@ export const startAnotherInstance = async (
     shutdownGraceMs: 0,
     rateLimits,
     logRequests: false,
+    trustProxy: { kind: "none" },
     ...TEST_DATABASE_LIMITS,
+    requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "silent" }), platform);

@@ -3,6 +3,7 @@ import { openPlatform, type PlatformRuntime } from "@platter/persistence";
 import { createOrganization, createTestDatabase, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { UNTHROTTLED } from "../src/rate-limits.ts";
 import { type RunningApi, startApi } from "../src/server.ts";
 
 /**
@@ -37,7 +38,8 @@ const start = async (logRequests: boolean) => {
   const config = {
     port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
     poolSize: 2, shutdownGraceMs: 0, logRequests, ...TEST_DATABASE_LIMITS,
-    rateLimits: { requestsPerSecond: 3, requestBurst: 3, createsPerSecond: 3, createBurst: 3 },
+    rateLimits: { ...UNTHROTTLED, requestsPerSecond: 3, requestBurst: 3, createsPerSecond: 3, createBurst: 3, keyRequestsPerSecond: 3, keyRequestBurst: 3 },
+    trustProxy: { kind: "none" }, requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "info" }, sink), platform);

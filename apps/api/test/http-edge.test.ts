@@ -69,6 +69,46 @@ describe("answers below Koa", () => {
   });
 });
 
+/** Everything the server sends back for `request` on a fresh connection, until it closes (or 5 s pass: then `closed` is false). */
+const rawText = (request: string): Promise<{ text: string; closed: boolean }> =>
+  new Promise((done) => {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => finish(false), 5000);
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      done({ text: Buffer.concat(chunks).toString("utf8"), closed });
+    };
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("end", () => finish(true));
+    socket.on("error", () => finish(true));
+    socket.write(request);
+  });
+
+describe("HEAD refused by the parser", () => {
+  const big = "a".repeat(20_000);
+  it.each([
+    ["headers over 16 KiB", `HEAD /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`],
+    ["a request line over 16 KiB", `HEAD /v1/${big} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ["headers over 16 KiB, after a first request on the connection", `GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\nHEAD /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`],
+  ])("answers a HEAD with %s with 431: status and headers, no body", async (_, request) => {
+    const { text, closed } = await rawText(request);
+    expect(closed).toBe(true);
+    const answer = text.slice(text.indexOf("HTTP/1.1 431 "));
+    expect(answer).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(answer).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/);
+    // The answer ends with its headers: nothing follows the blank line.
+    expect(answer.indexOf("\r\n\r\n")).toBe(answer.length - 4);
+  });
+
+  it("still answers a GET with the same problem with its JSON body", async () => {
+    const { text } = await rawText(`GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`);
+    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({ error: "Request headers must be at most 16384 bytes" });
+  });
+});
+
 describe("a body over 1 MiB", () => {
   it("gets 413 with Connection: close, and the client's next request is always answered", async () => {
     const org = await api.newOrganization();

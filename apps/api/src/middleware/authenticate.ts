@@ -1,28 +1,51 @@
 import { Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain";
 import { ApiKeyRepository } from "@platter/persistence";
 import type { Context, Middleware } from "koa";
-import type { PlatformRuntime } from "@platter/persistence";
+import { addressGroup } from "../client-address.ts";
 import { RateLimited } from "../http-errors.ts";
-import type { KeyRateLimits } from "../rate-limits.ts";
-import { runProgram } from "../runtime.ts";
+import type { KeyRateLimits, RateLimitDecision } from "../rate-limits.ts";
+import type { BudgetedRunner } from "../runtime.ts";
 
 /** The scope of each authenticated request, as authentication made it. */
 const scopes = new WeakMap<Context, OrgScope>();
 
+/** Tells the caller where it stands; throws `RateLimited` when the decision refused the request. */
+const apply = (ctx: Context, decision: RateLimitDecision): void => {
+  ctx.set(decision.headers);
+  if (decision.refused !== undefined) throw new RateLimited(decision.refused);
+};
+
 /**
- * Counts the request against the key's rate limit (before the key is looked up, so a flood costs
- * the database nothing), then verifies the bearer key and stores the caller's scope; runs only on
- * routes that exist.
+ * Authenticates the request and counts it against its limits, in the order that keeps floods off
+ * the database: an address that has used up its failed authentications is refused (429) and the
+ * presented key counted against its own limit, both before the key is looked up; then the key is
+ * looked up (a failure is counted against the address, 401) and the request counted against its
+ * organization's limits. Stores the caller's scope; runs only on routes that exist.
  */
 export const authenticate =
-  (runtime: PlatformRuntime, limits: KeyRateLimits): Middleware =>
+  (runner: BudgetedRunner, limits: KeyRateLimits, clientAddress: (ctx: Context) => string): Middleware =>
   async (ctx, next) => {
+    const address = addressGroup(clientAddress(ctx));
     const secret = parseBearerKey(ctx.get("authorization") || undefined);
-    if (secret === undefined) throw new Unauthenticated();
-    const decision = await limits.consume(secret, ctx.method === "POST");
-    ctx.set(decision.headers);
-    if (decision.retryAfterSeconds !== undefined) throw new RateLimited({ retryAfterSeconds: decision.retryAfterSeconds });
-    scopes.set(ctx, await runProgram(runtime, ApiKeyRepository.use((keys) => keys.authenticate(secret))));
+    const keyHash = secret === undefined ? undefined : limits.hashOf(secret);
+    const locked = await limits.checkAddress(address, keyHash);
+    if (locked !== undefined) apply(ctx, locked);
+    if (secret === undefined || keyHash === undefined) {
+      await limits.failedAuthentication(address, undefined);
+      throw new Unauthenticated();
+    }
+    const key = await limits.countKey(keyHash);
+    const keyRefusal = limits.keyRefusal(key);
+    if (keyRefusal !== undefined) apply(ctx, keyRefusal);
+    let scope: OrgScope;
+    try {
+      scope = await runner.run(ctx, ApiKeyRepository.use((keys) => keys.authenticate(secret)));
+    } catch (error) {
+      if (error instanceof Unauthenticated) await limits.failedAuthentication(address, keyHash);
+      throw error;
+    }
+    scopes.set(ctx, scope);
+    apply(ctx, await limits.countOrganization(keyHash, key, scope.organizationId, ctx.method === "POST"));
     await next();
   };
 

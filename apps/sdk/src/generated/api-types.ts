@@ -602,7 +602,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key sent more requests than its rate limit allows; nothing was done. */
+        /** @description Over a rate limit, nothing was done: the organization's (`Too many requests for this organization; retry in 2 s`), the key's own (`Too many requests for this API key; …`), or this client address sent too many requests with a missing, malformed, unknown or revoked key (`Too many failed authentications from this address; …`, before any key is looked up). */
         RateLimited: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -640,9 +640,9 @@ export interface components {
     headers: {
         /** @description Identifies the request in the service's logs: quote it in support requests. */
         RequestId: string;
-        /** @description The key's rate limits (IETF RateLimit headers): `"requests";q=200;w=2`, and on a create also `"creates";q=40;w=2` (quota q per window of w seconds). */
+        /** @description The rate limits that apply (IETF RateLimit headers; quota q per window of w seconds): the organization's `"requests";q=200;w=2` (all its keys together), on a create also `"creates";q=40;w=2`, and the key's own `"key";q=200;w=2`; on a 429 for failed authentications, the client address's `"failed-auth";q=20;w=60`. */
         RateLimitPolicy: string;
-        /** @description Where the key stands against its tightest limit: `"requests";r=<requests left>;t=<seconds until the window resets>`. */
+        /** @description Where the caller stands against its tightest limit (on a 429, the one that refused it): `"requests";r=<requests left>;t=<seconds until the window resets>`. */
         RateLimit: string;
         /** @description Seconds to wait before trying again. */
         RetryAfter: number;
