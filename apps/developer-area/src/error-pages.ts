@@ -1,13 +1,17 @@
 import type { NotFound, SignInRefused } from "@platter/domain";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
-import type { AreaUnavailable, FormRefused, SignInRequired, UnknownPage, UnreadableForm } from "./page-errors.ts";
+import type { AreaUnavailable, FormRefused, SignInRequired, TooManyActions, UnknownPage, UnreadableForm } from "./page-errors.ts";
 import { loggedError, loggedPath } from "./log-redaction.ts";
 import { howToGetALink, messagePage } from "./pages.ts";
 
 /** Error pages: the one place where an error becomes a status and a page. Anything unexpected is logged and a plain 500 page. */
 
-type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused;
+type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions;
+
+/** `90` → `2 minutes`, `30` → `30 seconds`: when to try again, in words. */
+const inWords = (seconds: number) =>
+  seconds < 60 ? `${seconds} ${seconds === 1 ? "second" : "seconds"}` : `${Math.ceil(seconds / 60)} ${Math.ceil(seconds / 60) === 1 ? "minute" : "minutes"}`;
 
 interface ErrorPage {
   readonly status: number;
@@ -53,6 +57,13 @@ const PAGES: PageOf = {
   }),
   UnknownPage: notFoundPage,
   NotFound: notFoundPage,
+  TooManyActions: (error) => ({
+    status: 429,
+    page: messagePage(`Too many ${error.what} for now`, [
+      `Your organization may make ${error.allowed} ${error.what} every ${inWords(Math.round(error.windowMs / 1000))}, and has. Nothing was done. Try again in ${inWords(error.retryAfterSeconds)}.`,
+    ], { href: error.back, label: "Go back" }),
+    headers: { "retry-after": String(error.retryAfterSeconds) },
+  }),
   AreaUnavailable: () => ({
     status: 503,
     page: messagePage("The Developer area is briefly unavailable", ["Nothing was changed. Please try again in a moment."]),

@@ -73,7 +73,7 @@ describe("redaction", () => {
 
   it("removes the request's token from an error's message and stack wherever it appears", () => {
     const error = new Error(`lookup of ${TOKEN} failed`);
-    const shown = loggedError(error, { params: { token: TOKEN } });
+    const shown = loggedError(error, { path: "/sign-in/x", params: { token: TOKEN } });
     expect(shown.message).toBe("lookup of [redacted] failed");
     expect(shown.stack).toMatch(/^Error: lookup of \[redacted\] failed/);
     expect(JSON.stringify(shown)).not.toContain(TOKEN);
