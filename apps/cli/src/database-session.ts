@@ -1,8 +1,8 @@
-import type { InvalidInput, InvalidTransition, NotFound, OrgScope } from "@platter/domain";
+import type { EndpointLimitReached, InvalidInput, InvalidTransition, NotFound, OrgScope } from "@platter/domain";
 import { type DatabaseSettings } from "@platter/ops";
 import { Operator, type OwnedRecord, openPlatform, type Persistence, type PlatformRuntime } from "@platter/persistence";
 import { Cause, Effect, Exit } from "effect";
-import { CommandFailed, UsageError } from "./failures.ts";
+import { CommandFailed, LimitReached, UsageError } from "./failures.ts";
 import { note } from "./output.ts";
 
 /**
@@ -24,12 +24,13 @@ export const withPlatform = async <T>(config: DatabaseSettings, work: (platform:
   }
 };
 
-type ActionError = InvalidInput | NotFound | InvalidTransition;
+type ActionError = InvalidInput | NotFound | InvalidTransition | EndpointLimitReached;
 
 /**
  * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput` a
  * usage error with the domain's message, `NotFound` a failure saying what was missing,
- * `InvalidTransition` a failure with the domain's message.
+ * `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` a usage error
+ * (exit 2: the request is one the organization may not make) with the domain's message.
  */
 export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Effect<A, ActionError, Persistence>, notFound: string): Promise<A> => {
   const exit = await platform.runPromiseExit(program);
@@ -38,6 +39,8 @@ export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Ef
   switch ((error as { _tag?: string })._tag) {
     case "InvalidInput":
       throw new UsageError((error as InvalidInput).message);
+    case "EndpointLimitReached":
+      throw new LimitReached((error as EndpointLimitReached).message);
     case "NotFound":
       throw new CommandFailed(notFound);
     case "InvalidTransition":

@@ -8,6 +8,9 @@ import { ConfigError } from "@platter/ops";
 /** The command was called wrongly: a missing or malformed argument, or a value the domain refuses. */
 export class UsageError extends Error {}
 
+/** A well-formed request the organization may not make (a limit reached): exit 2 like a usage error, without pointing at the help. */
+export class LimitReached extends UsageError {}
+
 /** The action could not be done (an unknown organization or key). */
 export class CommandFailed extends Error {}
 

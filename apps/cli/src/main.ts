@@ -10,7 +10,7 @@ import { seedCommand } from "./commands/seed.ts";
 import { startCommand } from "./commands/start.ts";
 import { webhookCommand } from "./commands/webhook.ts";
 import { ConfigError } from "@platter/ops";
-import { exitCodeOf, messageOf } from "./failures.ts";
+import { exitCodeOf, LimitReached, messageOf } from "./failures.ts";
 
 /**
  * `platter`: the operator CLI. citty parses arguments and dispatches; this entry point owns the
@@ -61,7 +61,7 @@ const main = async (args: string[]): Promise<number> => {
   } catch (error) {
     const code = exitCodeOf(error);
     // A command called wrongly points at its help; a bad setting names its variable, which is the help.
-    const hint = code === 2 && !(error instanceof ConfigError) ? `\nsee \`${["platter", ...commandFor(args).path].join(" ")} --help\`` : "";
+    const hint = code === 2 && !(error instanceof ConfigError) && !(error instanceof LimitReached) ? `\nsee \`${["platter", ...commandFor(args).path].join(" ")} --help\`` : "";
     process.stderr.write(`platter: ${stripVTControlCharacters(messageOf(error))}${hint}\n`);
     return code;
   }

@@ -84,6 +84,31 @@ describe("platter webhook add", () => {
     expect(await endpointCount()).toBe(before);
   });
 
+  it("refuses an endpoint beyond WEBHOOK_ENDPOINTS_PER_ORGANIZATION (disabled ones count) with exit 2, saying so, and registers nothing", async () => {
+    const org = await newOrganization();
+    const limited = { ...env, WEBHOOK_ENDPOINTS_PER_ORGANIZATION: "2" };
+    const first = await runCliJson(["webhook", "add", "--org", String(org), "--url", PUBLIC_URL], limited);
+    await runCliJson(["webhook", "disable", "--id", String(first.id)], limited);
+    await runCliJson(["webhook", "add", "--org", String(org), "--url", PUBLIC_URL], limited);
+    const before = await endpointCount();
+    const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", `${PUBLIC_URL}/third`], limited);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      "platter: This organization already has 2 webhook endpoints, the most it may have (disabled ones count). Reuse one of them, or ask your Platter contact to raise the limit.",
+    );
+    expect(await endpointCount()).toBe(before);
+    expect(await rows("select id from webhook_endpoints where url = ?", [`${PUBLIC_URL}/third`])).toEqual([]);
+  });
+
+  it("refuses a WEBHOOK_ENDPOINTS_PER_ORGANIZATION that is not a positive integer with exit 2, naming it", async () => {
+    const org = await newOrganization();
+    const before = await endpointCount();
+    const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", PUBLIC_URL], { ...env, WEBHOOK_ENDPOINTS_PER_ORGANIZATION: "0" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("configuration error: WEBHOOK_ENDPOINTS_PER_ORGANIZATION must be an integer between 1 and 10000");
+    expect(await endpointCount()).toBe(before);
+  });
+
   it("refuses an unknown event type with exit 2 and registers nothing", async () => {
     const org = await newOrganization();
     const before = await endpointCount();

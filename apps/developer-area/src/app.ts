@@ -3,9 +3,10 @@ import type { Logger } from "pino";
 import { readWebhookEndpointSettings } from "@platter/ops";
 import type { PlatformRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
-import type { DeveloperAreaConfig } from "./config.ts";
+import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaConfig } from "./config.ts";
 import { errorPages } from "./error-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
+import { OrganizationLimits } from "./organization-limits.ts";
 import { createRouter } from "./routes.ts";
 import { securityHeaders } from "./security-headers.ts";
 
@@ -13,8 +14,8 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
 
 /** Where the area is served, as the app needs it. */
 export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">
-  /** The webhook settings, each by default as `readWebhookEndpointSettings` reads an unset variable. */
-  & Partial<Pick<DeveloperAreaConfig, "allowPrivateNetworks" | "secretOverlapMs">>;
+  /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
+  & Partial<Pick<DeveloperAreaConfig, "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits">>;
 
 const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 
@@ -32,7 +33,9 @@ export const createDeveloperAreaApp = (runtime: PlatformRuntime, settings: Devel
     webhooks: {
       allowPrivateNetworks: settings.allowPrivateNetworks ?? WEBHOOK_DEFAULTS.allowPrivateNetworks,
       secretOverlapMs: settings.secretOverlapMs ?? WEBHOOK_DEFAULTS.secretOverlapMs,
+      endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
+    limits: new OrganizationLimits(settings.limits ?? DEFAULT_DEVELOPER_AREA_LIMITS),
   });
   app.use(securityHeaders(settings.frameAncestors));
   app.use(errorPages(logger));

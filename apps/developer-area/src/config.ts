@@ -1,9 +1,29 @@
 import {
   ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
-  readDeveloperAreaAddress, readMatching, readProcessSettings, readWebhookEndpointSettings, type WebhookEndpointSettings,
+  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readWebhookEndpointSettings,
+  type WebhookEndpointSettings,
 } from "@platter/ops";
 
 export { ConfigError };
+
+/**
+ * How many of each costly action one organization may take per window in the Developer area:
+ * each makes the dispatcher send (test events, replays) or adds to what every message fans out to
+ * (endpoints). Counted per organization in the process's memory.
+ */
+export interface DeveloperAreaLimits {
+  /** Test events sent per window. */
+  readonly testEvents: number;
+  /** Endpoints added per window (on top of `WEBHOOK_ENDPOINTS_PER_ORGANIZATION`, the total). */
+  readonly endpointCreates: number;
+  /** Replays per window: a message, a delivery, or an endpoint's failed messages since a time. */
+  readonly replays: number;
+  /** The window, in milliseconds. */
+  readonly windowMs: number;
+}
+
+/** The limits as an unset environment gives them: 30 test events, 10 new endpoints and 30 replays per 10 minutes. */
+export const DEFAULT_DEVELOPER_AREA_LIMITS: DeveloperAreaLimits = { testEvents: 30, endpointCreates: 10, replays: 30, windowMs: 10 * 60 * 1000 };
 
 /** Developer-area configuration: parsed and validated once at start into a typed object. */
 export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress, WebhookEndpointSettings {
@@ -12,10 +32,56 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
    * (`'self'` by default; add the catering application's origin to embed it there).
    */
   readonly frameAncestors: string;
+  readonly limits: DeveloperAreaLimits;
 }
 
-/** CSP source expressions separated by spaces: no `;` or `,` (which would end the directive), no control characters. */
-const SOURCE_LIST = /^[A-Za-z0-9'*:/.\-_ ]+$/;
+/** No `;` or `,` (which would end the directive), no control characters: checked before each source is. */
+const SOURCE_LIST = /^[A-Za-z0-9'*:/.\-_ \[\]]+$/;
+
+const FRAME_ANCESTORS_EXPECTED = "'self', 'none', or exact origins written scheme://host[:port], such as 'self' https://app.example.com";
+
+/** One `frame-ancestors` source as given, or why it is refused: only `'self'` and exact http(s) origins. */
+const frameSourceProblem = (source: string): string | undefined => {
+  if (source === "'self'") return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(source);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || !["http:", "https:"].includes(url.protocol) || source.includes("*")) {
+    return `"${source}" is not an exact http(s) origin (no wildcard or bare scheme)`;
+  }
+  if (url.origin.toLowerCase() !== source.toLowerCase()) return `"${source}" is not an exact origin: write it ${url.origin}`;
+  return undefined;
+};
+
+/**
+ * `DEVELOPER_AREA_FRAME_ANCESTORS`: who may embed the area. Only `'self'`, `'none'` (alone) and
+ * exact origins: a wildcard (`*`, `https:`, `https://*.example.com`) would let any site, or any
+ * subdomain someone else controls, frame the signed-in area and trick its users into clicks.
+ */
+export const readFrameAncestors = (env: Environment): string => {
+  const raw = readMatching(env, "DEVELOPER_AREA_FRAME_ANCESTORS", "'self'", SOURCE_LIST, FRAME_ANCESTORS_EXPECTED);
+  const sources = raw.split(/\s+/);
+  if (sources.includes("'none'")) {
+    if (sources.length > 1) throw new ConfigError(`DEVELOPER_AREA_FRAME_ANCESTORS: 'none' must stand alone, got "${raw}"`);
+    return "'none'";
+  }
+  for (const source of sources) {
+    const problem = frameSourceProblem(source);
+    if (problem !== undefined) throw new ConfigError(`DEVELOPER_AREA_FRAME_ANCESTORS must be ${FRAME_ANCESTORS_EXPECTED}: ${problem}`);
+  }
+  return sources.map((source) => (source === "'self'" ? source : new URL(source).origin)).join(" ");
+};
+
+/** `DEVELOPER_AREA_TEST_EVENTS`, `DEVELOPER_AREA_ENDPOINT_CREATES`, `DEVELOPER_AREA_REPLAYS` per `DEVELOPER_AREA_LIMIT_WINDOW`. */
+export const readDeveloperAreaLimits = (env: Environment): DeveloperAreaLimits => ({
+  testEvents: readInteger(env, "DEVELOPER_AREA_TEST_EVENTS", DEFAULT_DEVELOPER_AREA_LIMITS.testEvents, 1, 1_000_000),
+  endpointCreates: readInteger(env, "DEVELOPER_AREA_ENDPOINT_CREATES", DEFAULT_DEVELOPER_AREA_LIMITS.endpointCreates, 1, 1_000_000),
+  replays: readInteger(env, "DEVELOPER_AREA_REPLAYS", DEFAULT_DEVELOPER_AREA_LIMITS.replays, 1, 1_000_000),
+  windowMs: readDuration(env, "DEVELOPER_AREA_LIMIT_WINDOW", DEFAULT_DEVELOPER_AREA_LIMITS.windowMs, 1000),
+});
 
 /** Reads the Developer area's environment variables; throws `ConfigError` naming the first bad one. */
 export const loadDeveloperAreaConfig = (env: Environment = process.env): DeveloperAreaConfig => ({
@@ -23,7 +89,6 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   ...readProcessSettings(env),
   ...readDeveloperAreaAddress(env),
   ...readWebhookEndpointSettings(env),
-  frameAncestors: readMatching(
-    env, "DEVELOPER_AREA_FRAME_ANCESTORS", "'self'", SOURCE_LIST, "CSP sources separated by spaces, such as 'self' https://app.example.com",
-  ),
+  frameAncestors: readFrameAncestors(env),
+  limits: readDeveloperAreaLimits(env),
 });

@@ -10,6 +10,7 @@ import { eventCatalogPage } from "./catalog-page.ts";
 import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
 import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
+import type { OrganizationLimits } from "./organization-limits.ts";
 import { page, redirect } from "./page-responses.ts";
 import { readSessionForm, sessionOf } from "./session.ts";
 
@@ -23,8 +24,8 @@ import { readSessionForm, sessionOf } from "./session.ts";
 
 /** What these routes share with the area's other routes. */
 export interface DeliveryRouteKit {
-  /** The area's public origin: POSTs must come from it. */
-  readonly settings: { readonly origin: string };
+  /** The area's public origin (POSTs must come from it) and the organization's limits (replays). */
+  readonly settings: { readonly origin: string; readonly limits: OrganizationLimits };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
   /** The header's organization name and the session's form token. */
@@ -99,6 +100,7 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
       const log = await run(DeliveryRepository.use((r) => r.log(session.scope, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined })));
       return page(ctx, 400, deliveriesPage(await signedIn(session), state, log));
     }
+    await settings.limits.consume(session.scope.organizationId, "replays", `/deliveries${filterQuery({ endpointId })}`);
     const { retried } = await run(
       Effect.gen(function* () {
         const result = yield* DeliveryRepository.use((r) => r.retryFailed(session.scope, endpointId, since));
@@ -122,6 +124,7 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     const form = await readSessionForm(ctx, settings.origin);
     const session = sessionOf(ctx);
     const deliveryField = form["delivery"];
+    await settings.limits.consume(session.scope.organizationId, "replays", messagePath(envelopeId));
     const { retried } = await run(
       Effect.gen(function* () {
         const message = yield* DeliveryRepository.use((r) => r.message(session.scope, envelopeId));

@@ -1,12 +1,17 @@
 import type { NotFound, SignInRefused } from "@platter/domain";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
-import type { AreaUnavailable, FormRefused, SignInRequired, UnknownPage, UnreadableForm } from "./page-errors.ts";
+import type { AreaUnavailable, FormRefused, SignInRequired, TooManyActions, UnknownPage, UnreadableForm } from "./page-errors.ts";
+import { loggedError, loggedPath } from "./log-redaction.ts";
 import { howToGetALink, messagePage } from "./pages.ts";
 
 /** Error pages: the one place where an error becomes a status and a page. Anything unexpected is logged and a plain 500 page. */
 
-type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused;
+type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions;
+
+/** `90` → `2 minutes`, `30` → `30 seconds`: when to try again, in words. */
+const inWords = (seconds: number) =>
+  seconds < 60 ? `${seconds} ${seconds === 1 ? "second" : "seconds"}` : `${Math.ceil(seconds / 60)} ${Math.ceil(seconds / 60) === 1 ? "minute" : "minutes"}`;
 
 interface ErrorPage {
   readonly status: number;
@@ -52,6 +57,13 @@ const PAGES: PageOf = {
   }),
   UnknownPage: notFoundPage,
   NotFound: notFoundPage,
+  TooManyActions: (error) => ({
+    status: 429,
+    page: messagePage(`Too many ${error.what} for now`, [
+      `Your organization may make ${error.allowed} ${error.what} every ${inWords(Math.round(error.windowMs / 1000))}, and has. Nothing was done. Try again in ${inWords(error.retryAfterSeconds)}.`,
+    ], { href: error.back, label: "Go back" }),
+    headers: { "retry-after": String(error.retryAfterSeconds) },
+  }),
   AreaUnavailable: () => ({
     status: 503,
     page: messagePage("The Developer area is briefly unavailable", ["Nothing was changed. Please try again in a moment."]),
@@ -62,7 +74,7 @@ const PAGES: PageOf = {
 const isPageError = (value: unknown): value is PageError =>
   typeof value === "object" && value !== null && Object.hasOwn(PAGES, (value as { _tag?: unknown })._tag as string);
 
-/** Renders anything thrown below as its page; defects are logged and answered with an opaque 500 page. */
+/** Renders anything thrown below as its page; defects are logged (tokens redacted) and answered with an opaque 500 page. */
 export const errorPages =
   (logger: Logger): Middleware =>
   async (ctx, next) => {
@@ -71,10 +83,11 @@ export const errorPages =
     } catch (thrown) {
       let answer: ErrorPage;
       if (isPageError(thrown)) {
-        if (thrown._tag === "AreaUnavailable") logger.error({ err: thrown.reason }, "database unavailable");
+        if (thrown._tag === "AreaUnavailable") logger.error({ err: loggedError(thrown.reason, ctx), path: loggedPath(ctx) }, "database unavailable");
         answer = (PAGES[thrown._tag] as (error: PageError) => ErrorPage)(thrown);
       } else {
-        logger.error({ err: thrown, method: ctx.method, path: ctx.path }, "unhandled error");
+        // A sign-in path carries a live link's token: never logged as it is.
+        logger.error({ err: loggedError(thrown, ctx), method: ctx.method, path: loggedPath(ctx) }, "unhandled error");
         answer = { status: 500, page: messagePage("Something went wrong", ["This is our fault and has been logged. Nothing was changed; please try again."]) };
       }
       ctx.status = answer.status;

@@ -19,3 +19,17 @@ export class AreaUnavailable extends Schema.TaggedError<AreaUnavailable>()("Area
   /** The driver's error, for the log. */
   reason: Schema.Unknown,
 }) {}
+
+/** An action the organization has taken as often as its Developer-area limit allows in the current window: nothing was done. */
+export class TooManyActions extends Schema.TaggedError<TooManyActions>()("TooManyActions", {
+  /** What was refused, as a plural noun phrase: `test events`, `new endpoints`, `replays`. */
+  what: Schema.String,
+  /** How many the organization may take per window. */
+  allowed: Schema.Finite,
+  /** The window, in milliseconds. */
+  windowMs: Schema.Finite,
+  /** Seconds until the window resets and it may try again. */
+  retryAfterSeconds: Schema.Finite,
+  /** Where the page's button leads back to. */
+  back: Schema.String,
+}) {}

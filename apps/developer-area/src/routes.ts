@@ -12,6 +12,7 @@ import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
   apiKeysPage, confirmRevokePage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
 } from "./pages.ts";
+import type { OrganizationLimits } from "./organization-limits.ts";
 import { runProgram } from "./runtime.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
@@ -30,8 +31,10 @@ export interface RouteSettings {
   /** The area's public origin: POSTs must come from it, and links start with it. */
   readonly origin: string;
   readonly cookies: CookiePolicy;
-  /** The SSRF guard's setting and the secret rotation's overlap, as the CLI reads them. */
+  /** The SSRF guard's setting, the secret rotation's overlap and the endpoints' limit, as the CLI reads them. */
   readonly webhooks: WebhookEndpointSettings;
+  /** The organization's limits on test events, new endpoints and replays. */
+  readonly limits: OrganizationLimits;
 }
 
 const idOf = (ctx: Context): number => recordIdOf(ctx);

@@ -23,7 +23,8 @@ const closeGracefully = (server: Server): Promise<void> =>
 
 /** Serves the Developer area on `DEVELOPER_AREA_PORT` with the platform's storage services. */
 export const startDeveloperArea = async (
-  config: Pick<DeveloperAreaConfig, "developerAreaPort" | "developerAreaUrl" | "frameAncestors" | "host" | "allowPrivateNetworks" | "secretOverlapMs">,
+  config: Pick<DeveloperAreaConfig, "developerAreaPort" | "developerAreaUrl" | "frameAncestors" | "host" | "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits"
+  >,
   logger: Logger,
   runtime: PlatformRuntime,
 ): Promise<RunningDeveloperArea> => {

@@ -8,6 +8,7 @@ import { refusedUrlReason } from "@platter/webhooks";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
 import type { SignedIn } from "./layout.ts";
+import type { OrganizationLimits } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { readSessionForm, sessionOf } from "./session.ts";
 import {
@@ -26,7 +27,7 @@ import {
 /** What the webhook routes share with the area's other routes. */
 export interface WebhookRouteKit {
   readonly runtime: PlatformRuntime;
-  readonly settings: { readonly origin: string; readonly webhooks: WebhookEndpointSettings };
+  readonly settings: { readonly origin: string; readonly webhooks: WebhookEndpointSettings; readonly limits: OrganizationLimits };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
   /** The header's organization name and the session's form token. */
@@ -101,7 +102,14 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
         ...(Result.isFailure(types) ? { typesError: types.failure.message } : {}),
       }));
     }
-    const created = await run(endpoints.use((all) => all.add(session.scope, url.success, types.success)));
+    await settings.limits.consume(session.scope.organizationId, "endpointCreates", "/webhooks");
+    const created = await run(
+      endpoints.use((all) => all.add(session.scope, url.success, types.success, settings.webhooks.endpointsPerOrganization)).pipe(
+        Effect.catchTag("EndpointLimitReached", (refusal) => Effect.succeed(refusal)),
+      ),
+    );
+    // The organization has as many endpoints as it may: said beside the URL, and nothing written.
+    if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(session), { ...entered, urlError: created.message }));
     await audit(session, "added", created.id);
     redirect(ctx, `/webhooks/${created.id}?done=added`);
   });
@@ -157,6 +165,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     if (!isWebhookEventType(type)) {
       return showEndpoint(ctx, 400, id, { testForm: { type, error: "Choose an event type of the catalog." } });
     }
+    await settings.limits.consume(session.scope.organizationId, "testEvents", `/webhooks/${id}`);
     const sent = await run(
       endpoints.use((all) => all.sendTestMessage(session.scope, id, exampleMessage(type))).pipe(
         Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),

@@ -4,7 +4,7 @@ import type { WebhookEndpointSettings } from "@platter/ops";
 import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
-import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
+import { createDeveloperAreaApp, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
 
 /**
  * The Developer area as tests meet it: a fresh database, the area listening on 127.0.0.1 with its
@@ -36,13 +36,14 @@ const close = (server: Server) =>
 
 /**
  * Starts the area on a new test database; `frameAncestors` as `DEVELOPER_AREA_FRAME_ANCESTORS`
- * would set it, `webhooks` as `WEBHOOK_ALLOW_PRIVATE_NETWORKS` and `WEBHOOK_SECRET_OVERLAP` would
+ * would set it, `webhooks` as `WEBHOOK_ALLOW_PRIVATE_NETWORKS`, `WEBHOOK_SECRET_OVERLAP` and
+ * `WEBHOOK_ENDPOINTS_PER_ORGANIZATION` would, and `limits` as the `DEVELOPER_AREA_*` limits would
  * (their defaults when not given).
  */
 export const startArea = async (
   adminUrl: string,
   frameAncestors = "'self'",
-  webhooks: Partial<WebhookEndpointSettings> = {},
+  webhooks: Partial<WebhookEndpointSettings> & { readonly limits?: DeveloperAreaLimits } = {},
 ): Promise<RunningArea> => {
   const db = await createTestDatabase(adminUrl);
   const port = await freePort();

@@ -64,7 +64,9 @@ describe("the Developer area process", () => {
 
   it.each([
     ["DEVELOPER_AREA_PUBLIC_URL", "ftp://example.com", "DEVELOPER_AREA_PUBLIC_URL must be an http(s) address without a path"],
-    ["DEVELOPER_AREA_FRAME_ANCESTORS", "'self'; script-src *", "DEVELOPER_AREA_FRAME_ANCESTORS must be CSP sources separated by spaces"],
+    ["DEVELOPER_AREA_FRAME_ANCESTORS", "'self'; script-src *", "DEVELOPER_AREA_FRAME_ANCESTORS must be 'self', 'none', or exact origins"],
+    ["DEVELOPER_AREA_FRAME_ANCESTORS", "https://*.example.com", `DEVELOPER_AREA_FRAME_ANCESTORS must be 'self', 'none', or exact origins written scheme://host[:port], such as 'self' https://app.example.com: "https://*.example.com" is not an exact http(s) origin (no wildcard or bare scheme)`],
+    ["DEVELOPER_AREA_FRAME_ANCESTORS", "*", "DEVELOPER_AREA_FRAME_ANCESTORS must be 'self', 'none', or exact origins"],
   ])("refuses a bad %s with exit 2, naming it", async (variable, value, message) => {
     const area = startArea({ [variable]: value, LOG_LEVEL: "silent" });
     expect(await area.exited).toBe(2);

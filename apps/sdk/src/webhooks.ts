@@ -52,6 +52,13 @@ export interface VerifyWebhookOptions {
   readonly toleranceSeconds?: number;
   /** The current time in milliseconds, for tests. */
   readonly now?: () => number;
+  /**
+   * Accept a delivery whose headers carry only `x-platter-signature` (no `webhook-*` headers): the
+   * spec's signature of the body alone, with no timestamp, so a captured delivery can be replayed
+   * forever. Off by default: without the Standard Webhooks headers a delivery is refused. When the
+   * Standard Webhooks headers are there they are always what is checked.
+   */
+  readonly allowSignatureWithoutTimestamp?: boolean;
 }
 
 const headerOf = (headers: WebhookHeaders, name: string): string | undefined => {
@@ -81,7 +88,10 @@ const verifyStandard = async (body: Uint8Array, headers: WebhookHeaders, secret:
   const timestamp = headerOf(headers, "webhook-timestamp");
   const signatures = headerOf(headers, "webhook-signature");
   if (id === undefined || timestamp === undefined || signatures === undefined) {
-    throw new WebhookSignatureError("Missing webhook-id, webhook-timestamp or webhook-signature header");
+    throw new WebhookSignatureError(
+      "Missing webhook-id, webhook-timestamp or webhook-signature header (x-platter-signature alone is accepted only with " +
+        "{ allowSignatureWithoutTimestamp: true }, which gives up replay protection)",
+    );
   }
   const seconds = /^\d{1,12}$/.test(timestamp.trim()) ? Number(timestamp.trim()) : Number.NaN;
   const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
@@ -122,10 +132,11 @@ const isHeaders = (value: unknown): value is WebhookHeaders =>
  * - `rawBody`: the request body exactly as received, a string or bytes (a Node `Buffer` is bytes).
  *   Not a parsed object: re-serialising JSON does not give back the signed bytes.
  * - `headers`: the request's headers (Node's `req.headers`, or a fetch `Headers`). The Standard
- *   Webhooks signature is checked, and its timestamp must be within `toleranceSeconds` (five
- *   minutes by default) of now, so a replayed delivery is refused; without those headers,
- *   `x-platter-signature` is. Passing the value of `x-platter-signature` alone (the SDK's first
- *   form) still works, without replay protection.
+ *   Webhooks headers are required: the signature is checked, and its timestamp must be within
+ *   `toleranceSeconds` (five minutes by default) of now, so a replayed delivery is refused. A
+ *   delivery without them is refused, unless `allowSignatureWithoutTimestamp` is set: then
+ *   `x-platter-signature` is checked instead, without replay protection. Passing the value of
+ *   `x-platter-signature` alone (the SDK's first form) is that explicit choice too.
  * - `secret`: the endpoint's signing secret.
  *
  * Throws `WebhookSignatureError` when the delivery is not authentic (answer 400), and `TypeError`
@@ -146,7 +157,9 @@ export const verifyWebhook = async (
     );
   }
   if (typeof secret !== "string" || secret === "") throw new TypeError("verifyWebhook needs the endpoint's signing secret");
-  if (isHeaders(headers) && headerOf(headers, "webhook-signature") !== undefined) {
+  const standardSent = isHeaders(headers) && headerOf(headers, "webhook-signature") !== undefined;
+  if (isHeaders(headers) && (standardSent || options.allowSignatureWithoutTimestamp !== true)) {
+    // Deleting the webhook-* headers must not turn a replay-proof check into one without a timestamp.
     await verifyStandard(body, headers, secret, options);
   } else {
     const received = bytesOfHex(signatureOf(isHeaders(headers) ? headerOf(headers, WEBHOOK_SIGNATURE_HEADER) : headers));

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { envelopeBody, signPayload } from "@platter/domain";
+import { envelopeBody, signPayload, standardWebhookSignature } from "@platter/domain";
 import { attemptDelivery, type AttemptSettings, createDeliveryAgent } from "@platter/webhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { seedRecordsWithChildren, type SdkTestbed, startSdkTestbed } from "./sdk-testbed.ts";
@@ -182,16 +182,25 @@ describe.each(["examples/webhook-node-http.ts", "examples/webhook-koa.ts"])("%s"
     await receiver.printed("rejected: Webhook signature does not match the body and secret");
   });
 
-  it("rejects a tampered body and a missing signature with 400", async () => {
+  it("rejects a tampered body, a missing signature, and a captured delivery without its webhook-* headers with 400", async () => {
+    const timestamp = Math.floor(Date.now() / 1000);
     const tampered = await fetch(receiver.url, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-platter-signature": signPayload(SECRET, body) },
+      headers: {
+        "content-type": "application/json", "webhook-id": envelopeId, "webhook-timestamp": String(timestamp),
+        "webhook-signature": standardWebhookSignature(SECRET, envelopeId, timestamp, body),
+      },
       body: body.replace("Webhook client", "Webhook c1ient"),
     });
     expect(tampered.status).toBe(400);
     const unsigned = await fetch(receiver.url, { method: "POST", headers: { "content-type": "application/json" }, body });
     expect(unsigned.status).toBe(400);
-    await receiver.printed("rejected: Missing x-platter-signature header");
+    // A replay of a real delivery with only its (valid) x-platter-signature left.
+    const stripped = await fetch(receiver.url, {
+      method: "POST", headers: { "content-type": "application/json", "x-platter-signature": signPayload(SECRET, body) }, body,
+    });
+    expect(stripped.status).toBe(400);
+    await receiver.printed("rejected: Missing webhook-id, webhook-timestamp or webhook-signature header");
   });
 
   it("answers 404 off the webhook route", async () => {

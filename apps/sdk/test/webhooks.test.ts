@@ -194,11 +194,37 @@ describe("verifyWebhook with Standard Webhooks headers", () => {
     await expect(verifyWebhook(received, headers, STANDARD_SECRET, { now })).rejects.toBeInstanceOf(WebhookSignatureError);
   });
 
-  it("verifies x-platter-signature when the headers carry no Standard Webhooks signature", async () => {
-    expect(await verifyWebhook(body, { [WEBHOOK_SIGNATURE_HEADER]: signature }, SECRET)).toEqual(JSON.parse(body));
-    await expect(verifyWebhook(body, { [WEBHOOK_SIGNATURE_HEADER]: signPayload("whsec_wrong", body) }, SECRET)).rejects.toBeInstanceOf(
+  it("refuses a captured delivery replayed with its webhook-* headers deleted, even though its x-platter-signature is valid", async () => {
+    const captured = { ...signedBy(SECRET), [WEBHOOK_SIGNATURE_HEADER]: signature };
+    expect(await verifyWebhook(body, captured, SECRET, { now })).toEqual(JSON.parse(body));
+    const stripped = { [WEBHOOK_SIGNATURE_HEADER]: signature };
+    const failure = verifyWebhook(body, stripped, SECRET, { now });
+    await expect(failure).rejects.toBeInstanceOf(WebhookSignatureError);
+    await expect(failure).rejects.toThrow(/^Missing webhook-id, webhook-timestamp or webhook-signature header .*allowSignatureWithoutTimestamp/);
+    await expect(verifyWebhook(body, new Headers(stripped), SECRET, { now })).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
+  it.each([
+    ["no webhook-timestamp", "webhook-timestamp"],
+    ["no webhook-signature", "webhook-signature"],
+  ])("refuses a delivery with %s, whatever its x-platter-signature", async (_, dropped) => {
+    const headers: Record<string, string> = { ...signedBy(SECRET), [WEBHOOK_SIGNATURE_HEADER]: signature };
+    delete headers[dropped];
+    await expect(verifyWebhook(body, headers, SECRET, { now })).rejects.toBeInstanceOf(WebhookSignatureError);
+  });
+
+  it("checks x-platter-signature alone only when the caller opts in with allowSignatureWithoutTimestamp", async () => {
+    const opted = { now, allowSignatureWithoutTimestamp: true };
+    expect(await verifyWebhook(body, { [WEBHOOK_SIGNATURE_HEADER]: signature }, SECRET, opted)).toEqual(JSON.parse(body));
+    await expect(verifyWebhook(body, { [WEBHOOK_SIGNATURE_HEADER]: signPayload("whsec_wrong", body) }, SECRET, opted)).rejects.toBeInstanceOf(
       WebhookSignatureError,
     );
+  });
+
+  it("still checks the Standard Webhooks signature and timestamp when they are sent, with the option set", async () => {
+    const opted = { now, allowSignatureWithoutTimestamp: true };
+    const stale = { ...signedBy(SECRET, NOW_S - 3600), [WEBHOOK_SIGNATURE_HEADER]: signature };
+    await expect(verifyWebhook(body, stale, SECRET, opted)).rejects.toThrow(/timestamp is not within 300 s/);
   });
 
   it("reads a secret made before secrets were standard base64 (base64url), as the server signs with it", async () => {

@@ -36,6 +36,26 @@ export class SignInRefused extends Schema.TaggedError<SignInRefused>()("SignInRe
   reason: Schema.Literals(["used", "expired", "unknown"]),
 }) {}
 
+/**
+ * An organization already has as many webhook endpoints as it may (`limit`, disabled ones
+ * included), so registering another is refused and writes nothing. `message` is safe to show.
+ */
+export class EndpointLimitReached extends Schema.TaggedError<EndpointLimitReached>()("EndpointLimitReached", {
+  limit: Schema.Finite,
+  message: Schema.String,
+}) {}
+
+/** `WEBHOOK_ENDPOINTS_PER_ORGANIZATION` when unset: three times Stripe's 16, far above what an integration uses. */
+export const DEFAULT_ENDPOINTS_PER_ORGANIZATION = 50;
+
+/** The refusal of one more endpoint beyond `limit`, with the sentence the CLI and the Developer area show. */
+export const endpointLimitReached = (limit: number): EndpointLimitReached =>
+  new EndpointLimitReached({
+    limit,
+    message: `This organization already has ${limit} webhook ${limit === 1 ? "endpoint" : "endpoints"}, the most it may have ` +
+      "(disabled ones count). Reuse one of them, or ask your Platter contact to raise the limit.",
+  });
+
 /** Every expected failure of the domain. */
 export type DomainError =
   | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition

@@ -110,16 +110,20 @@ export interface WebhookEndpointSettings {
   readonly allowPrivateNetworks: boolean;
   /** How long a rotated-out signing secret keeps signing beside the new one. */
   readonly secretOverlapMs: number;
+  /** How many endpoints one organization may have registered (disabled ones count): a message fans out to each. */
+  readonly endpointsPerOrganization: number;
 }
 
 /**
- * `WEBHOOK_ALLOW_PRIVATE_NETWORKS` (false) and `WEBHOOK_SECRET_OVERLAP` (24 h): read alike by every
+ * `WEBHOOK_ALLOW_PRIVATE_NETWORKS` (false), `WEBHOOK_SECRET_OVERLAP` (24 h) and
+ * `WEBHOOK_ENDPOINTS_PER_ORGANIZATION` (50): read alike by every
  * place that registers endpoints or rotates their secrets, so the CLI and the Developer area apply
  * the same guard and the same overlap (the dispatcher reads the first for its sockets).
  */
 export const readWebhookEndpointSettings = (env: Environment): WebhookEndpointSettings => ({
   allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
   secretOverlapMs: readDuration(env, "WEBHOOK_SECRET_OVERLAP", 24 * 60 * 60 * 1000, 0),
+  endpointsPerOrganization: readInteger(env, "WEBHOOK_ENDPOINTS_PER_ORGANIZATION", 50, 1, 10_000),
 });
 
 const SECOND = 1000;

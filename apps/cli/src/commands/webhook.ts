@@ -14,7 +14,10 @@ import { report } from "../output.ts";
 const idArg = { type: "string", required: true, description: "Endpoint id" } as const;
 
 const add = defineCommand({
-  meta: { name: "add", description: "Register a webhook endpoint (prints its signing secret once)" },
+  meta: {
+    name: "add",
+    description: "Register a webhook endpoint (prints its signing secret once); at most WEBHOOK_ENDPOINTS_PER_ORGANIZATION per organization",
+  },
   args: {
     org: { type: "string", required: true, description: "Organization id" },
     url: { type: "string", required: true, description: "http(s) URL that receives POSTs" },
@@ -31,7 +34,8 @@ const add = defineCommand({
     const created = await withPlatform(config, (platform) =>
       runAction(
         platform,
-        inOrganization(organizationId, (scope) => WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, args.url, types.success))),
+        inOrganization(organizationId, (scope) =>
+          WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, args.url, types.success, config.endpointsPerOrganization))),
         `organization ${organizationId} does not exist`,
       ),
     );

@@ -98,6 +98,13 @@ const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
 /** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
 const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";
 
+/**
+ * Deliveries a bulk replay (`retryFailed`) reads and changes per statement, each statement its
+ * own short transaction: an endpoint with a month of failures is never one long statement holding
+ * its rows locked, nor one unbounded transaction.
+ */
+export const REPLAY_BATCH_SIZE = 500;
+
 /** The log's columns: the delivery, its message's envelope id and type, its endpoint's URL, and its last attempt. */
 const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, d.status, d.attempts,
   last.status_code as last_status_code, last.error as last_error, ${isoTimestamp("last.started_at")} as last_attempt_at,
@@ -160,7 +167,8 @@ export class DeliveryRepository extends Context.Service<
     readonly retryMessage: (scope: OrgScope, messageId: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
     /**
      * `retry` for every failing delivery of an endpoint (made at or after `since`, when given):
-     * failed ones, and pending ones waiting to try again after a failed attempt.
+     * failed ones, and pending ones waiting to try again after a failed attempt; in batches of
+     * `REPLAY_BATCH_SIZE`, each its own statement and transaction.
      */
     readonly retryFailed: (scope: OrgScope, endpointId: number, since?: string) => Effect.Effect<{ readonly retried: number }, NotFound>;
   }
@@ -244,17 +252,40 @@ export class DeliveryRepository extends Context.Service<
         retryFailed: traced("DeliveryRepository.retryFailed")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
           const org = orgSql(database, scope);
           yield* org.one({ columns: "w.id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
-          const rows = yield* org.update({
-            table: "webhook_deliveries",
-            as: "d",
-            set: DUE_AGAIN,
-            // The partial indexes of failed and of pending deliveries, from `since` on.
-            where: since === undefined
-              ? sql`d.endpoint_id = ${endpointId} and ${raw(FAILING)}`
-              : sql`d.endpoint_id = ${endpointId} and ${raw(FAILING)} and d.created_at >= ${since}::timestamptz`,
-            returning: "d.id",
-          });
-          return { retried: rows.length };
+          const failing = allOf([
+            sql`d.endpoint_id = ${endpointId}`,
+            raw(FAILING),
+            ...(since === undefined ? [] : [sql`d.created_at >= ${since}::timestamptz`]),
+          ])!;
+          // Walks the failing deliveries oldest first, `REPLAY_BATCH_SIZE` at a time: each batch's
+          // keys are read, then that key range is made due again in one statement of its own. The
+          // walk only moves forward, so a delivery that fails again meanwhile is not replayed twice.
+          let retried = 0;
+          let after: { readonly created_at: string; readonly id: string } | undefined;
+          for (;;) {
+            const from = after === undefined ? undefined : sql`(d.created_at, d.id) > (${after.created_at}::timestamptz, ${after.id}::bigint)`;
+            const batch = yield* org.select<{ id: string; created_at: string }>({
+              columns: `d.id, ${isoTimestamp("d.created_at")} as created_at`,
+              from: "webhook_deliveries",
+              as: "d",
+              where: from === undefined ? failing : sql`${failing} and ${from}`,
+              rest: sql`order by d.created_at, d.id limit ${REPLAY_BATCH_SIZE}`,
+            });
+            const last = batch.at(-1);
+            if (last === undefined) break;
+            const upTo = sql`(d.created_at, d.id) <= (${last.created_at}::timestamptz, ${last.id}::bigint)`;
+            const rows = yield* org.update({
+              table: "webhook_deliveries",
+              as: "d",
+              set: DUE_AGAIN,
+              where: from === undefined ? sql`${failing} and ${upTo}` : sql`${failing} and ${from} and ${upTo}`,
+              returning: "d.id",
+            });
+            retried += rows.length;
+            if (batch.length < REPLAY_BATCH_SIZE) break;
+            after = last;
+          }
+          return { retried };
         })),
       });
     }),

@@ -1,5 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { envelopeBody, InvalidTransition, NotFound, type OrgScope, type WebhookEventType, type WebhookMessage } from "@platter/domain";
+import {
+  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, envelopeBody, InvalidTransition, NotFound, type OrgScope,
+  type WebhookEventType, type WebhookMessage,
+} from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
@@ -131,12 +134,17 @@ const DELIVERY_COLUMNS = `d.id, m.envelope_id, m.type as event_type, d.status, $
 export class WebhookEndpointRepository extends Context.Service<
   WebhookEndpointRepository,
   {
-    /** Registers an endpoint (its URL already checked by the SSRF guard) and returns its signing secret once. */
+    /**
+     * Registers an endpoint (its URL already checked by the SSRF guard) and returns its signing
+     * secret once; `EndpointLimitReached` (nothing written) when the organization already has
+     * `limit` endpoints, disabled ones included. Race-safe: see `add`'s lock.
+     */
     readonly add: (
       scope: OrgScope,
       url: string,
       eventTypes: ReadonlyArray<WebhookEventType>,
-    ) => Effect.Effect<{ readonly id: number; readonly secret: string }>;
+      limit?: number,
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, EndpointLimitReached>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>>;
     /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
     readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>>;
@@ -183,9 +191,23 @@ export class WebhookEndpointRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return WebhookEndpointRepository.of({
-        add: traced("WebhookEndpointRepository.add")(Effect.fnUntraced(function* (scope: OrgScope, url: string, eventTypes: ReadonlyArray<WebhookEventType>) {
+        add: traced("WebhookEndpointRepository.add")(Effect.fnUntraced(function* (
+          scope: OrgScope,
+          url: string,
+          eventTypes: ReadonlyArray<WebhookEventType>,
+          limit: number = DEFAULT_ENDPOINTS_PER_ORGANIZATION,
+        ) {
           const secret = generateSigningSecret();
-          const id = yield* orgSql(database, scope).insert(WebhookEndpointEntity, { url, secret, eventTypes: [...eventTypes] });
+          const id = yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // The organization's row, locked until the commit, makes registrations take turns, so two
+              // cannot both take the last slot. `no key update` leaves the foreign-key checks of other
+              // writes of the organization (`for key share`) unblocked.
+              yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
+              const [count] = yield* tx.select<{ n: number }>({ columns: "count(*)::int as n", from: "webhook_endpoints", as: "w" });
+              if ((count?.n ?? 0) >= limit) return yield* endpointLimitReached(limit);
+              return yield* tx.insert(WebhookEndpointEntity, { url, secret, eventTypes: [...eventTypes] });
+            }));
           return { id, secret };
         })),
         list: traced("WebhookEndpointRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, DEFAULT_DEVELOPER_AREA_LIMITS, loadDeveloperAreaConfig } from "./config.ts";
+
+/** The Developer area's own variables: `DEVELOPER_AREA_FRAME_ANCESTORS` takes exact origins only, and the per-organization limits. */
+
+const frameAncestors = (value: string | undefined) => loadDeveloperAreaConfig({ DEVELOPER_AREA_FRAME_ANCESTORS: value }).frameAncestors;
+
+describe("DEVELOPER_AREA_FRAME_ANCESTORS", () => {
+  it.each<[string | undefined, string]>([
+    [undefined, "'self'"],
+    ["'self'", "'self'"],
+    ["'none'", "'none'"],
+    ["https://app.example.com", "https://app.example.com"],
+    ["'self' https://app.example.com http://localhost:8080", "'self' https://app.example.com http://localhost:8080"],
+    ["  https://App.Example.com   https://[::1]:8443 ", "https://app.example.com https://[::1]:8443"],
+  ])("accepts %j as %j", (value, policy) => {
+    expect(frameAncestors(value)).toBe(policy);
+  });
+
+  it.each<[string, RegExp]>([
+    ["*", /"\*" is not an exact http\(s\) origin/],
+    ["https:", /"https:" is not an exact http\(s\) origin/],
+    ["https://*.example.com", /"https:\/\/\*\.example\.com" is not an exact http\(s\) origin/],
+    ["'self' *", /"\*" is not/],
+    ["https://app.example.com/", /"https:\/\/app\.example\.com\/" is not an exact origin: write it https:\/\/app\.example\.com$/],
+    ["https://app.example.com/embed", /write it https:\/\/app\.example\.com$/],
+    ["https://app.example.com:443", /write it https:\/\/app\.example\.com$/],
+    ["app.example.com", /"app\.example\.com" is not an exact http\(s\) origin/],
+    ["ftp://files.example.com", /not an exact http\(s\) origin/],
+    ["'unsafe-inline'", /"'unsafe-inline'" is not/],
+    ["'none' https://app.example.com", /'none' must stand alone/],
+    ["'self'; script-src *", /must be 'self', 'none', or exact origins/],
+    ["https://a.example.com,https://b.example.com", /must be 'self', 'none', or exact origins/],
+  ])("refuses %j at start, naming the variable", (value, message) => {
+    const reading = () => frameAncestors(value);
+    expect(reading).toThrow(ConfigError);
+    expect(reading).toThrow(/^DEVELOPER_AREA_FRAME_ANCESTORS/);
+    expect(reading).toThrow(message);
+  });
+});
+
+describe("the per-organization limits", () => {
+  it("default to 30 test events, 10 new endpoints and 30 replays per 10 minutes", () => {
+    expect(loadDeveloperAreaConfig({}).limits).toEqual(DEFAULT_DEVELOPER_AREA_LIMITS);
+    expect(DEFAULT_DEVELOPER_AREA_LIMITS).toEqual({ testEvents: 30, endpointCreates: 10, replays: 30, windowMs: 600_000 });
+  });
+
+  it("are read from their variables", () => {
+    const env = { DEVELOPER_AREA_TEST_EVENTS: "5", DEVELOPER_AREA_ENDPOINT_CREATES: "2", DEVELOPER_AREA_REPLAYS: "7", DEVELOPER_AREA_LIMIT_WINDOW: "1h" };
+    expect(loadDeveloperAreaConfig(env).limits).toEqual({ testEvents: 5, endpointCreates: 2, replays: 7, windowMs: 3_600_000 });
+  });
+
+  it.each([
+    ["DEVELOPER_AREA_TEST_EVENTS", "0"],
+    ["DEVELOPER_AREA_ENDPOINT_CREATES", "many"],
+    ["DEVELOPER_AREA_REPLAYS", "-1"],
+    ["DEVELOPER_AREA_LIMIT_WINDOW", "500ms"],
+    ["WEBHOOK_ENDPOINTS_PER_ORGANIZATION", "0"],
+  ])("refuse a bad %s (%j), naming it", (variable, value) => {
+    expect(() => loadDeveloperAreaConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} must be`));
+  });
+
+  it("reads WEBHOOK_ENDPOINTS_PER_ORGANIZATION (50 by default), as the CLI does", () => {
+    expect(loadDeveloperAreaConfig({}).endpointsPerOrganization).toBe(50);
+    expect(loadDeveloperAreaConfig({ WEBHOOK_ENDPOINTS_PER_ORGANIZATION: "3" }).endpointsPerOrganization).toBe(3);
+  });
+});

@@ -1,0 +1,100 @@
+import { type EndpointLimitReached } from "@platter/domain";
+import { Effect, Result } from "effect";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { WebhookEndpointRepository } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+
+/**
+ * The limit on an organization's webhook endpoints, enforced by `WebhookEndpointRepository.add`:
+ * disabled endpoints count, a refusal writes nothing, another organization's endpoints do not
+ * count, and concurrent registrations cannot both take the last slot (the organization's row is
+ * locked in the registering transaction).
+ */
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+afterAll(() => db?.dispose());
+
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+const endpointsOf = async (org: OrganizationFixture) =>
+  (await rows<{ n: number }>("select count(*)::int as n from webhook_endpoints where organization_id = ?", [org.id]))[0]!.n;
+const add = (org: OrganizationFixture, limit: number, url = "https://hooks.example.com/one") =>
+  db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], limit)).pipe(Effect.result));
+
+describe("the limit on endpoints per organization", () => {
+  it("refuses the endpoint beyond the limit, disabled ones counting, with a message to show, and writes nothing", async () => {
+    const org = await createOrganization(db, "Limited");
+    const first = Result.getOrThrow(await add(org, 3));
+    await db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, first.id, false)));
+    Result.getOrThrow(await add(org, 3));
+    Result.getOrThrow(await add(org, 3));
+    const refused = await add(org, 3, "https://hooks.example.com/fourth");
+    expect(Result.isFailure(refused)).toBe(true);
+    const failure = Result.merge(refused) as EndpointLimitReached;
+    expect(failure._tag).toBe("EndpointLimitReached");
+    expect(failure.limit).toBe(3);
+    expect(failure.message).toBe(
+      "This organization already has 3 webhook endpoints, the most it may have (disabled ones count). Reuse one of them, or ask your Platter contact to raise the limit.",
+    );
+    expect(await endpointsOf(org)).toBe(3);
+    expect(await rows("select id from webhook_endpoints where url = 'https://hooks.example.com/fourth'")).toEqual([]);
+  });
+
+  it("counts each organization's own endpoints only", async () => {
+    const full = await createOrganization(db, "Full");
+    const other = await createOrganization(db, "Other");
+    Result.getOrThrow(await add(full, 1));
+    expect(Result.isFailure(await add(full, 1))).toBe(true);
+    expect(Result.getOrThrow(await add(other, 1)).secret).toMatch(/^whsec_/);
+  });
+
+  it("lets exactly one of many concurrent registrations take the last slot", async () => {
+    const org = await createOrganization(db, "Racing");
+    const limit = 5;
+    for (let i = 0; i < limit - 1; i++) Result.getOrThrow(await add(org, limit, `https://hooks.example.com/${i}`));
+    // Every insert into webhook_endpoints first waits for an advisory lock this test holds, until
+    // the pool's five connections are all busy registering: without the organization's row lock,
+    // all five would have counted four endpoints by then, and would all insert.
+    await rows(`create function hold_endpoint_inserts() returns trigger language plpgsql as $$
+      begin perform pg_advisory_xact_lock_shared(16016); return new; end $$`);
+    await rows("create trigger hold_endpoint_inserts before insert on webhook_endpoints for each row execute function hold_endpoint_inserts()");
+    const blocker = new pg.Client({ connectionString: db.url });
+    await blocker.connect();
+    let outcomes: Array<Result.Result<{ id: number; secret: string }, EndpointLimitReached>>;
+    try {
+      await blocker.query("select pg_advisory_lock(16016)");
+      const racing = Promise.all(Array.from({ length: 12 }, (_, i) => add(org, limit, `https://hooks.example.com/race-${i}`)));
+      const waiting = async () =>
+        (await blocker.query<{ n: number }>(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and state = 'active'",
+        )).rows[0]!.n;
+      while ((await waiting()) < 5) await new Promise((done) => setTimeout(done, 20));
+      await blocker.query("select pg_advisory_unlock(16016)");
+      outcomes = await racing;
+    } finally {
+      await blocker.end();
+      await rows("drop trigger hold_endpoint_inserts on webhook_endpoints");
+      await rows("drop function hold_endpoint_inserts()");
+    }
+    expect(outcomes.filter(Result.isSuccess)).toHaveLength(1);
+    expect(outcomes.filter(Result.isFailure).map((outcome) => (Result.merge(outcome) as EndpointLimitReached)._tag)).toEqual(
+      Array.from({ length: 11 }, () => "EndpointLimitReached"),
+    );
+    expect(await endpointsOf(org)).toBe(limit);
+  });
+
+  it("defaults to 50 when the caller gives no limit", async () => {
+    const org = await createOrganization(db, "Default");
+    await rows(
+      "insert into webhook_endpoints (organization_id, url, secret, event_types) select ?, 'https://hooks.example.com/' || g, 'whsec_x', '{}' from generate_series(1, 49) g",
+      [org.id],
+    );
+    Result.getOrThrow(await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://hooks.example.com/50", [])).pipe(Effect.result)));
+    const refused = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://hooks.example.com/51", [])).pipe(Effect.result));
+    expect((Result.merge(refused) as EndpointLimitReached).limit).toBe(50);
+    expect(await endpointsOf(org)).toBe(50);
+  });
+});
