@@ -37,6 +37,12 @@ describe("loadDispatcherConfig", () => {
     expect(loadDispatcherConfig({ WEBHOOK_TIMEOUT: "1s", WEBHOOK_LEASE: "2s" }).dns.timeoutMs).toBe(1_000);
   });
 
+  it("reads an organization's cap on attempts in flight, unset by default (all of a dispatcher's slots but a reserve)", () => {
+    expect(loadDispatcherConfig({}).organizationConcurrency).toBeUndefined();
+    expect(loadDispatcherConfig({ WEBHOOK_ORGANIZATION_CONCURRENCY: "100" }).organizationConcurrency).toBe(100);
+    expect(() => loadDispatcherConfig({ WEBHOOK_ORGANIZATION_CONCURRENCY: "0" })).toThrow(/WEBHOOK_ORGANIZATION_CONCURRENCY/);
+  });
+
   it("reads the test settings", () => {
     expect(
       loadDispatcherConfig({

@@ -119,6 +119,32 @@ describe("fair delivery between organizations", () => {
     expect(silent.peakInFlight()).toBe(DEFAULT_ENDPOINT_CAP);
   });
 
+  it("keeps another organization's p99 under 1 s while one organization's many slow endpoints want more slots than the dispatcher has", async () => {
+    // The production shape scaled down: 12 endpoints × a cap of 4 want 48 slots of a dispatcher's 32,
+    // each held 5 s (under the timeout: nothing fails, no circuit opens). Without a share per
+    // organization they would hold all 32 and another organization would wait seconds for a slot.
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    databases.push(db);
+    const slow = await receiver(5_000);
+    const healthy = await receiver(0);
+    const hoarder = await createOrganization(db, "Hoarding Caterers");
+    for (let i = 0; i < 12; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(hoarder.scope, `${slow.url}?endpoint=${i}`, [])));
+    for (let start = 0; start < 40; start += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(ClientRepository.use((r) => r.create(hoarder.scope, { name: `Hoard ${start + i}` })))));
+    }
+    await startDispatcherProcess(db.url, {
+      DISPATCHER_CONCURRENCY: "32", WEBHOOK_ENDPOINT_CONCURRENCY: "4", WEBHOOK_TIMEOUT: "15s", WEBHOOK_LEASE: "45s",
+    });
+    // Its share: all of the 32 slots but a reserve of max(cap 4, 32/16) = 4.
+    await waitFor("the organization to reach its share", async () => slow.inFlight() === 28 || undefined, 10_000);
+
+    const latencies = await freshLatencies(db, healthy);
+    console.info(`many slow endpoints: fresh deliveries p99 ${p99(latencies).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`);
+    expect(latencies).toHaveLength(FRESH);
+    expect(p99(latencies)).toBeLessThan(1000);
+    expect(slow.peakInFlight()).toBe(28);
+  });
+
   it("holds an endpoint's cap across dispatcher processes", async () => {
     const db = await createTestDatabase(inject("pgAdminUrl"));
     databases.push(db);

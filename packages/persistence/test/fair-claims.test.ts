@@ -40,12 +40,17 @@ const result = (delivery: DueDelivery, outcome: AttemptOutcome, retryDelayMs?: n
  * One dispatcher's bookkeeping, as WebhookDispatcher keeps it: what it claimed is in flight until
  * its result is recorded. `share` is its share of each endpoint's cap.
  */
-const dispatcher = (policy: DeliveryPolicy, share: number) => {
+const dispatcher = (policy: DeliveryPolicy, share: number, organizationShare = 1000) => {
   const inFlight = new Map<number, number>();
-  const count = (delivery: DueDelivery, by: number) => inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + by);
+  const inFlightByOrganization = new Map<number, number>();
+  const count = (delivery: DueDelivery, by: number) => {
+    inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + by);
+    inFlightByOrganization.set(delivery.organizationId, (inFlightByOrganization.get(delivery.organizationId) ?? 0) + by);
+  };
+  const held = { share, inFlight, organizationShare, inFlightByOrganization };
   return {
     claim: (limit: number) =>
-      Effect.map(DeliveryQueue.use((q) => q.claimDue(limit, 60_000, policy, { share, inFlight })), ({ due }) => {
+      Effect.map(DeliveryQueue.use((q) => q.claimDue(limit, 60_000, policy, held)), ({ due }) => {
         for (const delivery of due) count(delivery, 1);
         return due;
       }),
@@ -76,6 +81,32 @@ describe("claims", () => {
     expect(first.map((d) => d.endpointId)).toEqual([endpoint, endpoint, endpoint, endpoint]);
     expect(second).toEqual([]);
     expect(third).toHaveLength(3);
+    await settleEverything();
+  });
+
+  it("never put more than an organization's share in flight, and serve the organization holding fewer first", async () => {
+    const busy = await organizationWith("Busy", 4, 10); // 40 deliveries on 4 endpoints, created first
+    const one = dispatcher(testDeliveryPolicy, 10, 12);
+    const { first, second } = await db.run(Effect.gen(function* () {
+      const first = yield* one.claim(100);
+      return { first, second: yield* one.claim(100) };
+    }));
+    // At its share of 12 the organization gets nothing more, though its endpoints have free slots.
+    expect(first).toHaveLength(12);
+    expect(new Set(first.map((d) => d.organizationId))).toEqual(new Set([busy.org.id]));
+    expect(second).toEqual([]);
+
+    // Another organization arrives: the busy one holds 12, the newcomer none, so the newcomer takes
+    // every slot a small claim has, and the busy one still gets nothing beyond its share.
+    const newcomer = await organizationWith("Newcomer", 1, 3);
+    const third = await db.run(one.claim(2));
+    expect(third.map((d) => d.organizationId)).toEqual([newcomer.org.id, newcomer.org.id]);
+
+    // A result frees one of the busy organization's slots: it may claim one more, no more.
+    await db.run(one.record([result(first[0]!, "succeeded")]));
+    const fourth = await db.run(one.claim(100));
+    expect(fourth.filter((d) => d.organizationId === busy.org.id)).toHaveLength(1);
+    expect(fourth.filter((d) => d.organizationId === newcomer.org.id)).toHaveLength(1);
     await settleEverything();
   });
 

@@ -1,5 +1,5 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, nextRetryDelay,
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, nextRetryDelay, organizationShare,
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
@@ -29,6 +29,8 @@ export interface DispatcherSettings extends AttemptSettings, Omit<DeliveryPolicy
   readonly concurrency: number;
   /** Attempts in flight per endpoint across all dispatchers (each keeps to its share, see `HeldSlots`). */
   readonly endpointConcurrency: number;
+  /** Attempts in flight per organization across all dispatchers; unset, all of a dispatcher's slots but a reserve (see `organizationShare`). */
+  readonly organizationConcurrency?: number | undefined;
   /** Delays per try: the first before the first try, then one per retry. */
   readonly retryScheduleMs: ReadonlyArray<number>;
   /** How long a claim is ours; longer than the timeout, so a live attempt is never taken over. */
@@ -53,6 +55,13 @@ export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => 
   failureWindowMs: settings.failureWindowMs,
 });
 
+/** Adds `by` to a count of attempts in flight, forgetting a key at zero. */
+const count = (counts: Map<number, number>, key: number, by: number): void => {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next === 0) counts.delete(key);
+  else counts.set(key, next);
+};
+
 /** Longest a free slot waits for others before a claim fills what is free. */
 const CLAIM_WAIT_MS = 50;
 
@@ -68,7 +77,12 @@ export class WebhookDispatcher {
   private readonly writer: AttemptWriter;
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts in flight per endpoint, and this dispatcher's share of each endpoint's cap. */
-  private readonly held: { share: number; readonly inFlight: Map<number, number> };
+  private readonly held: {
+    share: number;
+    readonly inFlight: Map<number, number>;
+    organizationShare: number;
+    readonly inFlightByOrganization: Map<number, number>;
+  };
   private readonly minimumClaim: number;
   private lastClaimAt = 0;
   private stopping = false;
@@ -81,7 +95,12 @@ export class WebhookDispatcher {
     this.store = store;
     this.settings = settings;
     this.policy = deliveryPolicy(settings);
-    this.held = { share: settings.endpointConcurrency, inFlight: new Map() };
+    this.held = {
+      share: settings.endpointConcurrency,
+      inFlight: new Map(),
+      organizationShare: organizationShare(settings, 1),
+      inFlightByOrganization: new Map(),
+    };
     this.observer = observer;
     const dns = settings.dns ?? { ...DEFAULT_DNS_SETTINGS, timeoutMs: Math.min(DEFAULT_DNS_SETTINGS.timeoutMs, settings.timeoutMs) };
     this.resolver = new WebhookResolver(dns);
@@ -118,6 +137,7 @@ export class WebhookDispatcher {
    */
   shareBetween(dispatchers: number): void {
     this.held.share = Math.max(1, Math.ceil(this.settings.endpointConcurrency / Math.max(1, dispatchers)));
+    this.held.organizationShare = organizationShare(this.settings, dispatchers);
   }
 
   /** Attempts currently running. */
@@ -164,11 +184,12 @@ export class WebhookDispatcher {
 
   private launch(delivery: DueDelivery): void {
     const endpoint = delivery.endpointId;
-    this.held.inFlight.set(endpoint, (this.held.inFlight.get(endpoint) ?? 0) + 1);
+    const organization = delivery.organizationId;
+    count(this.held.inFlight, endpoint, 1);
+    count(this.held.inFlightByOrganization, organization, 1);
     const running = attemptDelivery(this.agent, delivery, this.settings, this.resolver).then((result) => {
-      const left = this.held.inFlight.get(endpoint)! - 1;
-      if (left === 0) this.held.inFlight.delete(endpoint);
-      else this.held.inFlight.set(endpoint, left);
+      count(this.held.inFlight, endpoint, -1);
+      count(this.held.inFlightByOrganization, organization, -1);
       this.observer.attempted?.(result.outcome, result.durationMs, delivery);
       this.writer.add({
         delivery,

@@ -71,7 +71,28 @@ export interface DeliveryPolicy {
 export interface HeldSlots {
   readonly share: number;
   readonly inFlight: ReadonlyMap<number, number>;
+  /** This dispatcher's share of an organization's cap on attempts in flight (see `organizationShare`). */
+  readonly organizationShare: number;
+  /** Attempts in flight per organization id. Claims skip an organization at its share and serve those holding fewer first. */
+  readonly inFlightByOrganization: ReadonlyMap<number, number>;
 }
+
+/**
+ * One dispatcher's share of an organization's attempts in flight. With a cap across all dispatchers
+ * (`organizationConcurrency`), the cap divided between the dispatchers live, rounded up, as for an
+ * endpoint's cap. Without one, each dispatcher lets a lone busy organization use all its slots but
+ * a reserve (the endpoint cap, or a sixteenth of the slots if more) kept for the others: an
+ * organization whose attempts hold their slots for seconds can then never leave another
+ * organization waiting for one.
+ */
+export const organizationShare = (settings: {
+  readonly concurrency: number;
+  readonly endpointConcurrency: number;
+  readonly organizationConcurrency?: number | undefined;
+}, dispatchers: number): number =>
+  settings.organizationConcurrency === undefined
+    ? Math.max(1, settings.concurrency - Math.max(settings.endpointConcurrency, Math.ceil(settings.concurrency / 16)))
+    : Math.max(1, Math.ceil(settings.organizationConcurrency / Math.max(1, dispatchers)));
 
 /** The state of an endpoint's circuit at `nowMs`, from when it is open until (undefined: closed). */
 export type CircuitState = "closed" | "open" | "half_open";

@@ -67,11 +67,13 @@ const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_ex
 /**
  * The endpoints this dispatcher may send to now (enabled, circuit not open) with its free slots
  * at each: its share of the cap less what it has in flight there (one probe while half-open).
- * Each organization may take an equal share of the claim, split between its endpoints (oldest due
- * first, skipping rows another claim holds), which bounds the rows a claim reads; then
- * organizations take turns, and within one its endpoints. The lease columns are not indexed, so
- * the claim's update is a HOT update.
- * Parameters: share, held (jsonb), now (Clock), limit, first-try delay ms, limit, lease ms, now (Clock).
+ * An organization at its share of attempts in flight is skipped. Each organization may take an
+ * equal share of the claim (never more than its share leaves free), split between its endpoints
+ * (oldest due first, skipping rows another claim holds), which bounds the rows a claim reads; then
+ * organizations take turns counting the slots each already holds (those holding fewer first), and
+ * within one its endpoints. The lease columns are not indexed, so the claim's update is a HOT update.
+ * Parameters: share, held (jsonb), now (Clock), held per organization (jsonb), organization share ×2,
+ * limit, first-try delay ms, limit, lease ms, now (Clock).
  */
 const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
   eligible as (
@@ -81,13 +83,16 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
     left join jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int) on h.endpoint_id = e.id
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= ?::timestamptz)
   ),
+  organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
   open_slots as (
-    select id, organization_id, free, count(*) over (partition by organization_id) as siblings
-    from eligible where free > 0
+    select el.id, el.organization_id, el.free, count(*) over (partition by el.organization_id) as siblings,
+      coalesce(oh.in_flight, 0) as organization_held, ?::int - coalesce(oh.in_flight, 0) as organization_free
+    from eligible el left join organization_held oh on oh.organization_id = el.organization_id
+    where el.free > 0 and ?::int - coalesce(oh.in_flight, 0) > 0
   ),
   share as (select greatest(1, ceil(?::numeric / greatest(1, count(distinct organization_id))))::int as per_organization from open_slots),
   locked as (
-    select c.id, o.id as endpoint_id, o.organization_id, c.next_attempt_at
+    select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, c.next_attempt_at
     from open_slots o cross join share
     cross join lateral (
       select d.id, d.next_attempt_at
@@ -95,22 +100,23 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
       where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now() and ${UNLEASED("d")}
         and (d.attempts > 0 or d.next_attempt_at <= now() - ?::int * interval '1 millisecond')
       order by d.next_attempt_at, d.id
-      limit least(o.free, ceil(share.per_organization::numeric / o.siblings)::int)
+      limit least(o.free, ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
       for update of d skip locked
     ) c
   ),
   ranked as (
-    select id, organization_id, next_attempt_at,
+    select id, organization_id, organization_held, organization_free, next_attempt_at,
       row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
     from locked
   ),
   picked as (
     select id from (
-      select id, next_attempt_at, rank_in_endpoint,
+      select id, next_attempt_at, rank_in_endpoint, organization_held, organization_free,
         row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
       from ranked
     ) turns
-    order by rank_in_organization, rank_in_endpoint, next_attempt_at, id
+    where rank_in_organization <= organization_free
+    order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
     limit ?
   )
   update webhook_deliveries d
@@ -123,6 +129,9 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
 
 const heldJson = (held: HeldSlots) =>
   JSON.stringify([...held.inFlight].filter(([, n]) => n > 0).map(([endpoint_id, in_flight]) => ({ endpoint_id, in_flight })));
+
+const organizationHeldJson = (held: HeldSlots) =>
+  JSON.stringify([...held.inFlightByOrganization].filter(([, n]) => n > 0).map(([organization_id, in_flight]) => ({ organization_id, in_flight })));
 
 const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadable: DueDelivery[] } => {
   const due: DueDelivery[] = [];
@@ -268,7 +277,8 @@ export class DeliveryQueue extends Context.Service<
         ) {
           const now = new Date(yield* Clock.currentTimeMillis).toISOString();
           const claimed = yield* rows<ClaimedRow>(CLAIM, [
-            held.share, heldJson(held), now, limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
+            held.share, heldJson(held), now, organizationHeldJson(held), held.organizationShare, held.organizationShare,
+            limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
           ]);
           return toDue(claimed);
         })),

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { organizationShare } from "./delivery.ts";
+
+/** One dispatcher's share of an organization's attempts in flight. */
+
+describe("organizationShare", () => {
+  it.each([
+    // Unset: all of the dispatcher's slots but a reserve of the endpoint cap or a sixteenth, whichever is more.
+    [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: undefined }, 1, 240],
+    [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: undefined }, 4, 240],
+    [{ concurrency: 1024, endpointConcurrency: 16, organizationConcurrency: undefined }, 1, 960],
+    [{ concurrency: 32, endpointConcurrency: 4, organizationConcurrency: undefined }, 1, 28],
+    [{ concurrency: 4, endpointConcurrency: 16, organizationConcurrency: undefined }, 1, 1],
+    // Set: a cap across all dispatchers, divided between those live, rounded up.
+    [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: 100 }, 1, 100],
+    [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: 100 }, 3, 34],
+    [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: 1 }, 4, 1],
+  ])("%o with %i dispatchers live is %i", (settings, dispatchers, share) => {
+    expect(organizationShare(settings, dispatchers)).toBe(share);
+  });
+});
