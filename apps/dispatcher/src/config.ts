@@ -82,6 +82,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     leaseMs,
     failureWindowMs: readDuration(env, "WEBHOOK_FAILURE_WINDOW", 5 * DAY_MS),
     endpointConcurrency: readInteger(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 16, 1, 10_000),
+    originConnections: readInteger(env, "WEBHOOK_ORIGIN_CONNECTIONS", 64, 1, 10_000),
     organizationConcurrency: env.WEBHOOK_ORGANIZATION_CONCURRENCY === undefined || env.WEBHOOK_ORGANIZATION_CONCURRENCY === ""
       ? undefined : readInteger(env, "WEBHOOK_ORGANIZATION_CONCURRENCY", 1, 1, 1_000_000),
     circuitThreshold: readInteger(env, "WEBHOOK_CIRCUIT_THRESHOLD", 10, 1, 1_000_000),

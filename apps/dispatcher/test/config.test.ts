@@ -43,6 +43,12 @@ describe("loadDispatcherConfig", () => {
     expect(() => loadDispatcherConfig({ WEBHOOK_ORGANIZATION_CONCURRENCY: "0" })).toThrow(/WEBHOOK_ORGANIZATION_CONCURRENCY/);
   });
 
+  it("reads the connections per origin, 64 by default", () => {
+    expect(loadDispatcherConfig({}).originConnections).toBe(64);
+    expect(loadDispatcherConfig({ WEBHOOK_ORIGIN_CONNECTIONS: "8" }).originConnections).toBe(8);
+    expect(() => loadDispatcherConfig({ WEBHOOK_ORIGIN_CONNECTIONS: "0" })).toThrow(/WEBHOOK_ORIGIN_CONNECTIONS/);
+  });
+
   it("reads the test settings", () => {
     expect(
       loadDispatcherConfig({

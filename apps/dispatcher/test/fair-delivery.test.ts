@@ -145,6 +145,37 @@ describe("fair delivery between organizations", () => {
     expect(slow.peakInFlight()).toBe(28);
   });
 
+  it("sends one origin no more attempts than its connections, claims no more, and keeps another origin's p99 under 1 s", async () => {
+    // Four organizations × four endpoints on one origin that holds every request 5 s: together they
+    // want 64 slots of 32, and the dispatcher has 8 connections to that origin. Attempts beyond 8
+    // would only wait inside the HTTP client holding slots; they are never claimed.
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    databases.push(db);
+    const slow = await receiver(5_000);
+    const healthy = await receiver(0);
+    const endpoints: number[] = [];
+    for (let o = 0; o < 4; o++) {
+      const org = await createOrganization(db, `Shared Host Caterers ${o}`);
+      for (let i = 0; i < 4; i++) endpoints.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `${slow.url}?endpoint=${o}-${i}`, [])))).id);
+      await Promise.all(Array.from({ length: 10 }, (_, i) => db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Shared ${i}` })))));
+    }
+    await startDispatcherProcess(db.url, {
+      DISPATCHER_CONCURRENCY: "32", WEBHOOK_ENDPOINT_CONCURRENCY: "4", WEBHOOK_ORIGIN_CONNECTIONS: "8", WEBHOOK_TIMEOUT: "15s", WEBHOOK_LEASE: "45s",
+    });
+    await waitFor("the origin's connections to fill", async () => slow.inFlight() === 8 || undefined, 10_000);
+    const leasedAtOrigin = async () => (await sql<{ n: number }>(
+      db, "select count(*)::int as n from webhook_deliveries where endpoint_id = any(?) and lease_expires_at > now()", [`{${endpoints.join(",")}}`],
+    ))[0]!.n;
+    const leased = [await leasedAtOrigin()];
+    const latencies = await freshLatencies(db, healthy);
+    leased.push(await leasedAtOrigin());
+    console.info(`busy origin: fresh deliveries p99 ${p99(latencies).toFixed(0)} ms, leased at the origin ${leased.join(", ")}`);
+    expect(latencies).toHaveLength(FRESH);
+    expect(p99(latencies)).toBeLessThan(1000);
+    expect(leased).toEqual([8, 8]);
+    expect(slow.peakInFlight()).toBe(8);
+  });
+
   it("holds an endpoint's cap across dispatcher processes", async () => {
     const db = await createTestDatabase(inject("pgAdminUrl"));
     databases.push(db);

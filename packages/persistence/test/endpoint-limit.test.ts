@@ -89,7 +89,7 @@ describe("the limit on endpoints per organization", () => {
   it("defaults to 50 when the caller gives no limit", async () => {
     const org = await createOrganization(db, "Default");
     await rows(
-      "insert into webhook_endpoints (organization_id, url, secret, event_types) select ?, 'https://hooks.example.com/' || g, 'whsec_x', '{}' from generate_series(1, 49) g",
+      "insert into webhook_endpoints (organization_id, url, origin, secret, event_types) select ?, 'https://hooks.example.com/' || g, 'https://hooks.example.com', 'whsec_x', '{}' from generate_series(1, 49) g",
       [org.id],
     );
     Result.getOrThrow(await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://hooks.example.com/50", [])).pipe(Effect.result)));

@@ -20,12 +20,17 @@ afterAll(() => db?.dispose());
 
 const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
-/** An organization with one endpoint per name, subscribed to everything, and `count` messages (one delivery per endpoint each). */
-const organizationWith = async (name: string, endpoints: number, count: number) => {
+/**
+ * An organization with `endpoints` endpoints subscribed to everything (each on an origin of its own,
+ * or at `url(i)`), and `count` messages (one delivery per endpoint each).
+ */
+const organizationWith = async (
+  name: string, endpoints: number, count: number, url = (i: number) => `https://${name.toLowerCase()}-${i}.example/hook`,
+) => {
   const org = await createOrganization(db, name);
   const ids: number[] = [];
   for (let i = 0; i < endpoints; i++) {
-    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://${name.toLowerCase()}-${i}.example/hook`, [])))).id);
+    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url(i), [])))).id);
   }
   for (let i = 0; i < count; i++) await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Client ${i}` })));
   return { org, endpoints: ids };
@@ -40,14 +45,17 @@ const result = (delivery: DueDelivery, outcome: AttemptOutcome, retryDelayMs?: n
  * One dispatcher's bookkeeping, as WebhookDispatcher keeps it: what it claimed is in flight until
  * its result is recorded. `share` is its share of each endpoint's cap.
  */
-const dispatcher = (policy: DeliveryPolicy, share: number, organizationShare = 1000) => {
-  const inFlight = new Map<number, number>();
-  const inFlightByOrganization = new Map<number, number>();
-  const count = (delivery: DueDelivery, by: number) => {
-    inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + by);
-    inFlightByOrganization.set(delivery.organizationId, (inFlightByOrganization.get(delivery.organizationId) ?? 0) + by);
+const dispatcher = (policy: DeliveryPolicy, share: number, organizationShare = 1000, originConnections = 1000) => {
+  const held = {
+    share, inFlight: new Map<number, number>(), organizationShare, inFlightByOrganization: new Map<number, number>(),
+    originConnections, inFlightByOrigin: new Map<string, number>(),
   };
-  const held = { share, inFlight, organizationShare, inFlightByOrganization };
+  const add = <Key>(counts: Map<Key, number>, key: Key, by: number) => counts.set(key, (counts.get(key) ?? 0) + by);
+  const count = (delivery: DueDelivery, by: number) => {
+    add(held.inFlight, delivery.endpointId, by);
+    add(held.inFlightByOrganization, delivery.organizationId, by);
+    add(held.inFlightByOrigin, delivery.origin, by);
+  };
   return {
     claim: (limit: number) =>
       Effect.map(DeliveryQueue.use((q) => q.claimDue(limit, 60_000, policy, held)), ({ due }) => {
@@ -107,6 +115,25 @@ describe("claims", () => {
     const fourth = await db.run(one.claim(100));
     expect(fourth.filter((d) => d.organizationId === busy.org.id)).toHaveLength(1);
     expect(fourth.filter((d) => d.organizationId === newcomer.org.id)).toHaveLength(1);
+    await settleEverything();
+  });
+
+  it("never take more of an origin's deliveries than the connections to it, however it is spelled, and let organizations take turns there", async () => {
+    const busy = await organizationWith("Busy on shared", 4, 10, (i) => `https://hooks.shared.example/busy-${i}`);
+    // The same origin spelled otherwise: upper case, the default port written out.
+    const quiet = await organizationWith("Quiet on shared", 1, 5, () => "https://HOOKS.Shared.example:443/quiet");
+    const elsewhere = await organizationWith("Elsewhere", 1, 3, () => "https://elsewhere.example/hook");
+    const one = dispatcher(testDeliveryPolicy, 10, 1000, 6);
+    const [first, second] = await db.run(Effect.all([one.claim(100), one.claim(100)]));
+    const of = (claimed: DueDelivery[], org: OrganizationFixture) => claimed.filter((d) => d.organizationId === org.id).length;
+    // Six connections to the shared origin, taken in turns by the two organizations there; the other origin is not held back.
+    expect(new Set(first.filter((d) => d.organizationId !== elsewhere.org.id).map((d) => d.origin))).toEqual(new Set(["https://hooks.shared.example"]));
+    expect([of(first, busy.org), of(first, quiet.org), of(first, elsewhere.org)]).toEqual([3, 3, 3]);
+    expect(second).toEqual([]);
+    // A freed connection goes to the organization holding fewer there: one more, no more.
+    await db.run(one.record([result(first.find((d) => d.organizationId === quiet.org.id)!, "succeeded")]));
+    const third = await db.run(one.claim(100));
+    expect(third.map((d) => d.organizationId)).toEqual([quiet.org.id]);
     await settleEverything();
   });
 

@@ -25,7 +25,7 @@ const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getCo
 /** A new endpoint of `organizationId` and `count` deliveries to it, one a millisecond from `start`, each with `status` as SQL over `n`. */
 const seed = async (organizationId: number, count: number, start: string) => {
   const [endpoint] = await rows<{ id: string }>(
-    "insert into webhook_endpoints (organization_id, url, secret, event_types) values (?, 'https://hooks.example.com/replay', 'whsec_x', '{}') returning id",
+    "insert into webhook_endpoints (organization_id, url, origin, secret, event_types) values (?, 'https://hooks.example.com/replay', 'https://hooks.example.com', 'whsec_x', '{}') returning id",
     [organizationId],
   );
   // Of every 10: 6 failed, 2 pending waiting to retry after a failed attempt, 1 pending already due, 1 succeeded.

@@ -10,10 +10,15 @@ export interface AttemptSettings {
   readonly signatureHeader: string;
   readonly timeoutMs: number;
   readonly allowPrivateNetworks: boolean;
+  /** Connections per origin (default `DEFAULT_ORIGIN_CONNECTIONS`); the dispatcher's claims never hold more of an origin's attempts. */
+  readonly originConnections?: number | undefined;
 }
 
 /** How much of a receiver's response body is kept with its attempt: the first 1,024 bytes, the rest is not read. */
 export const RESPONSE_BODY_BYTES = 1024;
+
+/** Connections a dispatcher opens per origin unless `WEBHOOK_ORIGIN_CONNECTIONS` says otherwise. */
+export const DEFAULT_ORIGIN_CONNECTIONS = 64;
 
 /**
  * A keep-alive connection pool shared by every attempt; sockets look names up through `resolver`
@@ -22,7 +27,7 @@ export const RESPONSE_BODY_BYTES = 1024;
 export const createDeliveryAgent = (settings: AttemptSettings, resolver: WebhookResolver = defaultWebhookResolver()): Agent =>
   new Agent({
     keepAliveTimeout: 30_000,
-    connections: 64,
+    connections: settings.originConnections ?? DEFAULT_ORIGIN_CONNECTIONS,
     connect: { timeout: settings.timeoutMs, lookup: resolver.socketLookup(settings.allowPrivateNetworks ? undefined : refuseForbidden) },
   });
 

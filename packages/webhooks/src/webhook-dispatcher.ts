@@ -4,7 +4,7 @@ import {
 import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
-import { type AttemptSettings, attemptDelivery, createDeliveryAgent } from "./delivery-attempt.ts";
+import { type AttemptSettings, attemptDelivery, createDeliveryAgent, DEFAULT_ORIGIN_CONNECTIONS } from "./delivery-attempt.ts";
 import { DEFAULT_DNS_SETTINGS, type DnsSettings, WebhookResolver } from "./webhook-resolver.ts";
 
 /** The dispatcher loop: claim due deliveries fairly, attempt them with bounded concurrency, record the results. */
@@ -56,7 +56,7 @@ export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => 
 });
 
 /** Adds `by` to a count of attempts in flight, forgetting a key at zero. */
-const count = (counts: Map<number, number>, key: number, by: number): void => {
+const count = <Key>(counts: Map<Key, number>, key: Key, by: number): void => {
   const next = (counts.get(key) ?? 0) + by;
   if (next === 0) counts.delete(key);
   else counts.set(key, next);
@@ -82,6 +82,8 @@ export class WebhookDispatcher {
     readonly inFlight: Map<number, number>;
     organizationShare: number;
     readonly inFlightByOrganization: Map<number, number>;
+    readonly originConnections: number;
+    readonly inFlightByOrigin: Map<string, number>;
   };
   private readonly minimumClaim: number;
   private lastClaimAt = 0;
@@ -100,6 +102,8 @@ export class WebhookDispatcher {
       inFlight: new Map(),
       organizationShare: organizationShare(settings, 1),
       inFlightByOrganization: new Map(),
+      originConnections: settings.originConnections ?? DEFAULT_ORIGIN_CONNECTIONS,
+      inFlightByOrigin: new Map(),
     };
     this.observer = observer;
     const dns = settings.dns ?? { ...DEFAULT_DNS_SETTINGS, timeoutMs: Math.min(DEFAULT_DNS_SETTINGS.timeoutMs, settings.timeoutMs) };
@@ -187,9 +191,11 @@ export class WebhookDispatcher {
     const organization = delivery.organizationId;
     count(this.held.inFlight, endpoint, 1);
     count(this.held.inFlightByOrganization, organization, 1);
+    count(this.held.inFlightByOrigin, delivery.origin, 1);
     const running = attemptDelivery(this.agent, delivery, this.settings, this.resolver).then((result) => {
       count(this.held.inFlight, endpoint, -1);
       count(this.held.inFlightByOrganization, organization, -1);
+      count(this.held.inFlightByOrigin, delivery.origin, -1);
       this.observer.attempted?.(result.outcome, result.durationMs, delivery);
       this.writer.add({
         delivery,

@@ -72,6 +72,7 @@ const deliveryTo = (url: string, overrides: Partial<DueDelivery> = {}): DueDeliv
   organizationId: 1,
   endpointId: 1,
   url,
+  origin: new URL(url).origin,
   secret: "whsec_test-secret",
   envelopeId: "evt_0123456789abcdef",
   body: JSON.stringify({

@@ -75,6 +75,10 @@ export interface HeldSlots {
   readonly organizationShare: number;
   /** Attempts in flight per organization id. Claims skip an organization at its share and serve those holding fewer first. */
   readonly inFlightByOrganization: ReadonlyMap<number, number>;
+  /** Connections this dispatcher opens per origin: claims never take more of an origin's deliveries than it can send at once. */
+  readonly originConnections: number;
+  /** Attempts in flight per origin (`DueDelivery.origin`). */
+  readonly inFlightByOrigin: ReadonlyMap<string, number>;
 }
 
 /**
@@ -106,6 +110,8 @@ export interface DueDelivery {
   readonly organizationId: number;
   readonly endpointId: number;
   readonly url: string;
+  /** The endpoint's origin (`endpointOrigin`): the HTTP client's connections are pooled, and attempts counted, per origin. */
+  readonly origin: string;
   readonly secret: string;
   /** The secret before a rotation, while its overlap lasts: it signs beside `secret` in `webhook-signature`. */
   readonly previousSecret?: string | undefined;

@@ -1,6 +1,6 @@
 import { Result } from "effect";
 import { describe, expect, it } from "vitest";
-import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "./endpoint-input.ts";
+import { endpointOrigin, isWebhookEventType, parseEndpointUrl, parseSubscription } from "./endpoint-input.ts";
 import { WEBHOOK_EVENT_TYPES } from "./message.ts";
 
 /** An endpoint as entered: the URL's shape and the subscription, each refusal with the text shown beside its field. */
@@ -48,5 +48,19 @@ describe("parseSubscription", () => {
   it("knows the catalog's types and nothing else", () => {
     expect(WEBHOOK_EVENT_TYPES.every(isWebhookEventType)).toBe(true);
     expect(isWebhookEventType("event.deleted")).toBe(false);
+  });
+});
+
+describe("endpointOrigin", () => {
+  it.each([
+    ["https://hooks.example.com/a?b=1#c", "https://hooks.example.com"],
+    ["https://HOOKS.Example.com:443/x", "https://hooks.example.com"],
+    ["http://hooks.example.com:80/x", "http://hooks.example.com"],
+    ["http://hooks.example.com:8080/x", "http://hooks.example.com:8080"],
+    ["https://bücher.example/x", "https://xn--bcher-kva.example"],
+    ["http://2130706433/x", "http://127.0.0.1"],
+    ["http://[::FFFF:127.0.0.1]:81/", "http://[::ffff:7f00:1]:81"],
+  ])("counts %s as %s, as the HTTP client pools its connections", (url, origin) => {
+    expect(endpointOrigin(url)).toBe(origin);
   });
 });

@@ -29,6 +29,13 @@ export const parseEndpointUrl = (raw: string): Result.Result<string, InvalidInpu
   return Result.succeed(url);
 };
 
+/**
+ * An endpoint's origin: scheme, host and port as the HTTP client pools connections (`URL.origin`:
+ * lower case, default port dropped, names in punycode, IP addresses normalized). Dispatchers count
+ * attempts in flight per origin, so every spelling of one origin counts as that one origin.
+ */
+export const endpointOrigin = (url: string): string => new URL(url).origin;
+
 /** Which event types an endpoint receives: every type (also those added later), or only those picked. */
 export type SubscriptionChoice = "all" | "some";
 

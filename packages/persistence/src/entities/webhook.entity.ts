@@ -32,6 +32,8 @@ export const WebhookEndpointEntity = defineEntity({
     id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     url: p.text(),
+    /** `endpointOrigin(url)`: attempts in flight are counted per origin, as the HTTP client pools connections. */
+    origin: p.text(),
     secret: p.text(),
     /** The secret before the last rotation: it keeps signing beside `secret` until `previousSecretUntil`. */
     previousSecret: p.text().nullable(),

@@ -11,6 +11,7 @@ import { Migration20261124010000DeliveryLog } from "./Migration20261124010000Del
 import { Migration20261124050000EndpointHealth } from "./Migration20261124050000EndpointHealth.ts";
 import { Migration20261124060000AttemptLogKeys } from "./Migration20261124060000AttemptLogKeys.ts";
 import { Migration20261124070000RetentionByMessage } from "./Migration20261124070000RetentionByMessage.ts";
+import { Migration20261124080000EndpointOrigins } from "./Migration20261124080000EndpointOrigins.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: "Migration20261124050000EndpointHealth", class: Migration20261124050000EndpointHealth },
   { name: "Migration20261124060000AttemptLogKeys", class: Migration20261124060000AttemptLogKeys },
   { name: "Migration20261124070000RetentionByMessage", class: Migration20261124070000RetentionByMessage },
+  { name: "Migration20261124080000EndpointOrigins", class: Migration20261124080000EndpointOrigins },
 ];

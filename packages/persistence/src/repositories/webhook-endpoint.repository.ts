@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, envelopeBody, InvalidTransition, NotFound, type OrgScope,
+  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, endpointOrigin, envelopeBody, InvalidTransition, NotFound, type OrgScope,
   type WebhookEventType, type WebhookMessage,
 } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
@@ -206,7 +206,7 @@ export class WebhookEndpointRepository extends Context.Service<
               yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
               const [count] = yield* tx.select<{ n: number }>({ columns: "count(*)::int as n", from: "webhook_endpoints", as: "w" });
               if ((count?.n ?? 0) >= limit) return yield* endpointLimitReached(limit);
-              return yield* tx.insert(WebhookEndpointEntity, { url, secret, eventTypes: [...eventTypes] });
+              return yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret, eventTypes: [...eventTypes] });
             }));
           return { id, secret };
         })),

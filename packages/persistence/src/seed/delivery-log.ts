@@ -32,8 +32,8 @@ export const seedDeliveryLog = async (orm: MikroORM, scope: OrgScope, options: D
   const organizationId = scope.organizationId;
   const [before] = await run<{ id: string }>("select coalesce(max(id), 0) as id from webhook_deliveries", []);
   const endpointIds = (await run<{ id: string }>(
-    `insert into webhook_endpoints (organization_id, url, secret, event_types)
-     select ?, 'https://hooks.example.com/platter/' || g, 'whsec_' || encode(decode(md5(random()::text) || md5(random()::text), 'hex'), 'base64'), '{}'
+    `insert into webhook_endpoints (organization_id, url, origin, secret, event_types)
+     select ?, 'https://hooks.example.com/platter/' || g, 'https://hooks.example.com', 'whsec_' || encode(decode(md5(random()::text) || md5(random()::text), 'hex'), 'base64'), '{}'
      from generate_series(1, ?) g returning id`,
     [organizationId, endpoints],
   )).map((row) => Number(row.id));

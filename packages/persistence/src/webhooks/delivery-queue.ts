@@ -26,6 +26,7 @@ interface ClaimedRow {
   organization_id: string;
   endpoint_id: string;
   url: string;
+  origin: string;
   secret: string;
   previous_secret: string | null;
   envelope_id: string;
@@ -72,27 +73,33 @@ const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_ex
  * (oldest due first, skipping rows another claim holds), which bounds the rows a claim reads; then
  * organizations take turns counting the slots each already holds (those holding fewer first), and
  * within one its endpoints. The lease columns are not indexed, so the claim's update is a HOT update.
- * Parameters: share, held (jsonb), now (Clock), held per organization (jsonb), organization share ×2,
- * limit, first-try delay ms, limit, lease ms, now (Clock).
+ * An origin's deliveries are claimed only while this dispatcher has connections to it free, so no
+ * attempt waits inside the HTTP client holding a slot; organizations sharing an origin take turns there.
+ * Parameters: share, held (jsonb), now (Clock), held per organization (jsonb), held per origin (jsonb),
+ * organization share, origin connections, organization share, origin connections, limit, first-try delay ms, limit, lease ms, now (Clock).
  */
 const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
   eligible as (
-    select e.id, e.organization_id,
+    select e.id, e.organization_id, e.origin,
       case when e.circuit_open_until is null then ?::int else 1 end - coalesce(h.in_flight, 0) as free
     from active a join webhook_endpoints e on e.id = a.endpoint_id
     left join jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int) on h.endpoint_id = e.id
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= ?::timestamptz)
   ),
   organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
+  origin_held as (select * from jsonb_to_recordset(?::jsonb) as gh(origin text, in_flight int)),
   open_slots as (
-    select el.id, el.organization_id, el.free, count(*) over (partition by el.organization_id) as siblings,
-      coalesce(oh.in_flight, 0) as organization_held, ?::int - coalesce(oh.in_flight, 0) as organization_free
+    select el.id, el.organization_id, el.origin, el.free, count(*) over (partition by el.organization_id) as siblings,
+      coalesce(oh.in_flight, 0) as organization_held, ?::int - coalesce(oh.in_flight, 0) as organization_free,
+      ?::int - coalesce(gh.in_flight, 0) as origin_free
     from eligible el left join organization_held oh on oh.organization_id = el.organization_id
-    where el.free > 0 and ?::int - coalesce(oh.in_flight, 0) > 0
+      left join origin_held gh on gh.origin = el.origin
+    where el.free > 0 and ?::int - coalesce(oh.in_flight, 0) > 0 and ?::int - coalesce(gh.in_flight, 0) > 0
   ),
   share as (select greatest(1, ceil(?::numeric / greatest(1, count(distinct organization_id))))::int as per_organization from open_slots),
   locked as (
-    select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, c.next_attempt_at
+    select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, o.origin, o.origin_free,
+      c.next_attempt_at
     from open_slots o cross join share
     cross join lateral (
       select d.id, d.next_attempt_at
@@ -100,22 +107,29 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
       where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now() and ${UNLEASED("d")}
         and (d.attempts > 0 or d.next_attempt_at <= now() - ?::int * interval '1 millisecond')
       order by d.next_attempt_at, d.id
-      limit least(o.free, ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
+      limit least(o.free, o.origin_free, ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
       for update of d skip locked
     ) c
   ),
   ranked as (
-    select id, organization_id, organization_held, organization_free, next_attempt_at,
+    select id, organization_id, organization_held, organization_free, origin, origin_free, next_attempt_at,
       row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
     from locked
   ),
+  turns as (
+    select id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin, origin_free,
+      row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
+    from ranked
+  ),
   picked as (
     select id from (
-      select id, next_attempt_at, rank_in_endpoint, organization_held, organization_free,
-        row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
-      from ranked
-    ) turns
-    where rank_in_organization <= organization_free
+      select id, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
+        row_number() over (partition by origin
+          order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id) as rank_in_origin,
+        origin_free
+      from turns where rank_in_organization <= organization_free
+    ) fitting
+    where rank_in_origin <= origin_free
     order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
     limit ?
   )
@@ -123,12 +137,15 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
     set lease_token = gen_random_uuid(), lease_expires_at = now() + ?::int * interval '1 millisecond'
   from webhook_endpoints e, webhook_messages m
   where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
-  returning d.id, d.organization_id, d.endpoint_id, e.url, e.secret,
+  returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
     case when e.previous_secret_until > ?::timestamptz then e.previous_secret end as previous_secret,
     m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
 
 const heldJson = (held: HeldSlots) =>
   JSON.stringify([...held.inFlight].filter(([, n]) => n > 0).map(([endpoint_id, in_flight]) => ({ endpoint_id, in_flight })));
+
+const originHeldJson = (held: HeldSlots) =>
+  JSON.stringify([...held.inFlightByOrigin].filter(([, n]) => n > 0).map(([origin, in_flight]) => ({ origin, in_flight })));
 
 const organizationHeldJson = (held: HeldSlots) =>
   JSON.stringify([...held.inFlightByOrganization].filter(([, n]) => n > 0).map(([organization_id, in_flight]) => ({ organization_id, in_flight })));
@@ -143,6 +160,7 @@ const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadabl
       organizationId: Number(row.organization_id),
       endpointId: Number(row.endpoint_id),
       url: row.url,
+      origin: row.origin,
       secret: row.secret,
       previousSecret: row.previous_secret ?? undefined,
       envelopeId: row.envelope_id,
@@ -277,7 +295,8 @@ export class DeliveryQueue extends Context.Service<
         ) {
           const now = new Date(yield* Clock.currentTimeMillis).toISOString();
           const claimed = yield* rows<ClaimedRow>(CLAIM, [
-            held.share, heldJson(held), now, organizationHeldJson(held), held.organizationShare, held.organizationShare,
+            held.share, heldJson(held), now, organizationHeldJson(held), originHeldJson(held),
+            held.organizationShare, held.originConnections, held.organizationShare, held.originConnections,
             limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
           ]);
           return toDue(claimed);
