@@ -71,8 +71,9 @@ export const WebhookDeliveryEntity = defineEntity({
   // Leads with the message: it also finds a message's deliveries (history retention).
   uniques: [{ name: "webhook_deliveries_message_id_endpoint_id_key", properties: ["message", "endpoint"] }],
   indexes: [
-    // Partial: only the deliveries still pending, endpoint by endpoint (claims take each endpoint's share).
-    { name: "webhook_deliveries_due_idx", properties: ["endpoint", "nextAttemptAt", "id"], where: { status: "pending" } },
+    // Partial: only the deliveries still pending, organization by organization, then endpoint by
+    // endpoint (claims walk both, and take each endpoint's oldest due).
+    { name: "webhook_deliveries_due_idx", properties: ["organization", "endpoint", "nextAttemptAt", "id"], where: { status: "pending" } },
     // The delivery log, newest first and bounded by time: the organization's, and an endpoint's.
     { name: "webhook_deliveries_log_idx", properties: ["organization", "createdAt", "id"] },
     { name: "webhook_deliveries_endpoint_log_idx", properties: ["endpoint", "createdAt", "id"] },

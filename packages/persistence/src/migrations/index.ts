@@ -12,6 +12,7 @@ import { Migration20261124050000EndpointHealth } from "./Migration20261124050000
 import { Migration20261124060000AttemptLogKeys } from "./Migration20261124060000AttemptLogKeys.ts";
 import { Migration20261124070000RetentionByMessage } from "./Migration20261124070000RetentionByMessage.ts";
 import { Migration20261124080000EndpointOrigins } from "./Migration20261124080000EndpointOrigins.ts";
+import { Migration20261124090000BoundedClaims } from "./Migration20261124090000BoundedClaims.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: "Migration20261124060000AttemptLogKeys", class: Migration20261124060000AttemptLogKeys },
   { name: "Migration20261124070000RetentionByMessage", class: Migration20261124070000RetentionByMessage },
   { name: "Migration20261124080000EndpointOrigins", class: Migration20261124080000EndpointOrigins },
+  { name: "Migration20261124090000BoundedClaims", class: Migration20261124090000BoundedClaims },
 ];

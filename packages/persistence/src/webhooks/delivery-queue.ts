@@ -50,62 +50,123 @@ export interface EndpointQueueStats {
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
+/** One index descent into the pending deliveries: the first `column` value (of those in `scope`) matching `bound`. */
+const PENDING = (column: string, scope: string, bound: string, order = "") =>
+  `(select d.${column} from webhook_deliveries d where d.status = 'pending'${scope} and ${bound} order by d.${column}${order} limit 1)`;
+
 /**
- * Endpoints with pending deliveries, one index descent each (a loose index scan of the due index),
- * so a claim's cost grows with the endpoints that have work, not with the deliveries queued.
+ * A walk over the distinct `column` values of pending deliveries (in `scope`), one index descent
+ * each (a loose index scan of the due index): from `start` upwards, then wrapping around to the
+ * values below it, at most `budget` of them. Its rows: `id`.
  */
-const ACTIVE_ENDPOINTS = `active(endpoint_id) as (
-    (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
+const WALK = (name: string, column: string, scope: string, start: string, budget: string) => `${name}(id, wrapped, n) as (
+    select x.id, x.wrapped, 1 from (
+      select coalesce(f.a, ${PENDING(column, scope, `d.${column} < ${start}`)}) as id, f.a is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} >= ${start}`)} as a) f
+    ) x where x.id is not null
     union all
-    select (select d.endpoint_id from webhook_deliveries d
-            where d.status = 'pending' and d.endpoint_id > a.endpoint_id order by d.endpoint_id limit 1)
-    from active a where a.endpoint_id is not null
+    select x.id, x.wrapped, w.n + 1 from ${name} w cross join lateral (
+      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} < ${start}`)} end) as id,
+        w.wrapped or f.a is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} > w.id and (not w.wrapped or d.${column} < ${start})`)} as a) f
+    ) x where x.id is not null and w.n < ${budget}
+  )`;
+
+/** Every endpoint with pending deliveries (`endpoint_id`), organization by organization: for the idle dispatcher's one look ahead. */
+const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", "0", "2147483647")},
+  active(endpoint_id) as (
+    select ew.id from every_organization o cross join lateral (
+      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", "0", "2147483647")}
+      select id from every_endpoint
+    ) ew
   )`;
 
 /** A pending delivery nobody holds a live lease on. */
 const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_expires_at < now())`;
 
 /**
- * The endpoints this dispatcher may send to now (enabled, circuit not open) with its free slots
- * at each: its share of the cap less what it has in flight there (one probe while half-open).
- * An organization at its share of attempts in flight is skipped. Each organization may take an
+ * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
+ * or endpoints with work. It walks the due index (organization, then endpoint): organizations with
+ * pending deliveries from a random one onwards, wrapping around, as many as the claim has slots
+ * (plus those at their share, which are skipped); within each, its endpoints from a random one
+ * onwards, as many as the organization may still fill of the claim (plus its endpoints at their
+ * cap here). Over successive claims every organization and endpoint gets its turn, whatever their
+ * number.
+ *
+ * Of those, the endpoints this dispatcher may send to now (enabled, circuit not open), with its
+ * free slots at each: its share of the cap less what it has in flight there (one probe while
+ * half-open). An origin's deliveries are claimed only while this dispatcher has connections to it
+ * free, so no attempt waits inside the HTTP client holding a slot. Each organization may take an
  * equal share of the claim (never more than its share leaves free), split between its endpoints
- * (oldest due first, skipping rows another claim holds), which bounds the rows a claim reads; then
- * organizations take turns counting the slots each already holds (those holding fewer first), and
- * within one its endpoints. The lease columns are not indexed, so the claim's update is a HOT update.
- * An origin's deliveries are claimed only while this dispatcher has connections to it free, so no
- * attempt waits inside the HTTP client holding a slot; organizations sharing an origin take turns there.
- * Parameters: share, held (jsonb), now (Clock), held per organization (jsonb), held per origin (jsonb),
- * organization share, origin connections, organization share, origin connections, limit, first-try delay ms, limit, lease ms, now (Clock).
+ * (oldest due first, skipping rows another claim holds); then organizations take turns counting the
+ * slots each already holds (those holding fewer first), within one its endpoints, and at a shared
+ * origin the same turns. The lease columns are not indexed, so the claim's update is a HOT update.
+ *
+ * Parameters: share, now (Clock), organization share, origin connections, limit, first-try delay ms,
+ * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb).
  */
-const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
-  eligible as (
-    select e.id, e.organization_id, e.origin,
-      case when e.circuit_open_until is null then ?::int else 1 end - coalesce(h.in_flight, 0) as free
-    from active a join webhook_endpoints e on e.id = a.endpoint_id
-    left join jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int) on h.endpoint_id = e.id
-    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= ?::timestamptz)
+const CLAIM = `with recursive
+  params as materialized (
+    select ?::int as share, ?::timestamptz as clock_now, ?::int as organization_share, ?::int as origin_connections,
+      ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms, random() as turn
   ),
+  held as (select * from jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int)),
   organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
   origin_held as (select * from jsonb_to_recordset(?::jsonb) as gh(origin text, in_flight int)),
-  open_slots as (
-    select el.id, el.organization_id, el.origin, el.free, count(*) over (partition by el.organization_id) as siblings,
-      coalesce(oh.in_flight, 0) as organization_held, ?::int - coalesce(oh.in_flight, 0) as organization_free,
-      ?::int - coalesce(gh.in_flight, 0) as origin_free
-    from eligible el left join organization_held oh on oh.organization_id = el.organization_id
-      left join origin_held gh on gh.origin = el.origin
-    where el.free > 0 and ?::int - coalesce(oh.in_flight, 0) > 0 and ?::int - coalesce(gh.in_flight, 0) > 0
+  organization_range as materialized (
+    select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
+    from params p, (select ${PENDING("organization_id", "", "true")} as lo, ${PENDING("organization_id", "", "true", " desc")} as hi) r
   ),
-  share as (select greatest(1, ceil(?::numeric / greatest(1, count(distinct organization_id))))::int as per_organization from open_slots),
+  ${WALK("organization_walk", "organization_id", "", "(select start from organization_range)", "(select budget from organization_range)")},
+  organizations as (
+    select w.id as organization_id, coalesce(oh.in_flight, 0) as organization_held,
+      p.organization_share - coalesce(oh.in_flight, 0) as organization_free, count(*) over () as organizations
+    from organization_walk w cross join params p left join organization_held oh on oh.organization_id = w.id
+    where p.organization_share - coalesce(oh.in_flight, 0) > 0
+  ),
+  at_cap as (
+    select e.organization_id, count(*)::int as endpoints
+    from held h cross join params p join webhook_endpoints e on e.id = h.endpoint_id
+    where h.in_flight >= p.share group by e.organization_id
+  ),
+  candidates as (
+    select o.organization_id, o.organization_held, o.organization_free, ew.id as endpoint_id
+    from organizations o cross join params p left join at_cap c on c.organization_id = o.organization_id
+    cross join lateral (
+      select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start,
+        least(o.organization_free, greatest(1, ceil(2.0 * p.claim_limit / o.organizations)))::int + coalesce(c.endpoints, 0) as budget
+      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true")} as lo,
+                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", " desc")} as hi) r
+    ) er
+    cross join lateral (
+      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", "er.start", "er.budget")}
+      select id from endpoint_walk
+    ) ew
+  ),
+  open_slots as (
+    select e.id, c.organization_id, c.organization_held, c.organization_free, e.origin, x.free,
+      count(*) over (partition by c.organization_id) as siblings, p.origin_connections - coalesce(gh.in_flight, 0) as origin_free
+    from candidates c cross join params p join webhook_endpoints e on e.id = c.endpoint_id
+    left join held h on h.endpoint_id = e.id
+    left join origin_held gh on gh.origin = e.origin
+    cross join lateral (select case when e.circuit_open_until is null then p.share else 1 end - coalesce(h.in_flight, 0) as free) x
+    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.clock_now)
+      and x.free > 0 and p.origin_connections - coalesce(gh.in_flight, 0) > 0
+  ),
+  share as (
+    select greatest(1, ceil(p.claim_limit::numeric / greatest(1, count(distinct o.organization_id))))::int as per_organization
+    from params p left join open_slots o on true group by p.claim_limit
+  ),
   locked as (
     select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, o.origin, o.origin_free,
       c.next_attempt_at
-    from open_slots o cross join share
+    from open_slots o cross join share cross join params p
     cross join lateral (
       select d.id, d.next_attempt_at
       from webhook_deliveries d
-      where d.endpoint_id = o.id and d.status = 'pending' and d.next_attempt_at <= now() and ${UNLEASED("d")}
-        and (d.attempts > 0 or d.next_attempt_at <= now() - ?::int * interval '1 millisecond')
+      where d.organization_id = o.organization_id and d.endpoint_id = o.id and d.status = 'pending'
+        and d.next_attempt_at <= now() and ${UNLEASED("d")}
+        and (d.attempts > 0 or d.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')
       order by d.next_attempt_at, d.id
       limit least(o.free, o.origin_free, ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
       for update of d skip locked
@@ -131,14 +192,14 @@ const CLAIM = `with recursive ${ACTIVE_ENDPOINTS},
     ) fitting
     where rank_in_origin <= origin_free
     order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
-    limit ?
+    limit (select claim_limit from params)
   )
   update webhook_deliveries d
-    set lease_token = gen_random_uuid(), lease_expires_at = now() + ?::int * interval '1 millisecond'
-  from webhook_endpoints e, webhook_messages m
+    set lease_token = gen_random_uuid(), lease_expires_at = now() + p.lease_ms * interval '1 millisecond'
+  from webhook_endpoints e, webhook_messages m, params p
   where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
   returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
-    case when e.previous_secret_until > ?::timestamptz then e.previous_secret end as previous_secret,
+    case when e.previous_secret_until > p.clock_now then e.previous_secret end as previous_secret,
     m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
 
 const heldJson = (held: HeldSlots) =>
@@ -149,6 +210,19 @@ const originHeldJson = (held: HeldSlots) =>
 
 const organizationHeldJson = (held: HeldSlots) =>
   JSON.stringify([...held.inFlightByOrganization].filter(([, n]) => n > 0).map(([organization_id, in_flight]) => ({ organization_id, in_flight })));
+
+/** The claim statement (`CLAIM`) and its parameters; exported for the tests that read its plan. */
+export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots, now: Date) => {
+  // Organizations at their share are walked past, so they do not count against the walk.
+  const atShare = [...held.inFlightByOrganization.values()].filter((n) => n >= held.organizationShare).length;
+  return {
+    text: CLAIM,
+    values: [
+      held.share, now.toISOString(), held.organizationShare, held.originConnections, limit, policy.firstAttemptDelayMs,
+      limit + atShare, leaseMs, heldJson(held), organizationHeldJson(held), originHeldJson(held),
+    ],
+  };
+};
 
 const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadable: DueDelivery[] } => {
   const due: DueDelivery[] = [];
@@ -293,13 +367,8 @@ export class DeliveryQueue extends Context.Service<
         claimDue: traced("DeliveryQueue.claimDue")(Effect.fnUntraced(function* (
           limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots,
         ) {
-          const now = new Date(yield* Clock.currentTimeMillis).toISOString();
-          const claimed = yield* rows<ClaimedRow>(CLAIM, [
-            held.share, heldJson(held), now, organizationHeldJson(held), originHeldJson(held),
-            held.organizationShare, held.originConnections, held.organizationShare, held.originConnections,
-            limit, policy.firstAttemptDelayMs, limit, leaseMs, now,
-          ]);
-          return toDue(claimed);
+          const claim = claimStatement(limit, leaseMs, policy, held, new Date(yield* Clock.currentTimeMillis));
+          return toDue(yield* rows<ClaimedRow>(claim.text, claim.values));
         })),
         recordAttempts: traced("DeliveryQueue.recordAttempts")(Effect.fnUntraced(function* (
           records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,
@@ -323,7 +392,8 @@ export class DeliveryQueue extends Context.Service<
             `select e.organization_id, e.id as endpoint_id, count(d.id)::int as depth,
                (count(d.id) filter (where d.lease_expires_at > now()))::int as in_flight,
                (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms
-             from webhook_endpoints e left join webhook_deliveries d on d.endpoint_id = e.id and d.status = 'pending'
+             from webhook_endpoints e left join webhook_deliveries d
+               on d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending'
              where e.enabled
              group by e.id
              having count(d.id) > 0 or e.circuit_open_until is not null`,
@@ -348,7 +418,7 @@ export class DeliveryQueue extends Context.Service<
                                                    else interval '0' end end) - now())) * 1000 as ms
              from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
              cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-               where d.endpoint_id = e.id and d.status = 'pending' and ${UNLEASED("d")}
+               where d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending' and ${UNLEASED("d")}
                order by d.next_attempt_at, d.id limit 1) first`,
             [now, policy.firstAttemptDelayMs],
           );
