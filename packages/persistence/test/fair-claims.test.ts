@@ -1,4 +1,4 @@
-import type { AttemptOutcome, DeliveryPolicy, DueDelivery } from "@platter/domain";
+import { type AttemptOutcome, type DeliveryPolicy, type DueDelivery, originShare } from "@platter/domain";
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -48,7 +48,7 @@ const result = (delivery: DueDelivery, outcome: AttemptOutcome, retryDelayMs?: n
 const dispatcher = (policy: DeliveryPolicy, share: number, organizationShare = 1000, originConnections = 1000) => {
   const held = {
     share, inFlight: new Map<number, number>(), organizationShare, inFlightByOrganization: new Map<number, number>(),
-    originConnections, inFlightByOrigin: new Map<string, number>(),
+    originConnections, inFlightByOrigin: new Map<string, number>(), originShare: originShare(originConnections),
   };
   const add = <Key>(counts: Map<Key, number>, key: Key, by: number) => counts.set(key, (counts.get(key) ?? 0) + by);
   const count = (delivery: DueDelivery, by: number) => {
@@ -134,6 +134,19 @@ describe("claims", () => {
     await db.run(one.record([result(first.find((d) => d.organizationId === quiet.org.id)!, "succeeded")]));
     const third = await db.run(one.claim(100));
     expect(third.map((d) => d.organizationId)).toEqual([quiet.org.id]);
+    await settleEverything();
+  });
+
+  it("keep a quarter of an origin's connections for the other organizations there", async () => {
+    const hoarder = await organizationWith("Hoarder on shared", 4, 10, (i) => `https://hooks.common.example/hoarder-${i}`);
+    const one = dispatcher(testDeliveryPolicy, 10, 1000, 8);
+    const first = await db.run(one.claim(100));
+    // 6 of the origin's 8 connections, though its endpoints and the dispatcher have room for more.
+    expect(first.map((d) => d.organizationId)).toEqual(Array(6).fill(hoarder.org.id));
+    expect(await db.run(one.claim(100))).toEqual([]);
+    const latecomer = await organizationWith("Latecomer on shared", 1, 5, () => "https://hooks.common.example/latecomer");
+    const second = await db.run(one.claim(100));
+    expect(second.map((d) => d.organizationId)).toEqual([latecomer.org.id, latecomer.org.id]);
     await settleEverything();
   });
 

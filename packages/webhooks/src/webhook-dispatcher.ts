@@ -1,5 +1,5 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, nextRetryDelay, organizationShare,
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, nextRetryDelay, organizationShare, originShare,
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
@@ -84,6 +84,7 @@ export class WebhookDispatcher {
     readonly inFlightByOrganization: Map<number, number>;
     readonly originConnections: number;
     readonly inFlightByOrigin: Map<string, number>;
+    readonly originShare: number;
   };
   private readonly minimumClaim: number;
   private lastClaimAt = 0;
@@ -104,6 +105,7 @@ export class WebhookDispatcher {
       inFlightByOrganization: new Map(),
       originConnections: settings.originConnections ?? DEFAULT_ORIGIN_CONNECTIONS,
       inFlightByOrigin: new Map(),
+      originShare: originShare(settings.originConnections ?? DEFAULT_ORIGIN_CONNECTIONS),
     };
     this.observer = observer;
     const dns = settings.dns ?? { ...DEFAULT_DNS_SETTINGS, timeoutMs: Math.min(DEFAULT_DNS_SETTINGS.timeoutMs, settings.timeoutMs) };

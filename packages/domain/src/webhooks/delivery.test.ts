@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { organizationShare } from "./delivery.ts";
+import { organizationShare, originShare } from "./delivery.ts";
 
 /** One dispatcher's share of an organization's attempts in flight. */
 
@@ -17,5 +17,11 @@ describe("organizationShare", () => {
     [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: 1 }, 4, 1],
   ])("%o with %i dispatchers live is %i", (settings, dispatchers, share) => {
     expect(organizationShare(settings, dispatchers)).toBe(share);
+  });
+});
+
+describe("originShare", () => {
+  it.each([[64, 48], [8, 6], [6, 4], [2, 1], [1, 1]])("of %i connections is %i", (connections, share) => {
+    expect(originShare(connections)).toBe(share);
   });
 });

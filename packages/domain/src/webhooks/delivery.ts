@@ -79,6 +79,8 @@ export interface HeldSlots {
   readonly originConnections: number;
   /** Attempts in flight per origin (`DueDelivery.origin`). */
   readonly inFlightByOrigin: ReadonlyMap<string, number>;
+  /** How many of an origin's connections one organization may hold (see `originShare`). */
+  readonly originShare: number;
 }
 
 /**
@@ -97,6 +99,14 @@ export const organizationShare = (settings: {
   settings.organizationConcurrency === undefined
     ? Math.max(1, settings.concurrency - Math.max(settings.endpointConcurrency, Math.ceil(settings.concurrency / 16)))
     : Math.max(1, Math.ceil(settings.organizationConcurrency / Math.max(1, dispatchers)));
+
+/**
+ * How many of a dispatcher's connections to one origin a single organization may hold: all but a
+ * quarter (48 of 64), kept for the other organizations whose endpoints live there (an integration
+ * platform's hooks host, say), so one whose endpoints there hold every request for seconds never
+ * leaves them waiting for a connection.
+ */
+export const originShare = (originConnections: number): number => Math.max(1, originConnections - Math.ceil(originConnections / 4));
 
 /** The state of an endpoint's circuit at `nowMs`, from when it is open until (undefined: closed). */
 export type CircuitState = "closed" | "open" | "half_open";

@@ -31,7 +31,7 @@ export const createOrganization = (db: TestDatabase, name = "Test Catering", cur
   );
 
 /** Nothing held: a dispatcher with no attempt in flight, and a share no test reaches. */
-export const nothingHeld: HeldSlots = { share: 1000, inFlight: new Map(), organizationShare: 1000, inFlightByOrganization: new Map(), originConnections: 1000, inFlightByOrigin: new Map() };
+export const nothingHeld: HeldSlots = { share: 1000, inFlight: new Map(), organizationShare: 1000, inFlightByOrganization: new Map(), originConnections: 1000, inFlightByOrigin: new Map(), originShare: 1000 };
 
 /** A delivery policy for tests that drive the queue directly: caps and circuit far out of the way. */
 export const testDeliveryPolicy: DeliveryPolicy = {

@@ -96,23 +96,31 @@ const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_ex
  * Of those, the endpoints this dispatcher may send to now (enabled, circuit not open), with its
  * free slots at each: its share of the cap less what it has in flight there (one probe while
  * half-open). An origin's deliveries are claimed only while this dispatcher has connections to it
- * free, so no attempt waits inside the HTTP client holding a slot. Each organization may take an
+ * free, so no attempt waits inside the HTTP client holding a slot, and one organization holds at most
+ * its share of those connections (`originShare`), the rest kept for others there. Each organization may take an
  * equal share of the claim (never more than its share leaves free), split between its endpoints
  * (oldest due first, skipping rows another claim holds); then organizations take turns counting the
  * slots each already holds (those holding fewer first), within one its endpoints, and at a shared
  * origin the same turns. The lease columns are not indexed, so the claim's update is a HOT update.
  *
- * Parameters: share, now (Clock), organization share, origin connections, limit, first-try delay ms,
+ * Parameters: share, now (Clock), organization share, origin connections, origin share, limit, first-try delay ms,
  * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb).
  */
 const CLAIM = `with recursive
   params as materialized (
     select ?::int as share, ?::timestamptz as clock_now, ?::int as organization_share, ?::int as origin_connections,
-      ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms, random() as turn
+      ?::int as origin_share, ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms,
+      random() as turn
   ),
   held as (select * from jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int)),
   organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
   origin_held as (select * from jsonb_to_recordset(?::jsonb) as gh(origin text, in_flight int)),
+  held_endpoints as materialized (
+    select h.endpoint_id, h.in_flight, e.organization_id, e.origin from held h join webhook_endpoints e on e.id = h.endpoint_id
+  ),
+  organization_origin_held as (
+    select organization_id, origin, sum(in_flight)::int as in_flight from held_endpoints group by organization_id, origin
+  ),
   organization_range as materialized (
     select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
     from params p, (select ${PENDING("organization_id", "", "true")} as lo, ${PENDING("organization_id", "", "true", " desc")} as hi) r
@@ -125,9 +133,8 @@ const CLAIM = `with recursive
     where p.organization_share - coalesce(oh.in_flight, 0) > 0
   ),
   at_cap as (
-    select e.organization_id, count(*)::int as endpoints
-    from held h cross join params p join webhook_endpoints e on e.id = h.endpoint_id
-    where h.in_flight >= p.share group by e.organization_id
+    select h.organization_id, count(*)::int as endpoints
+    from held_endpoints h cross join params p where h.in_flight >= p.share group by h.organization_id
   ),
   candidates as (
     select o.organization_id, o.organization_held, o.organization_free, ew.id as endpoint_id
@@ -145,13 +152,18 @@ const CLAIM = `with recursive
   ),
   open_slots as (
     select e.id, c.organization_id, c.organization_held, c.organization_free, e.origin, x.free,
-      count(*) over (partition by c.organization_id) as siblings, p.origin_connections - coalesce(gh.in_flight, 0) as origin_free
+      count(*) over (partition by c.organization_id) as siblings, x.origin_free, x.organization_origin_free
     from candidates c cross join params p join webhook_endpoints e on e.id = c.endpoint_id
     left join held h on h.endpoint_id = e.id
     left join origin_held gh on gh.origin = e.origin
-    cross join lateral (select case when e.circuit_open_until is null then p.share else 1 end - coalesce(h.in_flight, 0) as free) x
+    left join organization_origin_held ogh on ogh.organization_id = c.organization_id and ogh.origin = e.origin
+    cross join lateral (
+      select case when e.circuit_open_until is null then p.share else 1 end - coalesce(h.in_flight, 0) as free,
+        p.origin_connections - coalesce(gh.in_flight, 0) as origin_free,
+        p.origin_share - coalesce(ogh.in_flight, 0) as organization_origin_free
+    ) x
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.clock_now)
-      and x.free > 0 and p.origin_connections - coalesce(gh.in_flight, 0) > 0
+      and x.free > 0 and x.origin_free > 0 and x.organization_origin_free > 0
   ),
   share as (
     select greatest(1, ceil(p.claim_limit::numeric / greatest(1, count(distinct o.organization_id))))::int as per_organization
@@ -159,7 +171,7 @@ const CLAIM = `with recursive
   ),
   locked as (
     select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, o.origin, o.origin_free,
-      c.next_attempt_at
+      o.organization_origin_free, c.next_attempt_at
     from open_slots o cross join share cross join params p
     cross join lateral (
       select d.id, d.next_attempt_at
@@ -168,17 +180,19 @@ const CLAIM = `with recursive
         and d.next_attempt_at <= now() and ${UNLEASED("d")}
         and (d.attempts > 0 or d.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')
       order by d.next_attempt_at, d.id
-      limit least(o.free, o.origin_free, ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
+      limit least(o.free, o.origin_free, o.organization_origin_free,
+        ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
       for update of d skip locked
     ) c
   ),
   ranked as (
-    select id, organization_id, organization_held, organization_free, origin, origin_free, next_attempt_at,
-      row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
+    select id, organization_id, organization_held, organization_free, origin, origin_free, organization_origin_free,
+      next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
     from locked
   ),
   turns as (
-    select id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin, origin_free,
+    select id, organization_id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin, origin_free,
+      organization_origin_free,
       row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
     from ranked
   ),
@@ -187,10 +201,11 @@ const CLAIM = `with recursive
       select id, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
         row_number() over (partition by origin
           order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id) as rank_in_origin,
-        origin_free
+        row_number() over (partition by organization_id, origin order by rank_in_organization) as rank_at_origin,
+        origin_free, organization_origin_free
       from turns where rank_in_organization <= organization_free
     ) fitting
-    where rank_in_origin <= origin_free
+    where rank_in_origin <= origin_free and rank_at_origin <= organization_origin_free
     order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
     limit (select claim_limit from params)
   )
@@ -218,7 +233,7 @@ export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryP
   return {
     text: CLAIM,
     values: [
-      held.share, now.toISOString(), held.organizationShare, held.originConnections, limit, policy.firstAttemptDelayMs,
+      held.share, now.toISOString(), held.organizationShare, held.originConnections, held.originShare, limit, policy.firstAttemptDelayMs,
       limit + atShare, leaseMs, heldJson(held), organizationHeldJson(held), originHeldJson(held),
     ],
   };
