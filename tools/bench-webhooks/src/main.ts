@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,9 +9,9 @@ import { WebhookDispatcher } from "@platter/webhooks";
 import pg from "pg";
 import { type Bench, drainBacklog, measureLatency, type QueueSpec } from "./measurements.ts";
 import { enqueueJobs, openPgBoss, pgBossSingleJobs, QUEUE } from "./pg-boss-queue.ts";
-import { enqueueBacklog, outboxSingleEvents } from "./platter-outbox.ts";
+import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, withPlatterDatabase } from "./platter-outbox.ts";
 import { parentPid } from "./process-cpu.ts";
-import { startReceiver } from "./receiver.ts";
+import { startHoldingReceiver, startReceiver } from "./receiver.ts";
 import {
   consoleReport, type LatencyResult, type StoreProfile, type ThroughputResult, type WebhookBenchReport, writeSection,
 } from "./report.ts";
@@ -63,46 +61,11 @@ if (settings.concurrency % settings.pgBossWorkers !== 0) throw new Error("BENCH_
 
 const log = (line: string) => console.log(line);
 const count = (n: number) => n.toLocaleString("en-US");
-const sql = <Row>(db: TestDatabase, statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
-/** The queues as a drain watches them: the table each worker reads first, and what is not settled yet. */
-const PLATTER_QUEUE: QueueSpec = {
-  table: "webhook_deliveries",
-  unsettledSql: "select count(*)::int as n from webhook_deliveries where status = 'pending'",
-};
+/** The pg-boss queue as a drain watches it (the Platter one is `PLATTER_QUEUE`). */
 const PG_BOSS_QUEUE: QueueSpec = {
   table: "pgboss.job",
   unsettledSql: `select count(*)::int as n from pgboss.job where name = '${QUEUE}' and state <> 'completed'`,
-};
-
-/** A fresh migrated database with one organization and one endpoint (client.created) at the receiver. */
-const withPlatterDatabase = async <T>(
-  adminUrl: string,
-  receiverUrl: string,
-  use: (db: TestDatabase, organizationId: number, secret: string) => Promise<T>,
-): Promise<T> => {
-  const db = await createTestDatabase(adminUrl);
-  try {
-    const org = await createOrganization(db, "Bench Catering", "EUR");
-    const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"])));
-    return await use(db, org.id, endpoint.secret);
-  } finally {
-    await db.dispose();
-  }
-};
-
-/** An endpoint in trouble: it holds every request `holdMs` before answering 200 (or, longer than the timeout, never in time). */
-const startHoldingReceiver = async (holdMs: number) => {
-  const server = createServer((request, response) => {
-    request.resume();
-    const timer = setTimeout(() => response.writeHead(200).end(), holdMs);
-    response.on("close", () => clearTimeout(timer));
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))),
-  };
 };
 
 /**
@@ -124,7 +87,7 @@ const measureFairness = async (bench: Bench, adminUrl: string, latency: LatencyR
         await db.run(WebhookEndpointRepository.use((e) => e.add(other.scope, troubled.url, ["client.created"])));
         await enqueueBacklog(db, other.id, fairnessBacklog);
         bench.receiver.reset(secret);
-        const dispatcher = await startDispatcherProcess(db.url, settings.concurrency, { WEBHOOK_ENDPOINT_CONCURRENCY: "16", ...trouble.env });
+        const dispatcher = await startDispatcherProcess(db.url, settings.concurrency, { endpointCap: "production", env: trouble.env });
         try {
           await dispatcher.ready;
           await sleep(1000); // the troubled endpoint at its cap
@@ -139,19 +102,6 @@ const measureFairness = async (bench: Bench, adminUrl: string, latency: LatencyR
       await troubled.close();
     }
   }
-};
-
-/** Checks the dispatcher's own record after a run: every delivery succeeded, how many needed a second try, the attempts kept. */
-const deliveryRecord = async (db: TestDatabase, expected: number): Promise<{ line: string; attempts: number }> => {
-  const [row] = await sql<{ succeeded: string; other: string; retried: string; attempts: string }>(
-    db,
-    `select count(*) filter (where status = 'succeeded') as succeeded, count(*) filter (where status <> 'succeeded') as other,
-       count(*) filter (where attempts > 1) as retried, (select count(*) from webhook_attempts) as attempts
-     from webhook_deliveries`,
-  );
-  const line = `recorded: ${row!.succeeded} succeeded, ${row!.other} not, ${row!.retried} tried more than once, ${row!.attempts} attempts`;
-  if (Number(row!.succeeded) !== expected) throw new Error(`expected ${expected} succeeded deliveries; ${line}`);
-  return { line, attempts: Number(row!.attempts) };
 };
 
 const pgBossSettings = (secret: string, batchSize: number): PgBossWorkerSettings => ({
