@@ -199,8 +199,8 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
 };
 
 const run = async (): Promise<void> => {
-  log(`Platter webhook benchmark: ${count(settings.events)} deliveries per backlog, dispatcher concurrency ${settings.concurrency}, ` +
-    `latency ${settings.latencyRate}/s for ${settings.latencySeconds} s`);
+  log(`Platter webhook benchmark (${[...scenarios].join(", ")}): ${count(settings.events)} deliveries per backlog, ` +
+    `dispatcher concurrency ${settings.concurrency}, latency ${settings.latencyRate}/s for ${settings.latencySeconds} s`);
   // The headline figures must pay for durability as production does: no test-server shortcuts.
   const postgres = await startTestPostgres({ durable: true });
   const receiver = await startReceiver(SIGNATURE_HEADER);

@@ -7,7 +7,8 @@ import { verifySignature } from "@platter/domain";
  * 200 at once (or after `holdMs`). It notes when each envelope id (from the body) first arrived, by
  * this machine's clock, and counts repeats and bad signatures so a run that delivers wrongly cannot
  * pass. It may listen on several ports: each port is an origin of its own, for endpoints that must
- * not share the HTTP client's connections.
+ * not share the HTTP client's connections. It counts envelopes, not deliveries: a message delivered
+ * to several of its endpoints arrives once and then as duplicates, so give each endpoint its own messages.
  */
 export interface Receiver {
   /** The first origin's URL. */

@@ -183,7 +183,7 @@ export interface OriginsSettings {
 }
 
 /**
- * `origins`: `endpoints` endpoints (16 to an organization), each on an origin of its own (one
+ * `origins`: `endpoints` endpoints (one to an organization), each on an origin of its own (one
  * receiver port each, answering after `holdMs`), drained by 1, 2 and 4 dispatcher processes, each
  * run on a fresh database with a backlog of `seconds` at the ideal rate, measured as the backlog
  * drains are (`drainBacklog`: CPU, rows, WAL).
@@ -198,7 +198,8 @@ export const measureDistinctOrigins = async (run: IsolationRun, s: OriginsSettin
       const deliveries = perEndpoint * s.endpoints;
       const db = await createTestDatabase(run.adminUrl);
       try {
-        const organizations = await organizationsWithEndpoints(db, "Distinct origins", receiver.urls, ENDPOINT_CAP);
+        // One endpoint to an organization: each message is then one delivery, and the receiver counts envelopes.
+        const organizations = await organizationsWithEndpoints(db, "Distinct origins", receiver.urls, 1);
         for (const organization of organizations) await enqueueBacklog(db, organization.id, perEndpoint);
         receiver.reset(organizations.flatMap((o) => o.secrets));
         run.log(`origins: ${count(deliveries)} deliveries to ${s.endpoints} origins answering in ${s.holdMs} ms, ${dispatchers} dispatcher(s)…`);
@@ -343,8 +344,8 @@ export const isolationSetupOf = (
       `second later another organization's ${latency(latencySeconds)}. Over the same window, the busy origin's answers per second ` +
       `against its ideal, min(concurrency ${concurrency}, origin connections ${s.origin.originConnections}, endpoints × cap ` +
       `${s.origin.endpoints * ENDPOINT_CAP}) / ${s.origin.holdMs / 1000} s.`,
-    origins: `${s.origins.endpoints} endpoints of ${Math.ceil(s.origins.endpoints / ENDPOINT_CAP)} organizations (${ENDPOINT_CAP} each), ` +
-      `each on an origin of its own (the benchmark's receiver listening on ${s.origins.endpoints} ports, answering each request after ` +
+    origins: `${s.origins.endpoints} endpoints, each of an organization of its own (each message is then one delivery, and the ` +
+      `receiver counts envelopes) and on an origin of its own (the benchmark's receiver listening on ${s.origins.endpoints} ports, answering each request after ` +
       `${s.origins.holdMs} ms and checking every signature), drained by ${s.origins.dispatchers.join(", ")} dispatcher processes ` +
       `(DISPATCHER_CONCURRENCY=${concurrency} each, production endpoint cap ${ENDPOINT_CAP}), one run each on a fresh database whose ` +
       `backlog lasts ${s.origins.seconds} s at the ideal rate, min(${concurrency} × dispatchers, endpoints × cap ` +
