@@ -257,6 +257,8 @@ const ratioOf = (value: number, ideal: number): string => (value / ideal).toFixe
 
 /** The webhook tables' reads (opening a pool also reads the migrations table, which is no claim's cost). */
 const webhookReads = (cost: DatabaseCost) => cost.reads.filter((t) => t.table.startsWith("public.webhook_"));
+/** Pages of the webhook tables and their indexes asked of the buffer cache, per claim. */
+export const pagesPerClaim = (c: ClaimCost): number => webhookReads(c.cost).reduce((n, t) => n + t.pages, 0) / c.ms.length;
 /** Rows a claim read per claim in the webhook tables: index entries returned plus rows read by sequential scans. */
 export const rowsReadPerClaim = (c: ClaimCost): number =>
   webhookReads(c.cost).reduce((n, t) => n + t.indexEntries + t.seqRows, 0) / c.ms.length;
@@ -327,7 +329,7 @@ const isolationParts: { readonly [K in keyof IsolationResults]-?: (r: NonNullabl
           const deliveries = tableWrites(c.cost, "public.webhook_deliveries");
           return [
             count(c.endpoints), count(c.pending), `${c.ms.length} × ${c.asked}`, mean(c.claimed).toFixed(1), ms(c.ms, 0.5), ms(c.ms, 0.95),
-            rowsReadPerClaim(c).toFixed(0), perClaim(webhookReads(c.cost).reduce((n, t) => n + t.pages, 0), c),
+            rowsReadPerClaim(c).toFixed(0), pagesPerClaim(c).toFixed(0),
             `${perClaim(deliveries?.updates ?? 0, c)} (${perClaim(deliveries?.hotUpdates ?? 0, c)})`, (c.cost.walBytes / c.ms.length).toFixed(0),
           ];
         })],
@@ -475,7 +477,7 @@ const isolationBlock = (report: WebhookBenchReport, name: string, part: Isolatio
     start,
     `#### ${part.heading} (\`${name}\`)`,
     "",
-    `Measured by \`${report.command}\` on ${report.date}. ${report.postgres}.`,
+    `Measured by \`${report.command}\` on ${report.date}. Machine: ${report.machine}. ${report.postgres}.`,
     "",
     setup,
     "",

@@ -1,5 +1,5 @@
 import {
-  claimMedianMs, deliveriesPerSecond, type FanOutCost, type IsolationResults, type IsolationTargets, type LatencyResult, microsPerDelivery,
+  claimMedianMs, deliveriesPerSecond, pagesPerClaim, type FanOutCost, type IsolationResults, type IsolationTargets, type LatencyResult, microsPerDelivery,
   percentile, perDelivery, rowsReadPerClaim, rowWritesPerCreate, rowWritesPerDelivery, type StoreProfile, type TargetCheck,
   type ThroughputResult, totalMicros,
 } from "./report.ts";
@@ -222,6 +222,14 @@ export const isolationTargetsOf = (isolation: IsolationResults): IsolationTarget
     targets.manyEndpoints = [
       { name: `claim time (p50), ${versus}`, value: time.toFixed(1), target: `≤ ${CLAIM_GROWTH}`, pass: time <= CLAIM_GROWTH },
       { name: `rows read per claim, ${versus}`, value: rows.toFixed(1), target: `≤ ${CLAIM_GROWTH}`, pass: rows <= CLAIM_GROWTH },
+      {
+        name: `pages read per claim, ${versus} (informational)`, value: (pagesPerClaim(many) / Math.max(1, pagesPerClaim(few))).toFixed(1),
+        target: "report", pass: true,
+      },
+      {
+        name: `WAL per claim, ${versus} (informational)`, value: (many.cost.walBytes / many.ms.length / Math.max(1, few.cost.walBytes / few.ms.length)).toFixed(1),
+        target: "report", pass: true,
+      },
     ];
   }
   const creates = extremes(isolation.fanOut ?? []);
