@@ -2,8 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 
 /**
- * What a drain costs the database, measured from outside the worker: rows written (the tables'
- * cumulative statistics) and WAL generated. Also the gate that holds a freshly started worker at
+ * What a drain costs the database, measured from outside the worker: rows written and read (the
+ * tables' cumulative statistics) and WAL generated. Also the gate that holds a freshly started worker at
  * its first read of the queue, so start-up stays out of every per-delivery figure.
  */
 
@@ -17,9 +17,24 @@ export interface TableWrites {
   readonly deletes: number;
 }
 
+/** Rows and pages one table read over a measurement (deltas of pg_stat_user_tables, pg_stat_user_indexes, pg_statio_user_tables). */
+export interface TableReads {
+  readonly table: string;
+  /** Rows read by sequential scans (seq_tup_read). */
+  readonly seqRows: number;
+  /** Index entries returned by its indexes' scans (idx_tup_read, summed over its indexes). */
+  readonly indexEntries: number;
+  /** Live rows fetched from the table by index scans (idx_tup_fetch). */
+  readonly fetchedRows: number;
+  /** Pages of the table and its indexes asked of the buffer cache (hits and reads). */
+  readonly pages: number;
+}
+
 /** Rows written and WAL generated over a drain. */
 export interface DatabaseCost {
   readonly tables: readonly TableWrites[];
+  /** What the tables read meanwhile (tables with no reads left out). */
+  readonly reads: readonly TableReads[];
   readonly inserts: number;
   readonly updates: number;
   readonly hotUpdates: number;
@@ -28,8 +43,10 @@ export interface DatabaseCost {
   readonly walBytes: number;
 }
 
+type TableCounters = Omit<TableWrites, "table"> & Omit<TableReads, "table">;
+
 interface Snapshot {
-  readonly tables: ReadonlyMap<string, Omit<TableWrites, "table">>;
+  readonly tables: ReadonlyMap<string, TableCounters>;
   readonly lsn: string;
 }
 
@@ -56,19 +73,27 @@ export class CostMeter {
   }
 
   /**
-   * The tables' write counters and the WAL position. The caller makes sure the statistics are
-   * complete: every writer idle for STATS_IDLE_FLUSH_MS, or gone.
+   * The tables' write and read counters and the WAL position. The caller makes sure the statistics
+   * are complete: every backend that used the tables idle for STATS_IDLE_FLUSH_MS, or gone.
    */
   async snapshot(): Promise<Snapshot> {
     // Each statement is its own transaction: the statistics are read fresh, not from a cached snapshot.
     await this.client.query("select pg_stat_clear_snapshot()");
-    const { rows } = await this.client.query<{ table: string; ins: string; upd: string; hot: string; del: string }>(
-      `select schemaname || '.' || relname as table, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del
-       from pg_stat_user_tables`,
+    const { rows } = await this.client.query<{
+      table: string; ins: string; upd: string; hot: string; del: string; seq: string; entries: string; fetched: string; pages: string;
+    }>(
+      `select t.schemaname || '.' || t.relname as table, t.n_tup_ins as ins, t.n_tup_upd as upd, t.n_tup_hot_upd as hot,
+         t.n_tup_del as del, coalesce(t.seq_tup_read, 0) as seq, coalesce(t.idx_tup_fetch, 0) as fetched,
+         (select coalesce(sum(i.idx_tup_read), 0) from pg_stat_user_indexes i where i.relid = t.relid) as entries,
+         coalesce(io.heap_blks_hit, 0) + coalesce(io.heap_blks_read, 0) + coalesce(io.idx_blks_hit, 0) + coalesce(io.idx_blks_read, 0) as pages
+       from pg_stat_user_tables t join pg_statio_user_tables io on io.relid = t.relid`,
     );
     const { rows: [wal] } = await this.client.query<{ lsn: string }>("select pg_current_wal_insert_lsn()::text as lsn");
     return {
-      tables: new Map(rows.map((r) => [r.table, { inserts: Number(r.ins), updates: Number(r.upd), hotUpdates: Number(r.hot), deletes: Number(r.del) }])),
+      tables: new Map(rows.map((r) => [r.table, {
+        inserts: Number(r.ins), updates: Number(r.upd), hotUpdates: Number(r.hot), deletes: Number(r.del),
+        seqRows: Number(r.seq), indexEntries: Number(r.entries), fetchedRows: Number(r.fetched), pages: Number(r.pages),
+      }])),
       lsn: wal!.lsn,
     };
   }
@@ -78,16 +103,23 @@ export class CostMeter {
     const { rows: [wal] } = await this.client.query<{ bytes: string }>("select pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint as bytes", [
       after.lsn, before.lsn,
     ]);
-    const zero = { inserts: 0, updates: 0, hotUpdates: 0, deletes: 0 };
-    const tables = [...after.tables].map(([table, a]) => {
+    const zero: TableCounters = { inserts: 0, updates: 0, hotUpdates: 0, deletes: 0, seqRows: 0, indexEntries: 0, fetchedRows: 0, pages: 0 };
+    const deltas = [...after.tables].map(([table, a]) => {
       const b = before.tables.get(table) ?? zero;
+      const delta = (field: keyof TableCounters) => a[field] - b[field];
       return {
-        table, inserts: a.inserts - b.inserts, updates: a.updates - b.updates, hotUpdates: a.hotUpdates - b.hotUpdates, deletes: a.deletes - b.deletes,
+        table, inserts: delta("inserts"), updates: delta("updates"), hotUpdates: delta("hotUpdates"), deletes: delta("deletes"),
+        seqRows: delta("seqRows"), indexEntries: delta("indexEntries"), fetchedRows: delta("fetchedRows"), pages: delta("pages"),
       };
-    }).filter((t) => t.inserts + t.updates + t.deletes > 0).sort((x, y) => x.table.localeCompare(y.table));
+    }).sort((x, y) => x.table.localeCompare(y.table));
+    const tables = deltas.filter((t) => t.inserts + t.updates + t.deletes > 0)
+      .map(({ table, inserts, updates, hotUpdates, deletes }) => ({ table, inserts, updates, hotUpdates, deletes }));
+    const reads = deltas.filter((t) => t.seqRows + t.indexEntries + t.fetchedRows + t.pages > 0)
+      .map(({ table, seqRows, indexEntries, fetchedRows, pages }) => ({ table, seqRows, indexEntries, fetchedRows, pages }));
     const total = (field: keyof Omit<TableWrites, "table">) => tables.reduce((n, t) => n + t[field], 0);
     return {
       tables,
+      reads,
       inserts: total("inserts"),
       updates: total("updates"),
       hotUpdates: total("hotUpdates"),

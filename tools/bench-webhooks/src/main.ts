@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,14 +9,18 @@ import { WebhookDispatcher } from "@platter/webhooks";
 import pg from "pg";
 import { type Bench, drainBacklog, measureLatency, type QueueSpec } from "./measurements.ts";
 import { enqueueJobs, openPgBoss, pgBossSingleJobs, QUEUE } from "./pg-boss-queue.ts";
-import { enqueueBacklog, outboxSingleEvents } from "./platter-outbox.ts";
+import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, withPlatterDatabase } from "./platter-outbox.ts";
 import { parentPid } from "./process-cpu.ts";
-import { startReceiver } from "./receiver.ts";
+import { startHoldingReceiver, startReceiver } from "./receiver.ts";
 import {
-  consoleReport, type LatencyResult, type StoreProfile, type ThroughputResult, type WebhookBenchReport, writeSection,
+  consoleReport, type IsolationResults, ISOLATION_SCENARIOS, type LatencyResult, type StoreProfile, type ThroughputResult,
+  type WebhookBenchReport, writeSection,
 } from "./report.ts";
 import { timedStore } from "./store-timings.ts";
-import { BESIDE, findingsOf, targetsOf } from "./targets.ts";
+import { BESIDE, findingsOf, isolationTargetsOf, targetsOf } from "./targets.ts";
+import {
+  type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
+} from "./tenant-isolation.ts";
 import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } from "./worker-processes.ts";
 import { wholeNumberSetting } from "@platter/bench/bench-settings";
 
@@ -28,17 +30,32 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * webhook messages through one and then two dispatcher processes into a local receiver, and the
  * same backlog through a pg-boss 11 worker as the reference, measuring per delivery the CPU of the
  * worker(s) and of PostgreSQL, the rows written and the WAL; times single events at a low rate;
- * prints the tables and writes the `## Webhook delivery` section of docs/performance.md.
+ * then the tenant-isolation scenarios (tenant-isolation.ts); prints the tables and writes the
+ * `## Webhook delivery` section of docs/performance.md (each scenario's part only when it ran).
  *
  * Quick runs: BENCH_WEBHOOK_EVENTS (backlog size), BENCH_WEBHOOK_CONCURRENCY (dispatcher
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
- * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, fairness, profile; default all),
+ * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, fairness, profile, tenants, origin,
+ * origins, many-endpoints, fan-out; default all),
  * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
+ * tenants: BENCH_TENANTS_ENDPOINTS (24), BENCH_TENANTS_QUEUED_PER_ENDPOINT (200), BENCH_TENANTS_HOLD_S (12),
+ * BENCH_TENANTS_LATENCY_S (30: over two of the slow endpoints' holds);
+ * origin: BENCH_ORIGIN_ENDPOINTS (64), BENCH_ORIGIN_QUEUED_PER_ENDPOINT (60);
+ * origins: BENCH_ORIGINS_ENDPOINTS (64), BENCH_ORIGINS_DISPATCHERS (comma list, 1,2,4), BENCH_ORIGINS_SECONDS (12);
+ * many-endpoints: BENCH_MANY_ENDPOINTS (comma list, 100,10000), BENCH_MANY_ENDPOINTS_PENDING (per endpoint, 1),
+ * BENCH_MANY_ENDPOINTS_CLAIMS (50); fan-out: BENCH_FAN_OUT_CREATES (200);
  * BENCH_REPORT (where to write the report; `-` writes nothing).
  */
 
 const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 1);
+/** A comma list of positive whole numbers from `name`, or `fallback`. */
+const settingList = (name: string, fallback: string): number[] =>
+  (process.env[name] || fallback).split(",").map((item) => {
+    const value = Number(item.trim());
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be whole numbers like ${fallback}, got "${item}"`);
+    return value;
+  });
 
 const SIGNATURE_HEADER = "x-platter-signature";
 const settings = {
@@ -47,62 +64,65 @@ const settings = {
   latencyRate: setting("BENCH_WEBHOOK_LATENCY_RATE", 50),
   latencySeconds: setting("BENCH_WEBHOOK_LATENCY_S", 10),
   pgBossWorkers: setting("BENCH_PGBOSS_WORKERS", 4),
-  pgBossBatches: (process.env["BENCH_PGBOSS_BATCH"] || "250,1000").split(",").map((b) => {
-    const value = Number(b.trim());
-    if (!Number.isInteger(value) || value < 1) throw new Error(`BENCH_PGBOSS_BATCH must be whole numbers like 250,1000, got "${b}"`);
-    return value;
-  }),
+  pgBossBatches: settingList("BENCH_PGBOSS_BATCH", "250,1000"),
   timeoutMs: setting("BENCH_WEBHOOK_TIMEOUT_S", 900) * 1000,
 };
-const scenarios = new Set(
-  (process.env["BENCH_WEBHOOK_SCENARIOS"] || "dispatcher,dispatchers,pg-boss,fairness,profile").split(",").map((s) => s.trim()),
-);
+/** The first scenarios: cost, throughput and latency of one endpoint, against pg-boss; fairness; the profile. */
+const MAIN_SCENARIOS = ["dispatcher", "dispatchers", "pg-boss", "fairness", "profile"];
+const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name)];
+const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || SCENARIOS.join(",")).split(",").map((s) => s.trim()));
+for (const scenario of scenarios) {
+  if (!SCENARIOS.includes(scenario)) throw new Error(`BENCH_WEBHOOK_SCENARIOS: unknown scenario "${scenario}" (known: ${SCENARIOS.join(", ")})`);
+}
 const fairnessBacklog = setting("BENCH_FAIRNESS_BACKLOG", 2_000);
+/** The tenant-isolation scenarios' sizes; the busy endpoints answer in 400 ms, as issue 16 measured them. */
+const BUSY_HOLD_MS = 400;
+const isolationSettings = {
+  tenants: {
+    endpoints: setting("BENCH_TENANTS_ENDPOINTS", 24),
+    perEndpoint: setting("BENCH_TENANTS_QUEUED_PER_ENDPOINT", 200),
+    holdMs: setting("BENCH_TENANTS_HOLD_S", 12) * 1000,
+    latencySeconds: setting("BENCH_TENANTS_LATENCY_S", 30),
+  },
+  origin: {
+    endpoints: setting("BENCH_ORIGIN_ENDPOINTS", 64),
+    perEndpoint: setting("BENCH_ORIGIN_QUEUED_PER_ENDPOINT", 60),
+    holdMs: BUSY_HOLD_MS,
+    originConnections: 64,
+  },
+  origins: {
+    endpoints: setting("BENCH_ORIGINS_ENDPOINTS", 64),
+    holdMs: BUSY_HOLD_MS,
+    dispatchers: settingList("BENCH_ORIGINS_DISPATCHERS", "1,2,4"),
+    seconds: setting("BENCH_ORIGINS_SECONDS", 12),
+  },
+  manyEndpoints: {
+    endpoints: settingList("BENCH_MANY_ENDPOINTS", "100,10000"),
+    perEndpoint: setting("BENCH_MANY_ENDPOINTS_PENDING", 1),
+    claims: setting("BENCH_MANY_ENDPOINTS_CLAIMS", 50),
+    claimSize: 64,
+  },
+  fanOut: { creates: setting("BENCH_FAN_OUT_CREATES", 200) },
+};
+if (isolationSettings.tenants.holdMs >= loadDispatcherConfig({}).timeoutMs) {
+  throw new Error("BENCH_TENANTS_HOLD_S must be under the dispatcher's WEBHOOK_TIMEOUT (15 s): the slow endpoints answer, slowly");
+}
+/** The command that produced this run's figures: the BENCH_* variables it ran with (but where it writes), and the script. */
+const command = [
+  ...Object.entries(process.env).filter(([name, value]) => name.startsWith("BENCH_") && name !== "BENCH_REPORT" && value)
+    .sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => `${name}=${value}`),
+  "npm run bench:webhooks",
+].join(" ");
 const reportTarget = process.env["BENCH_REPORT"] || resolve(import.meta.dirname, "../../../docs/performance.md");
 if (settings.concurrency % settings.pgBossWorkers !== 0) throw new Error("BENCH_WEBHOOK_CONCURRENCY must be a multiple of BENCH_PGBOSS_WORKERS");
 
 const log = (line: string) => console.log(line);
 const count = (n: number) => n.toLocaleString("en-US");
-const sql = <Row>(db: TestDatabase, statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
-/** The queues as a drain watches them: the table each worker reads first, and what is not settled yet. */
-const PLATTER_QUEUE: QueueSpec = {
-  table: "webhook_deliveries",
-  unsettledSql: "select count(*)::int as n from webhook_deliveries where status = 'pending'",
-};
+/** The pg-boss queue as a drain watches it (the Platter one is `PLATTER_QUEUE`). */
 const PG_BOSS_QUEUE: QueueSpec = {
   table: "pgboss.job",
   unsettledSql: `select count(*)::int as n from pgboss.job where name = '${QUEUE}' and state <> 'completed'`,
-};
-
-/** A fresh migrated database with one organization and one endpoint (client.created) at the receiver. */
-const withPlatterDatabase = async <T>(
-  adminUrl: string,
-  receiverUrl: string,
-  use: (db: TestDatabase, organizationId: number, secret: string) => Promise<T>,
-): Promise<T> => {
-  const db = await createTestDatabase(adminUrl);
-  try {
-    const org = await createOrganization(db, "Bench Catering", "EUR");
-    const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"])));
-    return await use(db, org.id, endpoint.secret);
-  } finally {
-    await db.dispose();
-  }
-};
-
-/** An endpoint in trouble: it holds every request `holdMs` before answering 200 (or, longer than the timeout, never in time). */
-const startHoldingReceiver = async (holdMs: number) => {
-  const server = createServer((request, response) => {
-    request.resume();
-    const timer = setTimeout(() => response.writeHead(200).end(), holdMs);
-    response.on("close", () => clearTimeout(timer));
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))),
-  };
 };
 
 /**
@@ -124,7 +144,7 @@ const measureFairness = async (bench: Bench, adminUrl: string, latency: LatencyR
         await db.run(WebhookEndpointRepository.use((e) => e.add(other.scope, troubled.url, ["client.created"])));
         await enqueueBacklog(db, other.id, fairnessBacklog);
         bench.receiver.reset(secret);
-        const dispatcher = await startDispatcherProcess(db.url, settings.concurrency, { WEBHOOK_ENDPOINT_CONCURRENCY: "16", ...trouble.env });
+        const dispatcher = await startDispatcherProcess(db.url, settings.concurrency, { endpointCap: "production", env: trouble.env });
         try {
           await dispatcher.ready;
           await sleep(1000); // the troubled endpoint at its cap
@@ -139,19 +159,6 @@ const measureFairness = async (bench: Bench, adminUrl: string, latency: LatencyR
       await troubled.close();
     }
   }
-};
-
-/** Checks the dispatcher's own record after a run: every delivery succeeded, how many needed a second try, the attempts kept. */
-const deliveryRecord = async (db: TestDatabase, expected: number): Promise<{ line: string; attempts: number }> => {
-  const [row] = await sql<{ succeeded: string; other: string; retried: string; attempts: string }>(
-    db,
-    `select count(*) filter (where status = 'succeeded') as succeeded, count(*) filter (where status <> 'succeeded') as other,
-       count(*) filter (where attempts > 1) as retried, (select count(*) from webhook_attempts) as attempts
-     from webhook_deliveries`,
-  );
-  const line = `recorded: ${row!.succeeded} succeeded, ${row!.other} not, ${row!.retried} tried more than once, ${row!.attempts} attempts`;
-  if (Number(row!.succeeded) !== expected) throw new Error(`expected ${expected} succeeded deliveries; ${line}`);
-  return { line, attempts: Number(row!.attempts) };
 };
 
 const pgBossSettings = (secret: string, batchSize: number): PgBossWorkerSettings => ({
@@ -192,8 +199,8 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
 };
 
 const run = async (): Promise<void> => {
-  log(`Platter webhook benchmark: ${count(settings.events)} deliveries per backlog, dispatcher concurrency ${settings.concurrency}, ` +
-    `latency ${settings.latencyRate}/s for ${settings.latencySeconds} s`);
+  log(`Platter webhook benchmark (${[...scenarios].join(", ")}): ${count(settings.events)} deliveries per backlog, ` +
+    `dispatcher concurrency ${settings.concurrency}, latency ${settings.latencyRate}/s for ${settings.latencySeconds} s`);
   // The headline figures must pay for durability as production does: no test-server shortcuts.
   const postgres = await startTestPostgres({ durable: true });
   const receiver = await startReceiver(SIGNATURE_HEADER);
@@ -306,14 +313,25 @@ const run = async (): Promise<void> => {
         profileDispatcher(bench, db, organizationId, secret));
     }
 
-    const report = buildReport(description, throughput, latency, profile);
+    const isolation: { -readonly [K in keyof IsolationResults]: IsolationResults[K] } = {};
+    const isolationRun: IsolationRun = {
+      bench, adminUrl: postgres.adminUrl, concurrency: settings.concurrency, latencyRate: settings.latencyRate,
+      latencySeconds: settings.latencySeconds, signatureHeader: SIGNATURE_HEADER, log,
+    };
+    if (scenarios.has("tenants")) isolation.tenants = await measureTenants(isolationRun, isolationSettings.tenants);
+    if (scenarios.has("origin")) isolation.origin = await measureBusyOrigin(isolationRun, isolationSettings.origin);
+    if (scenarios.has("origins")) isolation.origins = await measureDistinctOrigins(isolationRun, isolationSettings.origins);
+    if (scenarios.has("many-endpoints")) isolation.manyEndpoints = await measureManyEndpoints(isolationRun, isolationSettings.manyEndpoints);
+    if (scenarios.has("fan-out")) isolation.fanOut = await measureFanOut(isolationRun, isolationSettings.fanOut);
+
+    const report = buildReport(description, throughput, latency, profile, isolation);
     log("");
     log(consoleReport(report));
     if (reportTarget !== "-") {
       await writeSection(reportTarget, report);
       log(`\nwrote the webhook section of ${reportTarget}`);
     }
-    if (report.targets.some((t) => !t.pass)) process.exitCode = 1;
+    if ([...report.targets, ...Object.values(report.isolationTargets).flat()].some((t) => !t.pass)) process.exitCode = 1;
   } finally {
     await receiver.close();
     await postgres.stop();
@@ -325,12 +343,14 @@ const buildReport = (
   throughput: ThroughputResult[],
   latency: LatencyResult[],
   profile: StoreProfile | undefined,
+  isolation: IsolationResults,
 ): WebhookBenchReport => ({
   date: new Date().toISOString().slice(0, 10),
   machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
     `Node ${process.versions.node}; workers, PostgreSQL and the receiver all on this one machine`,
   postgres,
-  command: "npm run bench:webhooks",
+  command,
+  ranMain: MAIN_SCENARIOS.some((s) => scenarios.has(s)),
   setup: [
     "A throwaway PostgreSQL (`startTestPostgres({ durable: true })`: the embedded server without the test server's " +
       "fsync=off, synchronous_commit=off and full_page_writes=off, so every commit is flushed to disk as in production) " +
@@ -380,6 +400,9 @@ const buildReport = (
   targets: targetsOf(throughput, latency),
   profile,
   findings: findingsOf(throughput, profile),
+  isolation,
+  isolationSetup: isolationSetupOf(settings.concurrency, settings.latencyRate, settings.latencySeconds, isolationSettings),
+  isolationTargets: isolationTargetsOf(isolation),
 });
 
 await run();

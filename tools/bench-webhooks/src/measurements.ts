@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { checkpoint, CostMeter, holdQueue, STATS_IDLE_FLUSH_MS } from "./database-cost.ts";
+import { openPlatform, type PlatformRuntime, type PlatformSettings } from "@platter/persistence";
+import { checkpoint, CostMeter, type DatabaseCost, holdQueue, STATS_IDLE_FLUSH_MS } from "./database-cost.ts";
 import { postgresCpuSeconds, processCpuSeconds } from "./process-cpu.ts";
 import type { Receiver } from "./receiver.ts";
 import { type LatencyResult, percentile, type ThroughputResult } from "./report.ts";
@@ -125,6 +126,52 @@ export const drainBacklog = async (
   } finally {
     await meter.close();
   }
+};
+
+/**
+ * Runs `use` in this process on a platform of its own (`openPlatform`: its own pool), and measures
+ * what the database did meanwhile, as a drain does: once the statistics of the writes before are
+ * in, the server is checkpointed and the tables' counters and the WAL position read; the platform
+ * is then opened, used and closed, and the counters read again once its backends have exited
+ * (which sends their statistics). Opening the platform checks the migrations: a few reads of the
+ * migrations table, nothing else.
+ */
+export const measureOnOwnPlatform = async <T>(
+  target: Omit<DrainTarget, "queue">,
+  settings: PlatformSettings,
+  use: (platform: PlatformRuntime) => Promise<T>,
+): Promise<{ readonly result: T; readonly cost: DatabaseCost }> => {
+  await sleep(STATS_IDLE_FLUSH_MS);
+  await checkpoint(target.adminUrl);
+  const meter = await CostMeter.open(target.databaseUrl);
+  try {
+    const kept = await meter.backends();
+    const before = await meter.snapshot();
+    const platform = await openPlatform(settings);
+    let result: T;
+    try {
+      result = await use(platform);
+    } finally {
+      await platform.dispose();
+    }
+    await meter.waitForOthersToExit(kept, 30_000);
+    return { result, cost: await meter.between(before, await meter.snapshot()) };
+  } finally {
+    await meter.close();
+  }
+};
+
+/** Runs `step` `times` times one after another, each timed on its own (ms); `pause` runs between steps, untimed. */
+export const timeEach = async <T>(times: number, step: (n: number) => Promise<T>, pause?: () => Promise<void>) => {
+  const ms: number[] = [];
+  const results: T[] = [];
+  for (let n = 1; n <= times; n += 1) {
+    const began = performance.now();
+    results.push(await step(n));
+    ms.push(performance.now() - began);
+    if (pause !== undefined && n < times) await pause();
+  }
+  return { ms, results };
 };
 
 /** How single events are committed and, afterwards, when each committed by the database's clock. */

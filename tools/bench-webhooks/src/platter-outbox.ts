@@ -1,11 +1,53 @@
-import type { TestDatabase } from "@platter/persistence/testing";
-import type { SingleEvents } from "./measurements.ts";
+import { WebhookEndpointRepository } from "@platter/persistence";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import type { QueueSpec, SingleEvents } from "./measurements.ts";
 
 /**
- * Messages for the Platter dispatcher, written straight into `webhook_messages` as the API writes them:
- * type `client.created`, payload version 1, `created_at` = now() of the inserting transaction, and
- * in the same statement one delivery per subscribed endpoint (as `recordMessage` does).
+ * The Platter side of the benchmark: a run's database (a fresh one per scenario), messages for the
+ * dispatcher written straight into `webhook_messages` as the API writes them (type
+ * `client.created`, payload version 1, `created_at` = now() of the inserting transaction, and in
+ * the same statement one delivery per subscribed endpoint, as `recordMessage` does), and the
+ * dispatcher's own record checked after a drain.
  */
+
+/** A statement on the benchmark's own connection to `db` (set-up and checks, never the code measured). */
+export const sql = <Row>(db: TestDatabase, statement: string, params: unknown[] = []) =>
+  db.orm.em.getConnection().execute<Row[]>(statement, params);
+
+/** The Platter queue as a drain watches it: the table each dispatcher reads first, and what is not settled yet. */
+export const PLATTER_QUEUE: QueueSpec = {
+  table: "webhook_deliveries",
+  unsettledSql: "select count(*)::int as n from webhook_deliveries where status = 'pending'",
+};
+
+/** A fresh migrated database with one organization and one endpoint (client.created) at the receiver. */
+export const withPlatterDatabase = async <T>(
+  adminUrl: string,
+  receiverUrl: string,
+  use: (db: TestDatabase, organizationId: number, secret: string) => Promise<T>,
+): Promise<T> => {
+  const db = await createTestDatabase(adminUrl);
+  try {
+    const org = await createOrganization(db, "Bench Catering", "EUR");
+    const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"])));
+    return await use(db, org.id, endpoint.secret);
+  } finally {
+    await db.dispose();
+  }
+};
+
+/** Checks the dispatcher's own record after a run: every delivery succeeded, how many needed a second try, the attempts kept. */
+export const deliveryRecord = async (db: TestDatabase, expected: number): Promise<{ line: string; attempts: number }> => {
+  const [row] = await sql<{ succeeded: string; other: string; retried: string; attempts: string }>(
+    db,
+    `select count(*) filter (where status = 'succeeded') as succeeded, count(*) filter (where status <> 'succeeded') as other,
+       count(*) filter (where attempts > 1) as retried, (select count(*) from webhook_attempts) as attempts
+     from webhook_deliveries`,
+  );
+  const line = `recorded: ${row!.succeeded} succeeded, ${row!.other} not, ${row!.retried} tried more than once, ${row!.attempts} attempts`;
+  if (Number(row!.succeeded) !== expected) throw new Error(`expected ${expected} succeeded deliveries; ${line}`);
+  return { line, attempts: Number(row!.attempts) };
+};
 
 /** Inserts the messages selected by `messages` (columns organization_id, type, payload) and their deliveries. */
 const withDeliveries = (messages: string, returning = "") => `with m as (
@@ -21,7 +63,7 @@ const withDeliveries = (messages: string, returning = "") => `with m as (
 const PAYLOAD = `jsonb_build_object('version', 1, 'data', jsonb_build_object('id', n, 'name', 'Client ' || n,
   'email', null, 'phone', null, 'company', null, 'created_at', '2026-11-23T08:00:00.000Z'))`;
 
-/** Commits `count` events in one statement: the backlog a dispatcher then drains. */
+/** Commits `count` events in one statement, each delivered to every endpoint of the organization: the backlog a dispatcher then drains. */
 export const enqueueBacklog = async (db: TestDatabase, organizationId: number, count: number): Promise<void> => {
   const connection = db.orm.em.getConnection();
   await connection.execute(

@@ -1,6 +1,7 @@
 import {
-  type LatencyResult, microsPerDelivery, perDelivery, rowWritesPerDelivery, type StoreProfile, type TargetCheck, type ThroughputResult,
-  totalMicros,
+  claimMedianMs, deliveriesPerSecond, pagesPerClaim, type FanOutCost, type IsolationResults, type IsolationTargets, type LatencyResult, microsPerDelivery,
+  percentile, perDelivery, rowsReadPerClaim, rowWritesPerCreate, rowWritesPerDelivery, type StoreProfile, type TargetCheck,
+  type ThroughputResult, totalMicros,
 } from "./report.ts";
 
 /** The targets of the webhook benchmark, judged, and what the measurements say about where time goes. */
@@ -158,4 +159,91 @@ export const findingsOf = (throughput: readonly ThroughputResult[], profile: Sto
       "endpoints' circuit statement in one transaction).");
   }
   return findings;
+};
+
+/** Most milliseconds of another organization's p99 commit → receiver beside a busy organization or origin. */
+const ISOLATED_P99_MS = 1000;
+/** Least share of the ideal deliveries/s that endpoints on distinct origins reach. */
+const ORIGINS_SHARE_OF_IDEAL = 0.9;
+/** Most a claim at the most endpoints may cost against one at the fewest (time and rows read). */
+const CLAIM_GROWTH = 2;
+
+const p99Check = (who: string, latency: LatencyResult): TargetCheck => ({
+  name: `${who}, p99 commit → receiver`, value: `${latency.p99Ms.toFixed(0)} ms`, target: "< 1,000 ms", pass: latency.p99Ms < ISOLATED_P99_MS,
+});
+
+/** Fewest and most endpoints of a comparison, when it has two sizes or more. */
+const extremes = <T extends { readonly endpoints: number }>(rows: readonly T[]): [T, T] | undefined => {
+  if (rows.length < 2) return undefined;
+  const sorted = [...rows].sort((a, b) => a.endpoints - b.endpoints);
+  return [sorted[0]!, sorted[sorted.length - 1]!];
+};
+
+/**
+ * The tenant-isolation targets (issue 16): another organization's p99 under 1 s beside one
+ * organization's many slow endpoints and beside a busy shared origin; at least 0.9 of the ideal
+ * deliveries/s on distinct origins at every dispatcher count; a claim at 10,000 endpoints with work
+ * within 2× of one at 100 (time and rows read); fan-out's cost at the endpoint limit, reported.
+ */
+export const isolationTargetsOf = (isolation: IsolationResults): IsolationTargets => {
+  const targets: { -readonly [K in keyof IsolationTargets]: TargetCheck[] } = {};
+  if (isolation.tenants !== undefined) {
+    targets.tenants = [p99Check(`beside ${isolation.tenants.endpoints} slow endpoints of one organization`, isolation.tenants.latency)];
+  }
+  if (isolation.origin !== undefined) {
+    const r = isolation.origin;
+    targets.origin = [
+      p99Check(`beside ${r.endpoints} endpoints on one busy origin`, r.latency),
+      {
+        name: "busy origin, deliveries/s of its ideal (informational)",
+        value: (r.busyAnswered / r.busySeconds / r.idealPerSecond).toFixed(2), target: "report", pass: true,
+      },
+    ];
+  }
+  if (isolation.origins !== undefined) {
+    const wrong = isolation.origins.reduce((n, { throughput: r }) => n + r.duplicates + r.badSignatures, 0);
+    targets.origins = [
+      ...isolation.origins.map(({ dispatchers, idealPerSecond, throughput }) => {
+        const share = deliveriesPerSecond(throughput) / idealPerSecond;
+        return {
+          name: `dispatchers ×${dispatchers}, endpoints on distinct origins, deliveries/s of the ideal`, value: share.toFixed(2),
+          target: `≥ ${ORIGINS_SHARE_OF_IDEAL}`, pass: share >= ORIGINS_SHARE_OF_IDEAL,
+        };
+      }),
+      { name: "distinct origins, duplicate deliveries + bad signatures", value: String(wrong), target: "0", pass: wrong === 0 },
+    ];
+  }
+  const claims = extremes(isolation.manyEndpoints ?? []);
+  if (claims !== undefined) {
+    const [few, many] = claims;
+    const versus = `${many.endpoints.toLocaleString("en-US")} endpoints with work / ${few.endpoints.toLocaleString("en-US")}`;
+    const time = claimMedianMs(many) / claimMedianMs(few);
+    const rows = rowsReadPerClaim(many) / Math.max(1, rowsReadPerClaim(few));
+    targets.manyEndpoints = [
+      { name: `claim time (p50), ${versus}`, value: time.toFixed(1), target: `≤ ${CLAIM_GROWTH}`, pass: time <= CLAIM_GROWTH },
+      { name: `rows read per claim, ${versus}`, value: rows.toFixed(1), target: `≤ ${CLAIM_GROWTH}`, pass: rows <= CLAIM_GROWTH },
+      {
+        name: `pages read per claim, ${versus} (informational)`, value: (pagesPerClaim(many) / Math.max(1, pagesPerClaim(few))).toFixed(1),
+        target: "report", pass: true,
+      },
+      {
+        name: `WAL per claim, ${versus} (informational)`, value: (many.cost.walBytes / many.ms.length / Math.max(1, few.cost.walBytes / few.ms.length)).toFixed(1),
+        target: "report", pass: true,
+      },
+    ];
+  }
+  const creates = extremes(isolation.fanOut ?? []);
+  if (creates !== undefined) {
+    const [few, many] = creates;
+    const versus = `${many.endpoints} endpoints / ${few.endpoints}`;
+    const median = (f: FanOutCost) => percentile(f.ms, 0.5);
+    targets.fanOut = [
+      { name: `time per create (p50), ${versus} (informational)`, value: (median(many) / median(few)).toFixed(2), target: "report", pass: true },
+      {
+        name: `row writes per create, ${versus} (informational)`, value: (rowWritesPerCreate(many) / rowWritesPerCreate(few)).toFixed(2),
+        target: "report", pass: true,
+      },
+    ];
+  }
+  return targets;
 };

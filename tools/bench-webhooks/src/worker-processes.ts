@@ -46,29 +46,42 @@ const pollReady = async (url: string, deadline: number): Promise<void> => {
   throw new Error(`${url} did not answer within 60 s`);
 };
 
+/** How a benchmark's dispatcher process differs from its defaults. */
+export interface DispatcherProcessOptions {
+  /**
+   * WEBHOOK_ENDPOINT_CONCURRENCY: `"concurrency"` (unless told) sets it to the dispatcher's
+   * concurrency, for the scenarios with one endpoint, whose attempts in flight are then
+   * `concurrency`, as pg-boss's; `"production"` leaves the dispatcher's default (16).
+   */
+  readonly endpointCap?: "concurrency" | "production";
+  /** More environment variables, applied last. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /**
- * Spawns `apps/dispatcher/src/main.ts` against `databaseUrl`, allowed to deliver to 127.0.0.1.
- * The benchmark has one endpoint, so its cap (WEBHOOK_ENDPOINT_CONCURRENCY, shared by every
- * dispatcher) is set to `concurrency` too: attempts in flight are then `concurrency`, as pg-boss's.
+ * Spawns `apps/dispatcher/src/main.ts` against `databaseUrl`, allowed to deliver to 127.0.0.1,
+ * with DISPATCHER_CONCURRENCY `concurrency` and the endpoint cap `options.endpointCap` says.
  */
 export const startDispatcherProcess = async (
   databaseUrl: string,
   concurrency: number,
-  env: Readonly<Record<string, string>> = {},
+  options: DispatcherProcessOptions = {},
 ): Promise<WorkerProcess> => {
   const opsPort = await freePort();
   const spawnedAt = Date.now();
+  const { WEBHOOK_ENDPOINT_CONCURRENCY: _inherited, ...inherited } = process.env;
+  const endpointCap = (options.endpointCap ?? "concurrency") === "concurrency" ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency) } : {};
   const child = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER_MAIN], {
     env: {
-      ...process.env,
+      ...inherited,
       DATABASE_URL: databaseUrl,
       DISPATCHER_OPS_PORT: String(opsPort),
       HOST: "127.0.0.1",
       DISPATCHER_CONCURRENCY: String(concurrency),
-      WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency),
+      ...endpointCap,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       LOG_LEVEL: "warn",
-      ...env,
+      ...options.env,
     },
     stdio: ["ignore", "inherit", "inherit"],
   });
