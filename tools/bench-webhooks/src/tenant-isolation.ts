@@ -248,11 +248,13 @@ export const measureManyEndpoints = async (run: IsolationRun, s: ManyEndpointsSe
     const db = await createTestDatabase(run.adminUrl);
     try {
       const org = await createOrganization(db, `${count(endpoints)} endpoints`, "EUR");
-      // Never sent anything (no dispatcher runs): the URLs only need to be well formed.
+      // Never sent anything (no dispatcher runs): the URLs only need to be well formed, each on an
+      // origin of its own (so no origin's connections limit a claim).
       await sql(db,
-        `insert into webhook_endpoints (organization_id, url, secret, event_types)
-         select ?::bigint, ? || '/' || n, ?, '{client.created}' from generate_series(1, ?::int) n`,
-        [org.id, run.bench.receiver.url, generateSigningSecret(), endpoints]);
+        `insert into webhook_endpoints (organization_id, url, origin, secret, event_types)
+         select ?::bigint, 'https://e' || n || '.example/hook', 'https://e' || n || '.example', ?, '{client.created}'
+         from generate_series(1, ?::int) n`,
+        [org.id, generateSigningSecret(), endpoints]);
       await sql(db, "analyze webhook_endpoints");
       await enqueueBacklog(db, org.id, s.perEndpoint);
       const config = loadDispatcherConfig({ DATABASE_URL: db.url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
