@@ -50,33 +50,43 @@ export interface EndpointQueueStats {
 /** Postgres array literal of integers, passed as one bound string. */
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
-/** One index descent into the pending deliveries: the first `column` value (of those in `scope`) matching `bound`. */
-const PENDING = (column: string, scope: string, bound: string, order = "") =>
-  `(select d.${column} from webhook_deliveries d where d.status = 'pending'${scope} and ${bound} order by d.${column}${order} limit 1)`;
+/**
+ * One index descent into the due index: the first `column` value of pending deliveries (of those
+ * in `scope`) matching `bound`, in `order` (which names the due index's columns, so no other index
+ * can serve it).
+ */
+const PENDING = (column: string, scope: string, bound: string, order: string) =>
+  `(select d.${column} from webhook_deliveries d where d.status = 'pending'${scope} and ${bound} order by ${order} limit 1)`;
+
+/** The orders of the due index (organization, endpoint, …) that walk organizations, and one organization's endpoints. */
+const BY_ORGANIZATION = { up: "d.organization_id, d.endpoint_id", down: "d.organization_id desc, d.endpoint_id desc" };
+const BY_ENDPOINT = { up: "d.endpoint_id", down: "d.endpoint_id desc" };
 
 /**
  * A walk over the distinct `column` values of pending deliveries (in `scope`), one index descent
  * each (a loose index scan of the due index): from `start` upwards, then wrapping around to the
  * values below it, at most `budget` of them. Its rows: `id`.
  */
-const WALK = (name: string, column: string, scope: string, start: string, budget: string) => `${name}(id, wrapped, n) as (
+const WALK = (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, n) as (
     select x.id, x.wrapped, 1 from (
-      select coalesce(f.a, ${PENDING(column, scope, `d.${column} < ${start}`)}) as id, f.a is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} >= ${start}`)} as a) f
+      select coalesce(f.a, ${PENDING(column, scope, `d.${column} < ${start}`, order)}) as id, f.a is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} >= ${start}`, order)} as a offset 0) f
+      offset 0
     ) x where x.id is not null
     union all
     select x.id, x.wrapped, w.n + 1 from ${name} w cross join lateral (
-      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} < ${start}`)} end) as id,
+      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} < ${start}`, order)} end) as id,
         w.wrapped or f.a is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} > w.id and (not w.wrapped or d.${column} < ${start})`)} as a) f
+      from (select ${PENDING(column, scope, `d.${column} > w.id and (not w.wrapped or d.${column} < ${start})`, order)} as a offset 0) f
+      offset 0
     ) x where x.id is not null and w.n < ${budget}
   )`;
 
 /** Every endpoint with pending deliveries (`endpoint_id`), organization by organization: for the idle dispatcher's one look ahead. */
-const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", "0", "2147483647")},
+const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY_ORGANIZATION.up, "0", "2147483647")},
   active(endpoint_id) as (
     select ew.id from every_organization o cross join lateral (
-      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", "0", "2147483647")}
+      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", BY_ENDPOINT.up, "0", "2147483647")}
       select id from every_endpoint
     ) ew
   )`;
@@ -88,7 +98,7 @@ const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_ex
  * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
  * or endpoints with work. It walks the due index (organization, then endpoint): organizations with
  * pending deliveries from a random one onwards, wrapping around, as many as the claim has slots
- * (plus those at their share, which are skipped); within each, its endpoints from a random one
+ * (plus those at their share, which are skipped, and as many as endpoints at their cap); within each, its endpoints from a random one
  * onwards, as many as the organization may still fill of the claim (plus its endpoints at their
  * cap here). Over successive claims every organization and endpoint gets its turn, whatever their
  * number.
@@ -123,9 +133,10 @@ const CLAIM = `with recursive
   ),
   organization_range as materialized (
     select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
-    from params p, (select ${PENDING("organization_id", "", "true")} as lo, ${PENDING("organization_id", "", "true", " desc")} as hi) r
+    from params p,
+      (select ${PENDING("organization_id", "", "true", BY_ORGANIZATION.up)} as lo, ${PENDING("organization_id", "", "true", BY_ORGANIZATION.down)} as hi) r
   ),
-  ${WALK("organization_walk", "organization_id", "", "(select start from organization_range)", "(select budget from organization_range)")},
+  ${WALK("organization_walk", "organization_id", "", BY_ORGANIZATION.up, "(select start from organization_range)", "(select budget from organization_range)")},
   organizations as (
     select w.id as organization_id, coalesce(oh.in_flight, 0) as organization_held,
       p.organization_share - coalesce(oh.in_flight, 0) as organization_free, count(*) over () as organizations
@@ -142,11 +153,12 @@ const CLAIM = `with recursive
     cross join lateral (
       select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start,
         least(o.organization_free, greatest(1, ceil(2.0 * p.claim_limit / o.organizations)))::int + coalesce(c.endpoints, 0) as budget
-      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true")} as lo,
-                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", " desc")} as hi) r
+      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT.up)} as lo,
+                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT.down)} as hi offset 0) r
+      offset 0
     ) er
     cross join lateral (
-      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", "er.start", "er.budget")}
+      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", BY_ENDPOINT.up, "er.start", "er.budget")}
       select id from endpoint_walk
     ) ew
   ),
@@ -228,13 +240,15 @@ const organizationHeldJson = (held: HeldSlots) =>
 
 /** The claim statement (`CLAIM`) and its parameters; exported for the tests that read its plan. */
 export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots, now: Date) => {
-  // Organizations at their share are walked past, so they do not count against the walk.
+  // Organizations at their share, and those whose one endpoint with work is at its cap here, are
+  // walked past: they do not count against the walk.
   const atShare = [...held.inFlightByOrganization.values()].filter((n) => n >= held.organizationShare).length;
+  const atCap = [...held.inFlight.values()].filter((n) => n >= held.share).length;
   return {
     text: CLAIM,
     values: [
       held.share, now.toISOString(), held.organizationShare, held.originConnections, held.originShare, limit, policy.firstAttemptDelayMs,
-      limit + atShare, leaseMs, heldJson(held), organizationHeldJson(held), originHeldJson(held),
+      limit + atShare + atCap, leaseMs, heldJson(held), organizationHeldJson(held), originHeldJson(held),
     ],
   };
 };
