@@ -62,8 +62,13 @@ const count = <Key>(counts: Map<Key, number>, key: Key, by: number): void => {
   else counts.set(key, next);
 };
 
-/** Longest a free slot waits for others before a claim fills what is free. */
+/**
+ * Longest a free slot waits for others before a claim fills what is free: CLAIM_WAIT_MS, or a
+ * thirty-second of how long attempts take (their moving average) if less, so slots freed by attempts of
+ * a few hundred milliseconds are not left idle for a tenth of their cycle.
+ */
 const CLAIM_WAIT_MS = 50;
+const claimWaitMs = (typicalAttemptMs: number) => Math.max(1, Math.min(CLAIM_WAIT_MS, typicalAttemptMs / 32));
 
 const UNREADABLE = "ESCHEMA: the stored message does not match its type's schema; nothing was sent";
 
@@ -88,6 +93,8 @@ export class WebhookDispatcher {
   };
   private readonly minimumClaim: number;
   private lastClaimAt = 0;
+  /** Moving average of attempt durations, for `claimWaitMs`. */
+  private typicalAttemptMs = CLAIM_WAIT_MS * 16;
   private stopping = false;
   private wakeUp: (() => void) | undefined;
   /** A wake that arrived while the loop was busy: the next sleep returns at once. */
@@ -174,8 +181,9 @@ export class WebhookDispatcher {
     // attempt that ends wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction
     // on each attempt still running, a tenth of the worker's CPU at 256 in flight.)
     const sinceClaim = performance.now() - this.lastClaimAt;
-    if (free === 0 || (free < this.minimumClaim && sinceClaim < CLAIM_WAIT_MS)) {
-      await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, CLAIM_WAIT_MS - sinceClaim));
+    const wait = claimWaitMs(this.typicalAttemptMs);
+    if (free === 0 || (free < this.minimumClaim && sinceClaim < wait)) {
+      await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, wait - sinceClaim));
       return true;
     }
     this.lastClaimAt = performance.now();
@@ -198,6 +206,7 @@ export class WebhookDispatcher {
       count(this.held.inFlight, endpoint, -1);
       count(this.held.inFlightByOrganization, organization, -1);
       count(this.held.inFlightByOrigin, delivery.origin, -1);
+      this.typicalAttemptMs += (result.durationMs - this.typicalAttemptMs) / 64;
       this.observer.attempted?.(result.outcome, result.durationMs, delivery);
       this.writer.add({
         delivery,

@@ -92,6 +92,11 @@ export interface OriginsRun {
   readonly holdMs: number;
   /** min(concurrency × dispatchers, endpoints × endpoint cap) / hold. */
   readonly idealPerSecond: number;
+  /**
+   * Deliveries/s while the drain is steady: arrivals from one hold after the first to two holds
+   * before the last (the first wave's start and the last, partly filled waves left out).
+   */
+  readonly steadyPerSecond: number;
   readonly throughput: ThroughputResult;
 }
 
@@ -271,7 +276,7 @@ export const deliveriesPerSecond = (r: ThroughputResult): number => r.deliveries
 
 const BUSY_HEADINGS = ["Busy origin", "endpoints (organizations)", "queued", "answered in window", "window s", "deliveries/s", "ideal/s", "of ideal", "pending at end"];
 const ORIGINS_HEADINGS = [
-  "Dispatchers", "deliveries", "release → all s", "deliveries/s", "ideal/s", "of ideal", "worker µs", "PostgreSQL µs", "worker CPU",
+  "Dispatchers", "deliveries", "release → all s", "deliveries/s", "steady/s", "ideal/s", "steady of ideal", "worker µs", "PostgreSQL µs", "worker CPU",
   "postgres CPU", "receiver CPU", "dupes", "bad sig",
 ];
 const CLAIM_HEADINGS = [
@@ -310,9 +315,9 @@ const isolationParts: { readonly [K in keyof IsolationResults]-?: (r: NonNullabl
     heading: "Distinct origins scale",
     tables: [{
       caption: "Deliveries/s against the ideal, and CPU per delivery:",
-      rows: [ORIGINS_HEADINGS, ...runs.map(({ dispatchers, idealPerSecond, throughput: r }) => [
-        `×${dispatchers}`, count(r.deliveries), r.wallSeconds.toFixed(1), deliveriesPerSecond(r).toFixed(0), idealPerSecond.toFixed(0),
-        ratioOf(deliveriesPerSecond(r), idealPerSecond), micros(microsPerDelivery(r.workerCpuSeconds, r)),
+      rows: [ORIGINS_HEADINGS, ...runs.map(({ dispatchers, idealPerSecond, steadyPerSecond, throughput: r }) => [
+        `×${dispatchers}`, count(r.deliveries), r.wallSeconds.toFixed(1), deliveriesPerSecond(r).toFixed(0), steadyPerSecond.toFixed(0),
+        idealPerSecond.toFixed(0), ratioOf(steadyPerSecond, idealPerSecond), micros(microsPerDelivery(r.workerCpuSeconds, r)),
         micros(microsPerDelivery(r.postgresCpuSeconds, r)), cpuCell(r.workerCpuSeconds, r.settleSeconds),
         cpuCell(r.postgresCpuSeconds, r.settleSeconds), cpuCell(r.receiverCpuSeconds, r.settleSeconds), String(r.duplicates),
         String(r.badSignatures),

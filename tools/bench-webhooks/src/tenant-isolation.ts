@@ -209,7 +209,17 @@ export const measureDistinctOrigins = async (run: IsolationRun, s: OriginsSettin
           () => Promise.all(range(dispatchers).map(() => startDispatcherProcess(db.url, run.concurrency, { endpointCap: "production" }))));
         const record = await deliveryRecord(db, deliveries);
         run.log(`  ${record.line}`);
-        runs.push({ dispatchers, endpoints: s.endpoints, holdMs: s.holdMs, idealPerSecond, throughput: { ...result, attemptsRecorded: record.attempts } });
+        const arrivals = [...receiver.arrivals.values()];
+        const from = Math.min(...arrivals) + s.holdMs;
+        const to = Math.max(...arrivals) - 2 * s.holdMs;
+        const steadyPerSecond = arrivals.filter((at) => at >= from && at < to).length / ((to - from) / 1000);
+        const perSecond = new Map<number, number>();
+        for (const at of arrivals) perSecond.set(Math.floor((at - from + s.holdMs) / 1000), (perSecond.get(Math.floor((at - from + s.holdMs) / 1000)) ?? 0) + 1);
+        run.log(`  arrivals per second from the first: ${[...perSecond].sort(([a], [b]) => a - b).map(([, n]) => n).join(" ")}`);
+        runs.push({
+          dispatchers, endpoints: s.endpoints, holdMs: s.holdMs, idealPerSecond, steadyPerSecond,
+          throughput: { ...result, attemptsRecorded: record.attempts },
+        });
       } finally {
         await db.dispose();
       }
