@@ -18,7 +18,7 @@ export interface RunningDispatcher {
 /** Starts delivering on the platform's delivery queue; wakes on NOTIFY, polls as a fallback. */
 export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningDispatcher> => {
   const store = await runtime.runPromise(DeliveryQueue.use(Effect.succeed));
-  const metrics = createDispatcherMetrics(store);
+  const metrics = createDispatcherMetrics(store, () => dispatcher);
   // An outage fails every loop round until it passes: said once when it starts, once when it ends.
   const outages = watchOutages({
     probe: () => runtime.runPromise(pingDatabase),

@@ -3,9 +3,37 @@ import { Effect } from "effect";
 import type { DispatcherObserver } from "@platter/webhooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
-/** Prometheus metrics of one dispatcher process. */
-export const createDispatcherMetrics = (store: DeliveryQueue["Service"]): { registry: Registry; observer: DispatcherObserver } => {
+/** What the dispatcher loop says about its own slots. */
+interface Slots {
+  readonly activeAttempts: number;
+  readonly slotSeconds: number;
+}
+
+/** Prometheus metrics of one dispatcher process; `slots` is asked at each scrape. */
+export const createDispatcherMetrics = (
+  store: DeliveryQueue["Service"],
+  slots: () => Slots,
+): { registry: Registry; observer: DispatcherObserver } => {
   const registry = new Registry();
+  new Gauge({
+    name: "platter_dispatcher_attempts_in_flight",
+    help: "Attempts this dispatcher has in flight: its slots in use, of DISPATCHER_CONCURRENCY.",
+    registers: [registry],
+    collect() {
+      this.set(slots().activeAttempts);
+    },
+  });
+  let slotSecondsCounted = 0;
+  new Counter({
+    name: "platter_dispatcher_slot_seconds_total",
+    help: "Seconds of slots in use (attempts in flight × time); its rate over DISPATCHER_CONCURRENCY is the share of slots kept busy.",
+    registers: [registry],
+    collect() {
+      const now = slots().slotSeconds;
+      this.inc(now - slotSecondsCounted);
+      slotSecondsCounted = now;
+    },
+  });
   const attempts = new Counter({
     name: "platter_webhook_attempts_total",
     help: "Delivery attempts made, by outcome (succeeded, failed, gone).",

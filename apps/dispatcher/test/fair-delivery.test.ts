@@ -84,6 +84,14 @@ describe("fair delivery between organizations", () => {
     expect(metricValue(text, `platter_webhook_endpoint_in_flight{${labels}}`)).toBe(DEFAULT_ENDPOINT_CAP);
     expect(metricValue(text, `platter_webhook_endpoint_queue_depth{${labels}}`)).toBeGreaterThan(BACKLOG - 3 * DEFAULT_ENDPOINT_CAP);
     expect(metricValue(text, `platter_webhook_endpoint_circuit{${labels},state="closed"}`)).toBe(1);
+    // The dispatcher's own slots: the 16 held ones in use, counted in slot-seconds as time passes.
+    expect(metricValue(text, "platter_dispatcher_attempts_in_flight")).toBe(DEFAULT_ENDPOINT_CAP);
+    const before = { at: performance.now(), slots: metricValue(text, "platter_dispatcher_slot_seconds_total")! };
+    await new Promise((done) => setTimeout(done, 500));
+    const after = { at: performance.now(), slots: metricValue(await metrics(dispatcher), "platter_dispatcher_slot_seconds_total")! };
+    const slotsInUse = (after.slots - before.slots) / ((after.at - before.at) / 1000);
+    expect(slotsInUse).toBeGreaterThan(DEFAULT_ENDPOINT_CAP * 0.8);
+    expect(slotsInUse).toBeLessThan(DEFAULT_ENDPOINT_CAP * 1.2);
   });
 
   it(`keeps another organization's p99 under 1 s while every request to one endpoint times out, and opens that endpoint's circuit`, async () => {

@@ -150,6 +150,22 @@ describe("claims", () => {
     await settleEverything();
   });
 
+  it("fill every slot they can when organizations have uneven room", async () => {
+    const nearlyFull = await organizationWith("NearlyFull", 1, 10);
+    const roomy = await organizationWith("Roomy", 1, 10);
+    const alsoRoomy = await organizationWith("AlsoRoomy", 1, 10);
+    const one = dispatcher(testDeliveryPolicy, 4);
+    // The first organization takes 3 of its endpoint's 4, alone in the queue for a moment.
+    await rows("update webhook_deliveries set next_attempt_at = now() + interval '1 hour' where organization_id <> ?", [nearlyFull.org.id]);
+    expect(await db.run(one.claim(3))).toHaveLength(3);
+    await rows("update webhook_deliveries set next_attempt_at = now() - interval '1 minute' where status = 'pending' and lease_token is null");
+    // Room for 1 + 4 + 4: an equal split of 9 (3 each) would leave two slots empty.
+    const claimed = await db.run(one.claim(9));
+    const of = (org: OrganizationFixture) => claimed.filter((d) => d.organizationId === org.id).length;
+    expect([of(nearlyFull.org), of(roomy.org), of(alsoRoomy.org)]).toEqual([1, 4, 4]);
+    await settleEverything();
+  });
+
   it("let organizations take turns, then their endpoints, whatever one of them has queued", async () => {
     const backlog = await organizationWith("Backlogged", 2, 30); // 60 deliveries, created first
     const fresh = await organizationWith("Fresh", 1, 4);

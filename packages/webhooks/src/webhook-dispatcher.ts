@@ -95,6 +95,9 @@ export class WebhookDispatcher {
   private lastClaimAt = 0;
   /** Moving average of attempt durations, for `claimWaitMs`. */
   private typicalAttemptMs = CLAIM_WAIT_MS * 16;
+  /** Milliseconds of slots in use (attempts in flight × time), up to `slotsCountedAt`. */
+  private slotMs = 0;
+  private slotsCountedAt = performance.now();
   private stopping = false;
   private wakeUp: (() => void) | undefined;
   /** A wake that arrived while the loop was busy: the next sleep returns at once. */
@@ -121,6 +124,21 @@ export class WebhookDispatcher {
     this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
     // Once results are written, retries due at once can be claimed: wake the loop.
     this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake());
+  }
+
+  /**
+   * Seconds of slots in use since the start (attempts in flight × time): over a window, its increase
+   * divided by the window and DISPATCHER_CONCURRENCY is the share of the slots kept busy.
+   */
+  get slotSeconds(): number {
+    this.countSlots();
+    return this.slotMs / 1000;
+  }
+
+  private countSlots(): void {
+    const now = performance.now();
+    this.slotMs += this.inFlight.size * (now - this.slotsCountedAt);
+    this.slotsCountedAt = now;
   }
 
   /** Starts the loop in the background. */
@@ -215,10 +233,12 @@ export class WebhookDispatcher {
       });
     });
     const tracked = running.finally(() => {
+      this.countSlots();
       this.inFlight.delete(tracked);
       // Fewer free slots than a claim waits for: the loop's own timer comes back for them.
       if (this.settings.concurrency - this.inFlight.size >= this.minimumClaim || this.stopping) this.wake();
     });
+    this.countSlots();
     this.inFlight.add(tracked);
   }
 

@@ -97,6 +97,10 @@ export interface OriginsRun {
    * before the last (the first wave's start and the last, partly filled waves left out).
    */
   readonly steadyPerSecond: number;
+  /** Over the same window: the share of the dispatchers' slots in use (attempts in flight), from their slot-seconds counters. */
+  readonly slotShare: number;
+  /** Over the same window: an attempt's mean duration, send to answer, from the dispatchers' histograms. */
+  readonly meanAttemptMs: number;
   readonly throughput: ThroughputResult;
 }
 
@@ -276,7 +280,7 @@ export const deliveriesPerSecond = (r: ThroughputResult): number => r.deliveries
 
 const BUSY_HEADINGS = ["Busy origin", "endpoints (organizations)", "queued", "answered in window", "window s", "deliveries/s", "ideal/s", "of ideal", "pending at end"];
 const ORIGINS_HEADINGS = [
-  "Dispatchers", "deliveries", "release → all s", "deliveries/s", "steady/s", "ideal/s", "steady of ideal", "worker µs", "PostgreSQL µs", "worker CPU",
+  "Dispatchers", "deliveries", "release → all s", "deliveries/s", "steady/s", "ideal/s", "steady of ideal", "slots in use", "attempt ms", "worker µs", "PostgreSQL µs", "worker CPU",
   "postgres CPU", "receiver CPU", "dupes", "bad sig",
 ];
 const CLAIM_HEADINGS = [
@@ -315,9 +319,9 @@ const isolationParts: { readonly [K in keyof IsolationResults]-?: (r: NonNullabl
     heading: "Distinct origins scale",
     tables: [{
       caption: "Deliveries/s against the ideal, and CPU per delivery:",
-      rows: [ORIGINS_HEADINGS, ...runs.map(({ dispatchers, idealPerSecond, steadyPerSecond, throughput: r }) => [
+      rows: [ORIGINS_HEADINGS, ...runs.map(({ dispatchers, idealPerSecond, steadyPerSecond, slotShare, meanAttemptMs, throughput: r }) => [
         `×${dispatchers}`, count(r.deliveries), r.wallSeconds.toFixed(1), deliveriesPerSecond(r).toFixed(0), steadyPerSecond.toFixed(0),
-        idealPerSecond.toFixed(0), ratioOf(steadyPerSecond, idealPerSecond), micros(microsPerDelivery(r.workerCpuSeconds, r)),
+        idealPerSecond.toFixed(0), ratioOf(steadyPerSecond, idealPerSecond), slotShare.toFixed(2), meanAttemptMs.toFixed(0), micros(microsPerDelivery(r.workerCpuSeconds, r)),
         micros(microsPerDelivery(r.postgresCpuSeconds, r)), cpuCell(r.workerCpuSeconds, r.settleSeconds),
         cpuCell(r.postgresCpuSeconds, r.settleSeconds), cpuCell(r.receiverCpuSeconds, r.settleSeconds), String(r.duplicates),
         String(r.badSignatures),

@@ -9,7 +9,7 @@ import { type Bench, drainBacklog, measureLatency, measureOnOwnPlatform, timeEac
 import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, sql, withPlatterDatabase } from "./platter-outbox.ts";
 import { type HoldingReceiver, startHoldingReceiver, startReceiver } from "./receiver.ts";
 import type { BusyOriginResult, ClaimCost, FanOutCost, OriginsRun, TenantsResult } from "./report.ts";
-import { startDispatcherProcess } from "./worker-processes.ts";
+import { startDispatcherProcess, type WorkerProcess } from "./worker-processes.ts";
 
 /**
  * Tenant isolation (issue 16): what one organization's endpoints can cost another. Every scenario
@@ -203,10 +203,16 @@ export const measureDistinctOrigins = async (run: IsolationRun, s: OriginsSettin
         for (const organization of organizations) await enqueueBacklog(db, organization.id, perEndpoint);
         receiver.reset(organizations.flatMap((o) => o.secrets));
         run.log(`origins: ${count(deliveries)} deliveries to ${s.endpoints} origins answering in ${s.holdMs} ms, ${dispatchers} dispatcher(s)…`);
+        const samples: SlotSample[][] = [];
+        let sampling: ReturnType<typeof setInterval> | undefined;
         const result = await drainBacklog({ ...run.bench, receiver },
           `Platter dispatcher ×${dispatchers}, ${s.endpoints} endpoints on ${s.endpoints} origins answering in ${s.holdMs} ms`,
           deliveries, { databaseUrl: db.url, adminUrl: run.adminUrl, queue: PLATTER_QUEUE },
-          () => Promise.all(range(dispatchers).map(() => startDispatcherProcess(db.url, run.concurrency, { endpointCap: "production" }))));
+          async () => {
+            const workers = await Promise.all(range(dispatchers).map(() => startDispatcherProcess(db.url, run.concurrency, { endpointCap: "production" })));
+            sampling = sampleSlots(workers, samples);
+            return workers;
+          }).finally(() => clearInterval(sampling));
         const record = await deliveryRecord(db, deliveries);
         run.log(`  ${record.line}`);
         const arrivals = [...receiver.arrivals.values()];
@@ -216,8 +222,9 @@ export const measureDistinctOrigins = async (run: IsolationRun, s: OriginsSettin
         const perSecond = new Map<number, number>();
         for (const at of arrivals) perSecond.set(Math.floor((at - from + s.holdMs) / 1000), (perSecond.get(Math.floor((at - from + s.holdMs) / 1000)) ?? 0) + 1);
         run.log(`  arrivals per second from the first: ${[...perSecond].sort(([a], [b]) => a - b).map(([, n]) => n).join(" ")}`);
+        const slots = slotsInUse(samples, from, to, run.concurrency);
         runs.push({
-          dispatchers, endpoints: s.endpoints, holdMs: s.holdMs, idealPerSecond, steadyPerSecond,
+          dispatchers, endpoints: s.endpoints, holdMs: s.holdMs, idealPerSecond, steadyPerSecond, ...slots,
           throughput: { ...result, attemptsRecorded: record.attempts },
         });
       } finally {
@@ -228,6 +235,44 @@ export const measureDistinctOrigins = async (run: IsolationRun, s: OriginsSettin
   } finally {
     await receiver.close();
   }
+};
+
+/** One scrape of a dispatcher's slot counters. */
+interface SlotSample {
+  readonly at: number;
+  readonly slotSeconds: number;
+  readonly attemptSeconds: number;
+  readonly attempts: number;
+}
+
+/** Scrapes each dispatcher's metrics every 2 s (each scrape costs the database a query) into `samples` (one list per dispatcher), until cleared. */
+const sampleSlots = (workers: ReadonlyArray<WorkerProcess>, samples: SlotSample[][]): ReturnType<typeof setInterval> => {
+  for (const _ of workers) samples.push([]);
+  return setInterval(() => {
+    workers.forEach((worker, i) => {
+      void fetch(worker.metricsUrl!).then((r) => r.text()).then((text) => {
+        const value = (name: string) => Number(text.split("\n").find((line) => line.startsWith(`${name} `))?.split(" ")[1] ?? Number.NaN);
+        samples[i]!.push({
+          at: Date.now(), slotSeconds: value("platter_dispatcher_slot_seconds_total"),
+          attemptSeconds: value("platter_webhook_attempt_duration_seconds_sum"), attempts: value("platter_webhook_attempt_duration_seconds_count"),
+        });
+      }, () => {});
+    });
+  }, 2000);
+};
+
+/**
+ * Over the steady window (the first and last scrapes inside it, per dispatcher): the share of the
+ * dispatchers' slots in use, and how long an attempt took on average.
+ */
+const slotsInUse = (samples: SlotSample[][], from: number, to: number, concurrency: number) => {
+  const spans = samples.map((list) => list.filter((x) => x.at >= from && x.at <= to)).filter((list) => list.length >= 2)
+    .map((list) => ({ first: list[0]!, last: list.at(-1)! }));
+  const share = spans.reduce((sum, { first, last }) =>
+    sum + (last.slotSeconds - first.slotSeconds) / ((last.at - first.at) / 1000) / concurrency, 0) / Math.max(1, spans.length);
+  const attemptMs = 1000 * spans.reduce((sum, { first, last }) => sum + last.attemptSeconds - first.attemptSeconds, 0) /
+    Math.max(1, spans.reduce((sum, { first, last }) => sum + last.attempts - first.attempts, 0));
+  return { slotShare: spans.length === 0 ? Number.NaN : share, meanAttemptMs: attemptMs };
 };
 
 /** Sizes of `many-endpoints`. */

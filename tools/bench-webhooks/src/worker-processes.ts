@@ -21,6 +21,8 @@ export interface WorkerProcess {
   readonly ready: Promise<void>;
   /** SIGTERM, then SIGKILL after 20 s; resolves when it has exited. */
   readonly stop: () => Promise<void>;
+  /** Its Prometheus metrics (dispatchers only). */
+  readonly metricsUrl?: string;
 }
 
 const exited = (child: ChildProcess): Promise<void> =>
@@ -87,7 +89,7 @@ export const startDispatcherProcess = async (
   });
   const ready = Promise.race([pollReady(`http://127.0.0.1:${opsPort}/readyz`, spawnedAt + 60_000), failOnExit(child, "dispatcher")]);
   ready.catch(() => {}); // the caller awaits it; an early exit after ready must not be unhandled
-  return { pid: child.pid, spawnedAt, ready, stop: stopper(child) };
+  return { pid: child.pid, spawnedAt, ready, stop: stopper(child), metricsUrl: `http://127.0.0.1:${opsPort}/metrics` };
 };
 
 /** How the pg-boss reference worker polls and how many POSTs it keeps in flight. */

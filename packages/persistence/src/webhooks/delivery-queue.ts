@@ -95,22 +95,33 @@ const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY
 const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_expires_at < now())`;
 
 /**
+ * In a claim: a delivery of this endpoint that may be tried now (due, nobody holding it, and past
+ * the first try's delay); `p` is the claim's parameters.
+ */
+const DUE = (d: string, organization: string, endpoint: string) =>
+  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${d}.status = 'pending'
+        and ${d}.next_attempt_at <= now() and ${UNLEASED(d)}
+        and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')`;
+
+/**
  * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
  * or endpoints with work. It walks the due index (organization, then endpoint): organizations with
  * pending deliveries from a random one onwards, wrapping around, as many as the claim has slots
- * (plus those at their share, which are skipped, and as many as endpoints at their cap); within each, its endpoints from a random one
- * onwards, as many as the organization may still fill of the claim (plus its endpoints at their
- * cap here). Over successive claims every organization and endpoint gets its turn, whatever their
- * number.
+ * (plus those at their share, which are skipped, and as many as endpoints at their cap); within
+ * each, its endpoints from a random one onwards, as many as the organization may still fill of the
+ * claim (plus its endpoints at their cap here). Over successive claims every organization and
+ * endpoint gets its turn, whatever their number.
  *
- * Of those, the endpoints this dispatcher may send to now (enabled, circuit not open), with its
- * free slots at each: its share of the cap less what it has in flight there (one probe while
- * half-open). An origin's deliveries are claimed only while this dispatcher has connections to it
- * free, so no attempt waits inside the HTTP client holding a slot, and one organization holds at most
- * its share of those connections (`originShare`), the rest kept for others there. Each organization may take an
- * equal share of the claim (never more than its share leaves free), split between its endpoints
- * (oldest due first, skipping rows another claim holds); then organizations take turns counting the
- * slots each already holds (those holding fewer first), within one its endpoints, and at a shared
+ * Of those, the endpoints with a delivery that may be tried now that this dispatcher may send to
+ * (enabled, circuit not open), with its free slots at each: its share of the cap less what it has
+ * in flight there (one probe while half-open). An origin's deliveries are claimed only while this
+ * dispatcher has connections to it free, so no attempt waits inside the HTTP client holding a
+ * slot, and one organization holds at most its share of those connections (`originShare`), the
+ * rest kept for others there. Each organization may lock twice an equal part of the claim (never
+ * more than its share leaves free), split between its endpoints (oldest due first, skipping rows
+ * another claim holds): one with less room than an equal part leaves the rest to the others, so the
+ * claim fills, and the rows locked stay within twice the claim. Then organizations take turns
+ * counting the slots each already holds (those holding fewer first), within one its endpoints, and at a shared
  * origin the same turns. The lease columns are not indexed, so the claim's update is a HOT update.
  *
  * Parameters: share, now (Clock), organization share, origin connections, origin share, limit, first-try delay ms,
@@ -176,9 +187,10 @@ const CLAIM = `with recursive
     ) x
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.clock_now)
       and x.free > 0 and x.origin_free > 0 and x.organization_origin_free > 0
+      and exists (select from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")})
   ),
   share as (
-    select greatest(1, ceil(p.claim_limit::numeric / greatest(1, count(distinct o.organization_id))))::int as per_organization
+    select greatest(1, ceil(2.0 * p.claim_limit / greatest(1, count(distinct o.organization_id))))::int as per_organization
     from params p left join open_slots o on true group by p.claim_limit
   ),
   locked as (
@@ -188,9 +200,7 @@ const CLAIM = `with recursive
     cross join lateral (
       select d.id, d.next_attempt_at
       from webhook_deliveries d
-      where d.organization_id = o.organization_id and d.endpoint_id = o.id and d.status = 'pending'
-        and d.next_attempt_at <= now() and ${UNLEASED("d")}
-        and (d.attempts > 0 or d.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')
+      where ${DUE("d", "o.organization_id", "o.id")}
       order by d.next_attempt_at, d.id
       limit least(o.free, o.origin_free, o.organization_origin_free,
         ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
