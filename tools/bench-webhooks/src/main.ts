@@ -182,6 +182,7 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
     DATABASE_URL: db.url,
     DISPATCHER_CONCURRENCY: String(settings.concurrency),
     WEBHOOK_ENDPOINT_CONCURRENCY: String(settings.concurrency), // one endpoint: the same attempts in flight as the processes
+    WEBHOOK_ORGANIZATION_CONCURRENCY: String(settings.concurrency), // and one organization
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
   });
   const platform = await openPlatform(config);
@@ -372,7 +373,7 @@ const buildReport = (
       "server meanwhile) are read again once the workers have stopped and their backends have exited (an exiting backend " +
       "sends its statistics). Enqueueing, process start-up and shutdown are outside the CPU figures.",
     `Dispatcher: \`apps/dispatcher/src/main.ts\` as its own process (production code and config), ` +
-      `DISPATCHER_CONCURRENCY=${settings.concurrency} and WEBHOOK_ENDPOINT_CONCURRENCY=${settings.concurrency} (one endpoint, ` +
+      `DISPATCHER_CONCURRENCY=${settings.concurrency}, WEBHOOK_ENDPOINT_CONCURRENCY=${settings.concurrency} and WEBHOOK_ORGANIZATION_CONCURRENCY=${settings.concurrency} (one endpoint of one organization, ` +
       `so ${settings.concurrency} attempts in flight, as pg-boss), DATABASE_POOL_SIZE default (10), WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, ` +
       "LOG_LEVEL=warn. Each delivery is claimed under a lease, POSTed, and its result recorded: an attempt row (the history " +
       "kept per try) and the delivery's update. Two dispatchers drain the same backlog size in a fresh database; they " +

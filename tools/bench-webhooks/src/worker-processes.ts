@@ -51,7 +51,7 @@ const pollReady = async (url: string, deadline: number): Promise<void> => {
 /** How a benchmark's dispatcher process differs from its defaults. */
 export interface DispatcherProcessOptions {
   /**
-   * WEBHOOK_ENDPOINT_CONCURRENCY: `"concurrency"` (unless told) sets it to the dispatcher's
+   * WEBHOOK_ENDPOINT_CONCURRENCY (and WEBHOOK_ORGANIZATION_CONCURRENCY): `"concurrency"` (unless told) sets them to the dispatcher's
    * concurrency, for the scenarios with one endpoint, whose attempts in flight are then
    * `concurrency`, as pg-boss's; `"production"` leaves the dispatcher's default (16).
    */
@@ -71,8 +71,10 @@ export const startDispatcherProcess = async (
 ): Promise<WorkerProcess> => {
   const opsPort = await freePort();
   const spawnedAt = Date.now();
-  const { WEBHOOK_ENDPOINT_CONCURRENCY: _inherited, ...inherited } = process.env;
-  const endpointCap = (options.endpointCap ?? "concurrency") === "concurrency" ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency) } : {};
+  const { WEBHOOK_ENDPOINT_CONCURRENCY: _inherited, WEBHOOK_ORGANIZATION_CONCURRENCY: _alsoInherited, ...inherited } = process.env;
+  // One endpoint of one organization: its cap and the organization's are the dispatcher's slots.
+  const endpointCap = (options.endpointCap ?? "concurrency") === "concurrency"
+    ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency), WEBHOOK_ORGANIZATION_CONCURRENCY: String(concurrency) } : {};
   const child = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER_MAIN], {
     env: {
       ...inherited,

@@ -10,7 +10,9 @@ describe("organizationShare", () => {
     [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: undefined }, 4, 240],
     [{ concurrency: 1024, endpointConcurrency: 16, organizationConcurrency: undefined }, 1, 960],
     [{ concurrency: 32, endpointConcurrency: 4, organizationConcurrency: undefined }, 1, 28],
-    [{ concurrency: 4, endpointConcurrency: 16, organizationConcurrency: undefined }, 1, 1],
+    // The reserve is at most a quarter of the slots, however large the endpoint cap.
+    [{ concurrency: 4, endpointConcurrency: 16, organizationConcurrency: undefined }, 1, 3],
+    [{ concurrency: 256, endpointConcurrency: 256, organizationConcurrency: undefined }, 1, 192],
     // Set: a cap across all dispatchers, divided between those live, rounded up.
     [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: 100 }, 1, 100],
     [{ concurrency: 256, endpointConcurrency: 16, organizationConcurrency: 100 }, 3, 34],

@@ -87,7 +87,8 @@ export interface HeldSlots {
  * One dispatcher's share of an organization's attempts in flight. With a cap across all dispatchers
  * (`organizationConcurrency`), the cap divided between the dispatchers live, rounded up, as for an
  * endpoint's cap. Without one, each dispatcher lets a lone busy organization use all its slots but
- * a reserve (the endpoint cap, or a sixteenth of the slots if more) kept for the others: an
+ * a reserve (the endpoint cap, or a sixteenth of the slots if more; at most a quarter of them, so an
+ * endpoint cap as large as the slots still leaves an organization most of them) kept for the others: an
  * organization whose attempts hold their slots for seconds can then never leave another
  * organization waiting for one.
  */
@@ -97,7 +98,9 @@ export const organizationShare = (settings: {
   readonly organizationConcurrency?: number | undefined;
 }, dispatchers: number): number =>
   settings.organizationConcurrency === undefined
-    ? Math.max(1, settings.concurrency - Math.max(settings.endpointConcurrency, Math.ceil(settings.concurrency / 16)))
+    ? Math.max(1, settings.concurrency - Math.min(
+      Math.max(settings.endpointConcurrency, Math.ceil(settings.concurrency / 16)), Math.ceil(settings.concurrency / 4),
+    ))
     : Math.max(1, Math.ceil(settings.organizationConcurrency / Math.max(1, dispatchers)));
 
 /**
