@@ -92,6 +92,12 @@ export class WebhookDispatcher {
     readonly originShare: number;
   };
   private readonly minimumClaim: number;
+  /**
+   * Free slots a claim waits for: two thirds of the slots, or of the attempts in flight after the
+   * last claim if fewer (caps, an origin's connections or an organization's share held it back), so
+   * a dispatcher whose work is capped still claims in batches, as each batch frees up.
+   */
+  private claimAt: number;
   private lastClaimAt = 0;
   /** Moving average of attempt durations, for `claimWaitMs`. */
   private typicalAttemptMs = CLAIM_WAIT_MS * 16;
@@ -122,6 +128,7 @@ export class WebhookDispatcher {
     this.resolver = new WebhookResolver(dns);
     this.agent = createDeliveryAgent(settings, this.resolver);
     this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
+    this.claimAt = this.minimumClaim;
     // Once results are written, retries due at once can be claimed: wake the loop.
     this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake());
   }
@@ -200,13 +207,14 @@ export class WebhookDispatcher {
     // on each attempt still running, a tenth of the worker's CPU at 256 in flight.)
     const sinceClaim = performance.now() - this.lastClaimAt;
     const wait = claimWaitMs(this.typicalAttemptMs);
-    if (free === 0 || (free < this.minimumClaim && sinceClaim < wait)) {
+    if (free === 0 || (free < this.claimAt && sinceClaim < wait)) {
       await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, wait - sinceClaim));
       return true;
     }
     this.lastClaimAt = performance.now();
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
     for (const delivery of claimed.due) this.launch(delivery);
+    this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
     for (const delivery of claimed.unreadable) {
       const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
       this.writer.add({ delivery, ...result, error: UNREADABLE, outcome: "failed", retryDelayMs: undefined });
@@ -236,7 +244,7 @@ export class WebhookDispatcher {
       this.countSlots();
       this.inFlight.delete(tracked);
       // Fewer free slots than a claim waits for: the loop's own timer comes back for them.
-      if (this.settings.concurrency - this.inFlight.size >= this.minimumClaim || this.stopping) this.wake();
+      if (this.settings.concurrency - this.inFlight.size >= this.claimAt || this.stopping) this.wake();
     });
     this.countSlots();
     this.inFlight.add(tracked);
