@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { DeliveryRepository, Operator, WebhookEndpointRepository } from "@platter/persistence";
-import type { TestDatabase } from "@platter/persistence/testing";
+import { ClientRepository, DeliveryRepository, Operator, WebhookEndpointRepository } from "@platter/persistence";
+import { createOrganization, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 
 /**
@@ -325,3 +325,29 @@ export const metricValue = (metricsText: string, sample: string): number | undef
   const line = metricsText.split("\n").find((l) => l.startsWith(`${sample} `));
   return line === undefined ? undefined : Number(line.slice(sample.length + 1));
 };
+
+/** Fresh deliveries each organization's latency test commits, at about 20 a second. */
+export const FRESH = 60;
+
+/**
+ * A new organization with one endpoint at `url` (the receiver's own by default) commits `FRESH`
+ * clients one by one at about 20 per second; returns each delivery's commit-to-receiver latency in ms.
+ */
+export const freshLatencies = async (db: TestDatabase, healthy: Receiver, url = healthy.url): Promise<number[]> => {
+  const org = await createOrganization(db, "Healthy Caterers");
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  for (let i = 0; i < FRESH; i++) {
+    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Fresh ${i}` })));
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  await waitFor("every fresh delivery to arrive", async () => healthy.received.length >= FRESH || undefined, 20_000);
+  const committed = await sql<{ envelope_id: string; ms: number }>(
+    db,
+    "select envelope_id, extract(epoch from created_at)::float8 * 1000 as ms from webhook_messages where organization_id = ?",
+    [org.id],
+  );
+  const commitOf = new Map(committed.map((row) => [row.envelope_id, Number(row.ms)]));
+  return healthy.received.map((request) => request.receivedAt - commitOf.get(request.envelope.id)!);
+};
+
+export const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!;

@@ -2,7 +2,8 @@ import { ClientRepository, WebhookEndpointRepository } from "@platter/persistenc
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import {
-  type DispatcherProcess, killLeftoverDispatchers, metricValue, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor,
+  type DispatcherProcess, FRESH, freshLatencies, killLeftoverDispatchers, metricValue, p99, type Receiver, sql, startDispatcherProcess,
+  startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 
 /**
@@ -13,7 +14,6 @@ import {
  */
 
 const BACKLOG = 2000;
-const FRESH = 60;
 const DEFAULT_ENDPOINT_CAP = 16;
 
 const databases: TestDatabase[] = [];
@@ -40,26 +40,6 @@ const organizationWithBacklog = async (db: TestDatabase, url: string, count: num
   }
   return { org, endpoint };
 };
-
-/** Commits `FRESH` clients one by one at about 20 per second; returns each delivery's commit-to-receiver latency in ms. */
-const freshLatencies = async (db: TestDatabase, healthy: Receiver): Promise<number[]> => {
-  const org = await createOrganization(db, "Healthy Caterers");
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, healthy.url, [])));
-  for (let i = 0; i < FRESH; i++) {
-    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Fresh ${i}` })));
-    await new Promise((done) => setTimeout(done, 50));
-  }
-  await waitFor("every fresh delivery to arrive", async () => healthy.received.length >= FRESH || undefined, 20_000);
-  const committed = await sql<{ envelope_id: string; ms: number }>(
-    db,
-    "select envelope_id, extract(epoch from created_at)::float8 * 1000 as ms from webhook_messages where organization_id = ?",
-    [org.id],
-  );
-  const commitOf = new Map(committed.map((row) => [row.envelope_id, Number(row.ms)]));
-  return healthy.received.map((request) => request.receivedAt - commitOf.get(request.envelope.id)!);
-};
-
-const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!;
 
 const metrics = async (dispatcher: DispatcherProcess) => (await fetch(`${dispatcher.opsUrl}/metrics`)).text();
 
