@@ -219,9 +219,12 @@ export const measureDistinctOrigins = async (run: IsolationRun, s: OriginsSettin
         const from = Math.min(...arrivals) + s.holdMs;
         const to = Math.max(...arrivals) - 2 * s.holdMs;
         const steadyPerSecond = arrivals.filter((at) => at >= from && at < to).length / ((to - from) / 1000);
-        const perSecond = new Map<number, number>();
-        for (const at of arrivals) perSecond.set(Math.floor((at - from + s.holdMs) / 1000), (perSecond.get(Math.floor((at - from + s.holdMs) / 1000)) ?? 0) + 1);
-        run.log(`  arrivals per second from the first: ${[...perSecond].sort(([a], [b]) => a - b).map(([, n]) => n).join(" ")}`);
+        const perSecond: number[] = [];
+        for (const at of arrivals) {
+          const second = Math.floor((at - (from - s.holdMs)) / 1000);
+          perSecond[second] = (perSecond[second] ?? 0) + 1;
+        }
+        run.log(`  arrivals per second from the first: ${Array.from(perSecond, (n) => n ?? 0).join(" ")}`);
         const slots = slotsInUse(samples, from, to, run.concurrency);
         runs.push({
           dispatchers, endpoints: s.endpoints, holdMs: s.holdMs, idealPerSecond, steadyPerSecond, ...slots,

@@ -239,14 +239,9 @@ const CLAIM = `with recursive
     case when e.previous_secret_until > p.clock_now then e.previous_secret end as previous_secret,
     m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
 
-const heldJson = (held: HeldSlots) =>
-  JSON.stringify([...held.inFlight].filter(([, n]) => n > 0).map(([endpoint_id, in_flight]) => ({ endpoint_id, in_flight })));
-
-const originHeldJson = (held: HeldSlots) =>
-  JSON.stringify([...held.inFlightByOrigin].filter(([, n]) => n > 0).map(([origin, in_flight]) => ({ origin, in_flight })));
-
-const organizationHeldJson = (held: HeldSlots) =>
-  JSON.stringify([...held.inFlightByOrganization].filter(([, n]) => n > 0).map(([organization_id, in_flight]) => ({ organization_id, in_flight })));
+/** Attempts in flight per key, as the claim's jsonb: `[{ <keyName>: key, in_flight: n }, …]`. */
+const inFlightJson = <Key>(counts: ReadonlyMap<Key, number>, keyName: string): string =>
+  JSON.stringify([...counts].filter(([, n]) => n > 0).map(([key, in_flight]) => ({ [keyName]: key, in_flight })));
 
 /** The claim statement (`CLAIM`) and its parameters; exported for the tests that read its plan. */
 export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots, now: Date) => {
@@ -258,7 +253,8 @@ export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryP
     text: CLAIM,
     values: [
       held.share, now.toISOString(), held.organizationShare, held.originConnections, held.originShare, limit, policy.firstAttemptDelayMs,
-      limit + atShare + atCap, leaseMs, heldJson(held), organizationHeldJson(held), originHeldJson(held),
+      limit + atShare + atCap, leaseMs, inFlightJson(held.inFlight, "endpoint_id"),
+      inFlightJson(held.inFlightByOrganization, "organization_id"), inFlightJson(held.inFlightByOrigin, "origin"),
     ],
   };
 };
