@@ -1,5 +1,6 @@
-import type { DueDelivery } from "@platter/domain";
+import type { DueDelivery, HeldSlots } from "@platter/domain";
 import { Effect } from "effect";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
@@ -49,6 +50,47 @@ const blocksTouched = async (limit: number): Promise<{ blocks: number; claimed: 
   return { blocks: top["Shared Hit Blocks"]! + top["Shared Read Blocks"]!, claimed: top["Actual Rows"] };
 };
 
+interface PlanNode {
+  readonly "Node Type": string;
+  readonly "Relation Name"?: string;
+  readonly "Index Name"?: string;
+  readonly Plans?: ReadonlyArray<PlanNode>;
+}
+
+/**
+ * Blocks touched by a claim of `limit`, and how it reads webhook_deliveries (index names), in the
+ * plan PostgreSQL keeps for a prepared statement: the generic plan a dispatcher's pooled
+ * connection uses after a few claims. On a connection of its own.
+ */
+const blocksTouchedByGenericPlan = async (
+  limit: number, held: HeldSlots,
+): Promise<{ blocks: number; claimed: number; scans: string[] }> => {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const claim = claimStatement(limit, 60_000, testDeliveryPolicy, held, new Date());
+    let n = 0;
+    await client.query("set plan_cache_mode = force_generic_plan");
+    await client.query(`prepare claim as ${claim.text.replace(/\?/g, () => `$${++n}`)}`);
+    const args = claim.values.map((v) => `'${String(v).replaceAll("'", "''")}'`).join(", ");
+    await client.query("begin");
+    const { rows: [plan] } = await client.query(`explain (analyze, buffers, format json) execute claim(${args})`);
+    await client.query("rollback");
+    const top = plan["QUERY PLAN"][0].Plan;
+    const scans: string[] = [];
+    const visit = (node: PlanNode) => {
+      if (node["Relation Name"] === "webhook_deliveries" && node["Node Type"] !== "ModifyTable") {
+        scans.push(node["Index Name"] ?? node["Node Type"]);
+      }
+      for (const child of node.Plans ?? []) visit(child);
+    };
+    visit(top);
+    return { blocks: top["Shared Hit Blocks"] + top["Shared Read Blocks"], claimed: top["Actual Rows"], scans };
+  } finally {
+    await client.end();
+  }
+};
+
 const settleEverything = () =>
   rows("update webhook_deliveries set status = 'succeeded', completed_at = now(), lease_token = null, lease_expires_at = null where status = 'pending'");
 
@@ -63,6 +105,42 @@ describe("a claim", () => {
     console.info(`blocks touched by a claim of 16: ${hundred.blocks} beside 100 endpoints, ${thousands.blocks} beside 3,000`);
     expect([hundred.claimed, thousands.claimed]).toEqual([16, 16]);
     expect(thousands.blocks).toBeLessThan(2 * hundred.blocks);
+  });
+
+  it("touches as many blocks beside its endpoint's backlog of 40,000 as beside 1,000, in its generic plan too", async () => {
+    // One endpoint's backlog being drained: its settled deliveries leave the due index but stay in
+    // the table (kept as history), the rest wait.
+    const org = await organizationWithEndpoints("Backlog", 1);
+    const [endpoint] = await rows<{ id: string }>("select id from webhook_endpoints where organization_id = ?", [org.id]);
+    const backlog = async (pending: number) => {
+      await rows(
+        `with m as (
+           insert into webhook_messages (organization_id, type, payload)
+           select ?, 'client.created', '{"version":1,"data":{}}' from generate_series(1, 1000 + ?) returning id)
+         insert into webhook_deliveries (organization_id, endpoint_id, message_id, status, next_attempt_at)
+         select ?, ?, id, case when row_number() over (order by id) <= 1000 then 'succeeded' else 'pending' end,
+           now() - interval '1 minute'
+         from m`,
+        [org.id, pending, org.id, endpoint!.id],
+      );
+      await rows("analyze webhook_deliveries");
+    };
+    const held: HeldSlots = {
+      ...nothingHeld, share: 256, organizationShare: 256, originConnections: 64, originShare: 48,
+      inFlight: new Map([[Number(endpoint!.id), 16]]), inFlightByOrganization: new Map([[org.id, 16]]),
+    };
+    await backlog(1_000);
+    const small = await blocksTouchedByGenericPlan(32, held);
+    await settleEverything();
+    await backlog(40_000);
+    const large = await blocksTouchedByGenericPlan(32, held);
+    await settleEverything();
+    console.info(`blocks touched by a generic claim of 32: ${small.blocks} beside a backlog of 1,000, ${large.blocks} beside 40,000`);
+    expect([small.claimed, large.claimed]).toEqual([32, 32]);
+    expect(large.blocks).toBeLessThan(1.5 * small.blocks);
+    // It finds deliveries through the due index only (the update then through the primary key):
+    // never a scan of the table or of an endpoint's whole history.
+    expect(new Set(large.scans)).toEqual(new Set(["webhook_deliveries_due_idx", "webhook_deliveries_pkey"]));
   });
 
   it("finds another organization's one endpoint at once, and every endpoint of a big one in turn", async () => {

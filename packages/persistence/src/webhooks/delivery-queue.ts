@@ -58,35 +58,43 @@ export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${
 const PENDING = (column: string, scope: string, bound: string, order: string) =>
   `(select d.${column} from webhook_deliveries d where d.status = 'pending'${scope} and ${bound} order by ${order} limit 1)`;
 
-/** The orders of the due index (organization, endpoint, …) that walk organizations, and one organization's endpoints. */
-const BY_ORGANIZATION = { up: "d.organization_id, d.endpoint_id", down: "d.organization_id desc, d.endpoint_id desc" };
-const BY_ENDPOINT = { up: "d.endpoint_id", down: "d.endpoint_id desc" };
+/**
+ * The descending orders of the due index (organization, endpoint, …) that walk organizations, and
+ * one organization's endpoints. A walk descends: it lands at the end of a range, on its newest
+ * deliveries, and never steps over the entries of deliveries already done (the oldest, at the start
+ * of each endpoint's range, until VACUUM removes them).
+ */
+const BY_ORGANIZATION = "d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc";
+const BY_ENDPOINT = "d.endpoint_id desc, d.next_attempt_at desc";
 
 /**
  * A walk over the distinct `column` values of pending deliveries (in `scope`), one index descent
- * each (a loose index scan of the due index): from `start` upwards, then wrapping around to the
- * values below it, at most `budget` of them. Its rows: `id`.
+ * each (a loose index scan of the due index): from `start` downwards, then wrapping around to the
+ * values above it, at most `budget` of them. Its rows: `id`.
  */
 const WALK = (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, n) as (
     select x.id, x.wrapped, 1 from (
-      select coalesce(f.a, ${PENDING(column, scope, `d.${column} < ${start}`, order)}) as id, f.a is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} >= ${start}`, order)} as a offset 0) f
+      select coalesce(f.a, ${PENDING(column, scope, `d.${column} > ${start}`, order)}) as id, f.a is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} <= ${start}`, order)} as a offset 0) f
       offset 0
     ) x where x.id is not null
     union all
     select x.id, x.wrapped, w.n + 1 from ${name} w cross join lateral (
-      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} < ${start}`, order)} end) as id,
+      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} > ${start}`, order)} end) as id,
         w.wrapped or f.a is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} > w.id and (not w.wrapped or d.${column} < ${start})`, order)} as a offset 0) f
+      from (select ${PENDING(column, scope, `d.${column} < w.id and (not w.wrapped or d.${column} > ${start})`, order)} as a offset 0) f
       offset 0
     ) x where x.id is not null and w.n < ${budget}
   )`;
 
+/** The largest id: a walk starting there visits every value once. */
+const ALL = "9223372036854775807";
+
 /** Every endpoint with pending deliveries (`endpoint_id`), organization by organization: for the idle dispatcher's one look ahead. */
-const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY_ORGANIZATION.up, "0", "2147483647")},
+const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY_ORGANIZATION, ALL, ALL)},
   active(endpoint_id) as (
     select ew.id from every_organization o cross join lateral (
-      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", BY_ENDPOINT.up, "0", "2147483647")}
+      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", BY_ENDPOINT, ALL, ALL)}
       select id from every_endpoint
     ) ew
   )`;
@@ -105,12 +113,12 @@ const DUE = (d: string, organization: string, endpoint: string) =>
 
 /**
  * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
- * or endpoints with work. It walks the due index (organization, then endpoint): organizations with
- * pending deliveries from a random one onwards, wrapping around, as many as the claim has slots
- * (plus those at their share, which are skipped, and as many as endpoints at their cap); within
- * each, its endpoints from a random one onwards, as many as the organization may still fill of the
- * claim (plus its endpoints at their cap here). Over successive claims every organization and
- * endpoint gets its turn, whatever their number.
+ * or endpoints with work. It walks the due index (organization, then endpoint) downwards, so it
+ * lands on ranges' newest entries: organizations with pending deliveries from a random one,
+ * wrapping around, as many as the claim has slots (plus those at their share, which are skipped,
+ * and as many as endpoints at their cap); within each, its endpoints from a random one, as many as
+ * the organization may still fill of the claim (plus its endpoints at their cap here). Over
+ * successive claims every organization and endpoint gets its turn, whatever their number.
  *
  * Of those, the endpoints with a delivery that may be tried now that this dispatcher may send to
  * (enabled, circuit not open), with its free slots at each: its share of the cap less what it has
@@ -119,10 +127,11 @@ const DUE = (d: string, organization: string, endpoint: string) =>
  * slot, and one organization holds at most its share of those connections (`originShare`), the
  * rest kept for others there. Each organization may lock twice an equal part of the claim (never
  * more than its share leaves free), split between its endpoints (oldest due first, skipping rows
- * another claim holds): one with less room than an equal part leaves the rest to the others, so the
- * claim fills, and the rows locked stay within twice the claim. Then organizations take turns
- * counting the slots each already holds (those holding fewer first), within one its endpoints, and at a shared
- * origin the same turns. The lease columns are not indexed, so the claim's update is a HOT update.
+ * another claim holds): one with less room than an equal part leaves the rest to the others, so
+ * the claim fills, and the rows locked stay within twice the claim. Then organizations take turns
+ * counting the slots each already holds (those holding fewer first), within one its endpoints, and
+ * at a shared origin the same turns. The lease columns are not indexed, so the claim's update is a
+ * HOT update.
  *
  * Parameters: share, now (Clock), organization share, origin connections, origin share, limit, first-try delay ms,
  * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb).
@@ -144,11 +153,10 @@ const CLAIM = `with recursive
   ),
   organization_range as materialized (
     select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
-    from params p,
-      (select ${PENDING("organization_id", "", "true", BY_ORGANIZATION.up)} as lo, ${PENDING("organization_id", "", "true", BY_ORGANIZATION.down)} as hi) r
+    from params p, (select min(id) as lo, max(id) as hi from organizations) r
   ),
-  ${WALK("organization_walk", "organization_id", "", BY_ORGANIZATION.up, "(select start from organization_range)", "(select budget from organization_range)")},
-  organizations as (
+  ${WALK("organization_walk", "organization_id", "", BY_ORGANIZATION, "(select start from organization_range)", "(select budget from organization_range)")},
+  walked_organizations as (
     select w.id as organization_id, coalesce(oh.in_flight, 0) as organization_held,
       p.organization_share - coalesce(oh.in_flight, 0) as organization_free, count(*) over () as organizations
     from organization_walk w cross join params p left join organization_held oh on oh.organization_id = w.id
@@ -160,16 +168,15 @@ const CLAIM = `with recursive
   ),
   candidates as (
     select o.organization_id, o.organization_held, o.organization_free, ew.id as endpoint_id
-    from organizations o cross join params p left join at_cap c on c.organization_id = o.organization_id
+    from walked_organizations o cross join params p left join at_cap c on c.organization_id = o.organization_id
     cross join lateral (
       select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start,
         least(o.organization_free, greatest(1, ceil(2.0 * p.claim_limit / o.organizations)))::int + coalesce(c.endpoints, 0) as budget
-      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT.up)} as lo,
-                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT.down)} as hi offset 0) r
+      from (select min(e.id) as lo, max(e.id) as hi from webhook_endpoints e where e.organization_id = o.organization_id offset 0) r
       offset 0
     ) er
     cross join lateral (
-      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", BY_ENDPOINT.up, "er.start", "er.budget")}
+      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", BY_ENDPOINT, "er.start", "er.budget")}
       select id from endpoint_walk
     ) ew
   ),
@@ -185,9 +192,14 @@ const CLAIM = `with recursive
         p.origin_connections - coalesce(gh.in_flight, 0) as origin_free,
         p.origin_share - coalesce(ogh.in_flight, 0) as organization_origin_free
     ) x
+    -- One probe of the due index per endpoint (a lateral with a limit is never flattened, and its
+    -- order names the index): as an EXISTS, a generic plan may hash-join every pending delivery.
+    cross join lateral (
+      select d.id from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")}
+      order by d.next_attempt_at, d.id limit 1
+    ) due
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.clock_now)
       and x.free > 0 and x.origin_free > 0 and x.organization_origin_free > 0
-      and exists (select from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")})
   ),
   share as (
     select greatest(1, ceil(2.0 * p.claim_limit / greatest(1, count(distinct o.organization_id))))::int as per_organization
