@@ -21,7 +21,7 @@ import { BESIDE, findingsOf, isolationTargetsOf, targetsOf } from "./targets.ts"
 import {
   type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
 } from "./tenant-isolation.ts";
-import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker } from "./worker-processes.ts";
+import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker, wholeDispatcher } from "./worker-processes.ts";
 import { wholeNumberSetting } from "@platter/bench/bench-settings";
 
 /**
@@ -116,6 +116,9 @@ const command = [
 const reportTarget = process.env["BENCH_REPORT"] || resolve(import.meta.dirname, "../../../docs/performance.md");
 if (settings.concurrency % settings.pgBossWorkers !== 0) throw new Error("BENCH_WEBHOOK_CONCURRENCY must be a multiple of BENCH_PGBOSS_WORKERS");
 
+/** One endpoint of one organization with all of a dispatcher's slots: its cap, its organization's, its origin's connections. */
+const whole = wholeDispatcher(settings.concurrency);
+
 const log = (line: string) => console.log(line);
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -181,8 +184,7 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
   const config = loadDispatcherConfig({
     DATABASE_URL: db.url,
     DISPATCHER_CONCURRENCY: String(settings.concurrency),
-    WEBHOOK_ENDPOINT_CONCURRENCY: String(settings.concurrency), // one endpoint: the same attempts in flight as the processes
-    WEBHOOK_ORGANIZATION_CONCURRENCY: String(settings.concurrency), // and one organization
+    ...whole, // one endpoint of one organization: the same attempts in flight as the processes
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
   });
   const platform = await openPlatform(config);
@@ -373,13 +375,14 @@ const buildReport = (
       "server meanwhile) are read again once the workers have stopped and their backends have exited (an exiting backend " +
       "sends its statistics). Enqueueing, process start-up and shutdown are outside the CPU figures.",
     `Dispatcher: \`apps/dispatcher/src/main.ts\` as its own process (production code and config), ` +
-      `DISPATCHER_CONCURRENCY=${settings.concurrency}, WEBHOOK_ENDPOINT_CONCURRENCY=${settings.concurrency} and WEBHOOK_ORGANIZATION_CONCURRENCY=${settings.concurrency} (one endpoint of one organization, ` +
-      `so ${settings.concurrency} attempts in flight, as pg-boss), DATABASE_POOL_SIZE default (10), WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, ` +
+      `DISPATCHER_CONCURRENCY=${settings.concurrency}, WEBHOOK_ENDPOINT_CONCURRENCY=${settings.concurrency}, WEBHOOK_ORGANIZATION_CONCURRENCY=${settings.concurrency} ` +
+      `and WEBHOOK_ORIGIN_CONNECTIONS=${whole.WEBHOOK_ORIGIN_CONNECTIONS} (one endpoint of one organization, whose share of its origin's connections is then ` +
+      `${settings.concurrency}: so ${settings.concurrency} attempts in flight, as pg-boss), DATABASE_POOL_SIZE default (10), WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, ` +
       "LOG_LEVEL=warn. Each delivery is claimed under a lease, POSTed, and its result recorded: an attempt row (the history " +
       "kept per try) and the delivery's update. Two dispatchers drain the same backlog size in a fresh database; they " +
       `share the endpoint's cap, so attempts in flight stay ${settings.concurrency}.`,
     `Reference: a pg-boss 11 worker process, same jobs (the same envelope bytes), same signature (HMAC-SHA256 in ` +
-      `\`${SIGNATURE_HEADER}\`), same headers, undici keep-alive pool of 64 connections: ${settings.pgBossWorkers} \`boss.work\` ` +
+      `\`${SIGNATURE_HEADER}\`), same headers, undici keep-alive pool of ${settings.concurrency} connections (one per POST in flight, as the dispatcher): ${settings.pgBossWorkers} \`boss.work\` ` +
       `subscriptions with \`pollingIntervalSeconds\` 0.5 (pg-boss's minimum), each POSTing its batch ` +
       `${settings.concurrency / settings.pgBossWorkers} at a time (${settings.concurrency} in flight, as the dispatcher). ` +
       "A subscription waits out the polling interval after each batch, so its ceiling is workers × batchSize / 0.5 s " +

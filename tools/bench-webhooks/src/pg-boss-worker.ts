@@ -6,8 +6,9 @@ import type { PgBossWorkerSettings } from "./worker-processes.ts";
 /**
  * The reference: a webhook worker as one would write it on pg-boss 11. Each job carries the exact
  * body; the worker signs it (HMAC-SHA256, same header) and POSTs it over a keep-alive undici pool
- * the size of the dispatcher's, with the same headers. A non-2xx answer fails the job so pg-boss
- * retries it. Started by main.ts with `fork`; says `ready` over IPC, stops on SIGTERM.
+ * with a connection per POST in flight, as the dispatcher, with the same headers. A non-2xx answer
+ * fails the job so pg-boss retries it. Started by main.ts with `fork`; says `ready` over IPC, stops
+ * on SIGTERM.
  */
 
 /** What a reference job carries. */
@@ -23,7 +24,8 @@ if (!databaseUrl || !rawSettings || process.send === undefined) throw new Error(
 const settings = JSON.parse(rawSettings) as PgBossWorkerSettings;
 
 const TIMEOUT_MS = 15_000;
-const agent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+// A connection per POST in flight, as the dispatcher's attempts to the one endpoint.
+const agent = new Agent({ keepAliveTimeout: 30_000, connections: settings.workers * settings.postsPerWorker });
 
 const post = async (job: WebhookJob): Promise<number> => {
   const response = await request(job.url, {

@@ -1,4 +1,5 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
+import { originShare } from "@platter/domain";
 import { freePort } from "@platter/persistence/testing";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -61,6 +62,27 @@ export interface DispatcherProcessOptions {
 }
 
 /**
+ * The fewest connections per origin of which one organization may hold `share` (`originShare`
+ * keeps a quarter for the others there).
+ */
+const originConnectionsFor = (share: number): number => {
+  let connections = share;
+  while (originShare(connections) < share) connections++;
+  return connections;
+};
+
+/**
+ * The settings that give one endpoint of one organization all of a dispatcher's `concurrency`
+ * slots: the endpoint's cap, the organization's, and enough connections to their origin that the
+ * organization's share of them is as large (342 for 256).
+ */
+export const wholeDispatcher = (concurrency: number) => ({
+  WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency),
+  WEBHOOK_ORGANIZATION_CONCURRENCY: String(concurrency),
+  WEBHOOK_ORIGIN_CONNECTIONS: String(originConnectionsFor(concurrency)),
+});
+
+/**
  * Spawns `apps/dispatcher/src/main.ts` against `databaseUrl`, allowed to deliver to 127.0.0.1,
  * with DISPATCHER_CONCURRENCY `concurrency` and the endpoint cap `options.endpointCap` says.
  */
@@ -72,9 +94,8 @@ export const startDispatcherProcess = async (
   const opsPort = await freePort();
   const spawnedAt = Date.now();
   const { WEBHOOK_ENDPOINT_CONCURRENCY: _inherited, WEBHOOK_ORGANIZATION_CONCURRENCY: _alsoInherited, ...inherited } = process.env;
-  // One endpoint of one organization: its cap and the organization's are the dispatcher's slots.
-  const endpointCap = (options.endpointCap ?? "concurrency") === "concurrency"
-    ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency), WEBHOOK_ORGANIZATION_CONCURRENCY: String(concurrency) } : {};
+  // One endpoint of one organization: its cap, the organization's and its share of the origin are the dispatcher's slots.
+  const endpointCap = (options.endpointCap ?? "concurrency") === "concurrency" ? wholeDispatcher(concurrency) : {};
   const child = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER_MAIN], {
     env: {
       ...inherited,
