@@ -7,8 +7,23 @@ import tseslint from "typescript-eslint";
  *   type:domain  → imports nothing of ours
  *   type:adapter → domain only (persistence, webhooks)
  *   type:app     → wires domain, adapters and other apps
- *   type:tool    → anything (benchmarks, scripts)
+ *   type:tool    → anything (benchmarks, scripts, test support); tests may import it too
  */
+/** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
+const boundaries = (testing = []) => [
+  "error",
+  {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: [
+      { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
+      { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
+      { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app", ...testing] },
+      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app", "type:tool"] },
+    ],
+  },
+];
+
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "**/.nx/**", "**/.data/**"] },
   ...tseslint.configs.recommended,
@@ -16,19 +31,7 @@ export default tseslint.config(
     files: ["**/*.ts", "**/*.js"],
     plugins: { "@nx": nx },
     rules: {
-      "@nx/enforce-module-boundaries": [
-        "error",
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain"] },
-            { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain"] },
-            { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app"] },
-            { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app", "type:tool"] },
-          ],
-        },
-      ],
+      "@nx/enforce-module-boundaries": boundaries(),
       "@typescript-eslint/no-explicit-any": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-non-null-assertion": "off",
@@ -48,6 +51,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Tests may also use the test support in tools (packing a package, for one).
+    files: ["**/test/**/*.ts"],
+    rules: { "@nx/enforce-module-boundaries": boundaries(["type:tool"]) },
   },
   {
     // Isolation by construction: a scope (the key to an organization's data) is made only by

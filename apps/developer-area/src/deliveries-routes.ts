@@ -6,6 +6,7 @@ import {
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
 import { allowRedoc, apiReferencePage, openApiJson } from "./api-reference.ts";
+import { audited } from "./audited-change.ts";
 import { eventCatalogPage } from "./catalog-page.ts";
 import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
 import type { SignedIn } from "./layout.ts";
@@ -101,6 +102,8 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
       return page(ctx, 400, deliveriesPage(await signedIn(session), state, log));
     }
     await settings.limits.consume(session.scope.organizationId, "replays", `/deliveries${filterQuery({ endpointId })}`);
+    // Replaying what failed since a time commits batch by batch (never one long transaction), so its
+    // one audit row follows the last batch rather than sharing a transaction with all of them.
     const { retried } = await run(
       Effect.gen(function* () {
         const result = yield* DeliveryRepository.use((r) => r.retryFailed(session.scope, endpointId, since));
@@ -129,20 +132,22 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
       Effect.gen(function* () {
         const message = yield* DeliveryRepository.use((r) => r.message(session.scope, envelopeId));
         if (deliveryField === undefined) {
-          const result = yield* DeliveryRepository.use((r) => r.retryMessage(session.scope, message.id));
-          if (result.retried > 0) yield* DeveloperAuditLog.use((log) => log.record(session, "message.replayed", `message ${envelopeId}`));
-          return result;
+          return yield* audited(
+            session,
+            DeliveryRepository.use((r) => r.retryMessage(session.scope, message.id)),
+            ({ retried }) => (retried > 0 ? { action: "message.replayed", subject: `message ${envelopeId}` } : undefined),
+          );
         }
         // One delivery, and only one of this message: a finished one is sent again, a pending one
         // waiting for its next try is tried now.
         const delivery = message.deliveries.find((candidate) => String(candidate.id) === deliveryField);
         if (delivery === undefined) return yield* Effect.fail(new UnknownPage());
-        const result = yield* DeliveryRepository.use((r) => r.retry(session.scope, delivery.id));
-        if (result.retried > 0) {
-          const action = delivery.status === "pending" ? "delivery.retried_now" : "delivery.replayed";
-          yield* DeveloperAuditLog.use((log) => log.record(session, action, `delivery ${delivery.id} of message ${envelopeId}`));
-        }
-        return result;
+        const action = delivery.status === "pending" ? "delivery.retried_now" : "delivery.replayed";
+        return yield* audited(
+          session,
+          DeliveryRepository.use((r) => r.retry(session.scope, delivery.id)),
+          ({ retried }) => (retried > 0 ? { action, subject: `delivery ${delivery.id} of message ${envelopeId}` } : undefined),
+        );
       }),
     );
     redirect(ctx, `${messagePath(envelopeId)}?replayed=${retried}`);

@@ -1,11 +1,12 @@
 import Router from "@koa/router";
 import { ACCESS_LEVELS, type Access, parseApiKeyName, parseRecordId } from "@platter/domain";
 import {
-  ApiKeyRepository, DeveloperAuditLog, type DeveloperSession, DeveloperSessions, OrganizationRepository, type PlatformRuntime,
+  ApiKeyRepository, type DeveloperSession, DeveloperSessions, OrganizationRepository, type PlatformRuntime,
 } from "@platter/persistence";
-import { Effect, Result } from "effect";
+import { Result } from "effect";
 import type { Context } from "koa";
 import type { WebhookEndpointSettings } from "@platter/ops";
+import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
@@ -23,7 +24,8 @@ import {
 /**
  * The Developer area's routes. Every page of an organization's data needs a live session, and
  * reaches the data through the session's scope and the same scoped repositories as the API; every
- * POST is checked (origin and form token) before anything is done, and every change is audited.
+ * POST is checked (origin and form token) before anything is done, and every change is audited in
+ * its own transaction (`audited`).
  */
 
 /** What the routes need to know about where the area is served. */
@@ -126,13 +128,11 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     }
     const access = entered.access as Access;
     const session = sessionOf(ctx);
-    const created = await run(
-      Effect.gen(function* () {
-        const key = yield* ApiKeyRepository.use((r) => r.create(session.scope, access, name.success));
-        yield* DeveloperAuditLog.use((log) => log.record(session, "api_key.created", `api_key ${key.id}`));
-        return key;
-      }),
-    );
+    const created = await run(audited(
+      session,
+      ApiKeyRepository.use((r) => r.create(session.scope, access, name.success)),
+      (key) => ({ action: "api_key.created", subject: `api_key ${key.id}` }),
+    ));
     page(ctx, 201, createdKeyPage(await signedIn(session), { name: name.success, access, secret: created.key }));
   });
 
@@ -149,13 +149,12 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     const id = idOf(ctx);
     await readSessionForm(ctx, settings.origin);
     const session = sessionOf(ctx);
-    await run(
-      Effect.gen(function* () {
-        const { changed } = yield* ApiKeyRepository.use((r) => r.revoke(session.scope, id));
-        // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
-        if (changed) yield* DeveloperAuditLog.use((log) => log.record(session, "api_key.revoked", `api_key ${id}`));
-      }),
-    );
+    // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
+    await run(audited(
+      session,
+      ApiKeyRepository.use((r) => r.revoke(session.scope, id)),
+      ({ changed }) => (changed ? { action: "api_key.revoked", subject: `api_key ${id}` } : undefined),
+    ));
     redirect(ctx, `/api-keys?revoked=${id}`);
   });
 

@@ -1,12 +1,11 @@
 import type Router from "@koa/router";
 import { exampleMessage, isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import {
-  DeveloperAuditLog, type DeveloperSession, type Persistence, type PlatformRuntime, WebhookEndpointRepository,
-} from "@platter/persistence";
+import { type DeveloperSession, type Persistence, type PlatformRuntime, WebhookEndpointRepository } from "@platter/persistence";
 import { refusedUrlReason } from "@platter/webhooks";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
+import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
@@ -20,8 +19,8 @@ import {
  * The Webhooks routes: list, add (the URL through the same SSRF guard and setting as the CLI),
  * reveal and rotate the signing secret, enable/disable, send a test event and follow its delivery.
  * Every endpoint is reached through the session's scope, so another organization's is the 404 page;
- * every POST is checked (origin and form token) first; every change is audited (each after its
- * change: the repositories run their own transactions, so the audit row is not in the change's).
+ * every POST is checked (origin and form token) first; every change is audited in the change's own
+ * transaction (`audited`), a revealed secret too.
  */
 
 /** What the webhook routes share with the area's other routes. */
@@ -68,8 +67,8 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   const { run, signedIn, signedInOnly, settings } = kit;
   const endpoints = WebhookEndpointRepository;
 
-  const audit = (session: DeveloperSession, action: string, id: number) =>
-    run(DeveloperAuditLog.use((log) => log.record(session, `webhook_endpoint.${action}`, subjectOf(id))));
+  /** The audit entry of `action` on endpoint `id`. */
+  const entry = (action: string, id: number) => ({ action: `webhook_endpoint.${action}`, subject: subjectOf(id) });
 
   const showEndpoint = async (ctx: Context, status: number, id: number, state: EndpointPageState = {}) => {
     const session = sessionOf(ctx);
@@ -104,13 +103,14 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     }
     await settings.limits.consume(session.scope.organizationId, "endpointCreates", "/webhooks");
     const created = await run(
-      endpoints.use((all) => all.add(session.scope, url.success, types.success, settings.webhooks.endpointsPerOrganization)).pipe(
-        Effect.catchTag("EndpointLimitReached", (refusal) => Effect.succeed(refusal)),
-      ),
+      audited(
+        session,
+        endpoints.use((all) => all.add(session.scope, url.success, types.success, settings.webhooks.endpointsPerOrganization)),
+        (endpoint) => entry("added", endpoint.id),
+      ).pipe(Effect.catchTag("EndpointLimitReached", (refusal) => Effect.succeed(refusal))),
     );
     // The organization has as many endpoints as it may: said beside the URL, and nothing written.
     if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(session), { ...entered, urlError: created.message }));
-    await audit(session, "added", created.id);
     redirect(ctx, `/webhooks/${created.id}?done=added`);
   });
 
@@ -124,8 +124,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     const id = recordIdOf(ctx);
     await readSessionForm(ctx, settings.origin);
     const session = sessionOf(ctx);
-    const secret = await run(endpoints.use((all) => all.secret(session.scope, id)));
-    await audit(session, "secret_revealed", id);
+    const secret = await run(audited(session, endpoints.use((all) => all.secret(session.scope, id)), () => entry("secret_revealed", id)));
     await showEndpoint(ctx, 200, id, { secret });
   });
 
@@ -139,9 +138,11 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     const id = recordIdOf(ctx);
     await readSessionForm(ctx, settings.origin);
     const session = sessionOf(ctx);
-    await run(endpoints.use((all) => all.rotateSecret(session.scope, id, settings.webhooks.secretOverlapMs)));
-    await audit(session, "secret_rotated", id);
-    const secret = await run(endpoints.use((all) => all.secret(session.scope, id)));
+    const secret = await run(audited(
+      session,
+      endpoints.use((all) => Effect.andThen(all.rotateSecret(session.scope, id, settings.webhooks.secretOverlapMs), all.secret(session.scope, id))),
+      () => entry("secret_rotated", id),
+    ));
     await showEndpoint(ctx, 200, id, { secret, notice: "The signing secret was rotated. Copy the new one into your receiver." });
   });
 
@@ -150,9 +151,12 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
       const id = recordIdOf(ctx);
       await readSessionForm(ctx, settings.origin);
       const session = sessionOf(ctx);
-      const { changed } = await run(endpoints.use((all) => all.setEnabled(session.scope, id, enabled, DISABLED_BY_HAND)));
       // Enabling an enabled endpoint (or disabling a disabled one) changes nothing worth recording.
-      if (changed) await audit(session, enabled ? "enabled" : "disabled", id);
+      await run(audited(
+        session,
+        endpoints.use((all) => all.setEnabled(session.scope, id, enabled, DISABLED_BY_HAND)),
+        ({ changed }) => (changed ? entry(enabled ? "enabled" : "disabled", id) : undefined),
+      ));
       redirect(ctx, `/webhooks/${id}?done=${enabled ? "enabled" : "disabled"}`);
     });
   }
@@ -167,12 +171,11 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     }
     await settings.limits.consume(session.scope.organizationId, "testEvents", `/webhooks/${id}`);
     const sent = await run(
-      endpoints.use((all) => all.sendTestMessage(session.scope, id, exampleMessage(type))).pipe(
+      audited(session, endpoints.use((all) => all.sendTestMessage(session.scope, id, exampleMessage(type))), () => entry("test_sent", id)).pipe(
         Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
       ),
     );
     if ("_tag" in sent) return showEndpoint(ctx, 409, id, { testForm: { type, error: sent.message } });
-    await audit(session, "test_sent", id);
     redirect(ctx, `/webhooks/${id}/test/${sent.delivery_id}`);
   });
 

@@ -6,6 +6,7 @@ export * from "./process-instances.ts";
 export * from "./housekeeping.ts";
 export * from "./operator/business-actions.ts";
 export * from "./operator/operator.ts";
+export { inOneTransaction } from "./org-sql.ts";
 export * from "./persistence.ts";
 export * from "./repositories/index.ts";
 export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";

@@ -1,6 +1,6 @@
 import type { EntityManager, EntityName, RequiredEntityData } from "@mikro-orm/postgresql";
 import { NotFound, type OrgScope } from "@platter/domain";
-import { Effect, Exit } from "effect";
+import { Context, Effect, Exit } from "effect";
 import { Database } from "./database.ts";
 
 /**
@@ -136,12 +136,20 @@ export interface OrgSql {
   readonly tryLock: (name: string) => Effect.Effect<boolean>;
 }
 
-/** How statements run: on the pool, or on one transaction's connection. */
+/** How statements run: on the pool (or the fiber's transaction), or on one transaction's connection. */
 interface Executor {
   readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[]>;
-  readonly em: () => EntityManager;
+  readonly em: Effect.Effect<EntityManager>;
   readonly transaction: <A, E>(work: (em: EntityManager) => Effect.Effect<A, E>) => Effect.Effect<A, E>;
 }
+
+/**
+ * The transaction this fiber's storage statements join, if any (see `inOneTransaction`): every
+ * `OrgSql` made on the pool runs on its connection instead.
+ */
+const CurrentTransaction = Context.Reference<EntityManager | undefined>("platter/persistence/CurrentTransaction", {
+  defaultValue: () => undefined,
+});
 
 const organizationFilter = (scope: OrgScope, table: OrgTable, as: string): Statement =>
   sql`${raw(`${as}.${ORGANIZATION_TABLES[table]}`)} = ${scope.organizationId}`;
@@ -171,15 +179,14 @@ const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
       ),
     delete: (table, as, where) =>
       rowsChanged(sql`delete from ${raw(table)} ${raw(as)} where ${organizationFilter(scope, table, as)}${andWhere(where)}`),
-    insert: (entity, data) => Effect.promise(async () => Number(await executor.em().insert(entity, withOrganization(data)))),
+    insert: (entity, data) =>
+      Effect.flatMap(executor.em, (em) => Effect.promise(async () => Number(await em.insert(entity, withOrganization(data))))),
     insertFrom: (query) =>
       rowsChanged(
         sql`insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)}`,
       ),
     insertMany: (entity, data) =>
-      Effect.promise(async () => {
-        if (data.length > 0) await executor.em().insertMany(entity, data.map(withOrganization));
-      }),
+      data.length === 0 ? Effect.void : Effect.flatMap(executor.em, (em) => Effect.promise(() => em.insertMany(entity, data.map(withOrganization)))),
     transaction: (work) => executor.transaction((em) => work(makeOrgSql(scope, transactionExecutor(em)))),
     tryLock: (name) =>
       Effect.map(
@@ -192,7 +199,7 @@ const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
 };
 
 /** Runs `work` between `begin` and `commit` (or `rollback` when it fails) on a fresh EntityManager. */
-const inTransaction = <A, E>(em: EntityManager, work: (em: EntityManager) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+const inTransaction = <A, E, R>(em: EntityManager, work: (em: EntityManager) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.acquireUseRelease(
     Effect.promise(async () => {
       const fork = em.fork();
@@ -205,16 +212,31 @@ const inTransaction = <A, E>(em: EntityManager, work: (em: EntityManager) => Eff
 
 const transactionExecutor = (em: EntityManager): Executor => ({
   rows: <Row>(statement: Statement) => Effect.promise(() => em.execute<Row[]>(statement.text, [...statement.values])),
-  em: () => em,
+  em: Effect.succeed(em),
   // Nested: the outer transaction already holds everything together.
   transaction: (work) => work(em),
 });
 
+/** Runs `work` in a transaction of its own, which the storage calls inside it join. */
+const ownTransaction = <A, E, R>(database: Database["Service"], work: (em: EntityManager) => Effect.Effect<A, E, R>) =>
+  inTransaction(database.orm.em, (em) => Effect.provideService(work(em), CurrentTransaction, em));
+
 const poolExecutor = (database: Database["Service"]): Executor => ({
-  rows: (statement) => database.rows(statement.text, statement.values),
-  em: () => database.orm.em.fork(),
-  transaction: (work) => inTransaction(database.orm.em, work),
+  rows: (statement) =>
+    Effect.flatMap(CurrentTransaction, (em) =>
+      em === undefined ? database.rows(statement.text, statement.values) : transactionExecutor(em).rows(statement)),
+  em: Effect.map(CurrentTransaction, (em) => em ?? database.orm.em.fork()),
+  transaction: (work) => Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, work) : work(em))),
 });
+
+/**
+ * Runs `program` in one transaction: every storage call in it (organization SQL of any scope)
+ * joins it, so the change and its audit row commit together, or, when anything in it fails (an
+ * expected failure too), nothing is written. Inside another, it joins that one.
+ */
+export const inOneTransaction = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Database> =>
+  Effect.flatMap(Database, (database) =>
+    Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, () => program) : program)));
 
 /** The scope's door to its organization's data, on the database's pool. */
 export const orgSql = (database: Database["Service"], scope: OrgScope): OrgSql => makeOrgSql(scope, poolExecutor(database));

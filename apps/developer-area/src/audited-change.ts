@@ -1,0 +1,23 @@
+import type { NotFound } from "@platter/domain";
+import { DeveloperAuditLog, type DeveloperSession, inOneTransaction, type Persistence } from "@platter/persistence";
+import { Effect } from "effect";
+
+/** What an audit row says: the action done (`api_key.created`), to what (`api_key 12`). */
+export interface AuditEntry {
+  readonly action: string;
+  readonly subject: string;
+}
+
+/**
+ * `change`, and the audit row `entryOf` its result names (none when it changed nothing), in one
+ * transaction: a change is never left unaudited, and no audit row names a change that failed.
+ */
+export const audited = <A, E, R>(
+  session: DeveloperSession,
+  change: Effect.Effect<A, E, R>,
+  entryOf: (result: A) => AuditEntry | undefined,
+): Effect.Effect<A, E | NotFound, R | Persistence> =>
+  inOneTransaction(Effect.tap(change, (result) => {
+    const entry = entryOf(result);
+    return entry === undefined ? Effect.void : DeveloperAuditLog.use((log) => log.record(session, entry.action, entry.subject));
+  }));

@@ -1,0 +1,72 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { promisify } from "node:util";
+
+/**
+ * A package as another team gets it: `npm pack` of its workspace (its `prepack` builds it), the
+ * tarball installed with npm into a fresh project outside the monorepo, and scripts run there on
+ * any Node.
+ */
+
+const run = promisify(execFile);
+
+/** npm from the PATH, quiet. */
+const npm = (args: ReadonlyArray<string>, cwd: string) =>
+  run("npm", args, {
+    cwd,
+    env: { ...process.env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false" },
+  });
+
+/** A fresh project with one packed package installed: where its scripts run. */
+export interface InstalledPackage {
+  /** The project's directory (`node_modules/<name>` holds the unpacked tarball). */
+  readonly dir: string;
+  /** The files the tarball holds, relative to the package (`dist/index.js`, `README.md`, …). */
+  readonly files: ReadonlyArray<string>;
+  /** Runs `script` (an ES module) in the project with `node`; its standard output. */
+  readonly run: (node: string, script: string, env?: Readonly<Record<string, string>>) => Promise<string>;
+  readonly remove: () => Promise<void>;
+}
+
+/** Packs the workspace at `workspaceDir` and installs the tarball into a fresh project (dependencies from npm's cache first). */
+export const installPacked = async (workspaceDir: string): Promise<InstalledPackage> => {
+  const dir = await mkdtemp(join(tmpdir(), "platter-packed-"));
+  try {
+    const { stdout } = await npm(["pack", "--json", "--pack-destination", dir], workspaceDir);
+    const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name: "fresh-project", private: true, type: "module" }));
+    await npm(["install", "--prefer-offline", "--no-package-lock", join(dir, packed!.filename)], dir);
+    let count = 0;
+    return {
+      dir,
+      files: packed!.files.map((file) => file.path),
+      run: async (node, script, env = {}) => {
+        const file = join(dir, `check-${++count}.mjs`);
+        await writeFile(file, script);
+        return (await run(node, [file], { cwd: dir, env: { ...process.env, ...env } })).stdout;
+      },
+      remove: () => rm(dir, { recursive: true, force: true }),
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+};
+
+/** A `node` on the PATH older than this one (outside node_modules, 18 or later), if there is one: the machine's own Node, e.g. 20. */
+export const olderNode = async (): Promise<string | undefined> => {
+  for (const dir of (process.env["PATH"] ?? "").split(delimiter)) {
+    if (dir === "" || dir.includes("node_modules")) continue;
+    const candidate = join(dir, "node");
+    try {
+      const { stdout } = await run(candidate, ["--version"]);
+      const major = Number(/^v(\d+)/.exec(stdout.trim())?.[1]);
+      if (major >= 18 && major < Number(process.versions.node.split(".")[0])) return candidate;
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+};
