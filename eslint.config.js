@@ -9,6 +9,18 @@ import tseslint from "typescript-eslint";
  *   type:app     → wires domain, adapters and other apps
  *   type:tool    → anything (benchmarks, scripts, test support); tests may import it too
  */
+/** What no app's source may write: a scope cast into being, or the ORM and SQL reached directly. */
+const appSyntax = [
+  {
+    selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
+    message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
+  },
+  {
+    selector: "MemberExpression[property.name=/^(orm|em|getConnection|execute)$/]",
+    message: "Apps use the storage services of @platter/persistence, never the ORM or SQL directly.",
+  },
+];
+
 /** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
 const boundaries = (testing = []) => [
   "error",
@@ -89,16 +101,20 @@ export default tseslint.config(
   {
     // Apps reach storage through its services only: no raw ORM, no SQL of their own.
     files: ["apps/*/src/**/*.ts"],
+    rules: { "no-restricted-syntax": ["error", ...appSyntax] },
+  },
+  {
+    // A Developer-area POST is added only by session.ts's `formRoutes` (or `signInRoute`), which
+    // check its origin and form token before it runs.
+    files: ["apps/developer-area/src/**/*.ts"],
+    ignores: ["apps/developer-area/src/session.ts"],
     rules: {
       "no-restricted-syntax": [
         "error",
+        ...appSyntax,
         {
-          selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
-          message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
-        },
-        {
-          selector: "MemberExpression[property.name=/^(orm|em|getConnection|execute)$/]",
-          message: "Apps use the storage services of @platter/persistence, never the ORM or SQL directly.",
+          selector: "CallExpression[callee.property.name='post'][callee.object.name='router']",
+          message: "Add a POST with formRoutes (session.ts): it checks the form's origin and token first.",
         },
       ],
     },

@@ -7,7 +7,7 @@ import type { ApiObservability } from "./observability.ts";
 import { clientAddressResolver, type TrustedProxies } from "./client-address.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter } from "./routes.ts";
-import { BudgetedRunner } from "./runtime.ts";
+import { BudgetedRunner } from "./budgeted-runner.ts";
 import { watchOutages } from "@platter/ops";
 import { pingDatabase, type PlatformRuntime } from "@platter/persistence";
 

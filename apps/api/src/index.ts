@@ -2,7 +2,7 @@ export * from "./app.ts";
 export * from "./config.ts";
 export * from "./http-errors.ts";
 export * from "./server.ts";
-export * from "./runtime.ts";
+export * from "./budgeted-runner.ts";
 export * from "./openapi.ts";
 export * from "./observability.ts";
 export * from "./rate-limits.ts";

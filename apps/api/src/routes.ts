@@ -12,7 +12,7 @@ import type { Context } from "koa";
 import { authenticate, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { readJsonBody } from "./request-body.ts";
-import type { BudgetedRunner } from "./runtime.ts";
+import type { BudgetedRunner } from "./budgeted-runner.ts";
 
 /**
  * The ten endpoints of v1. Each handler decodes its input, makes one repository call with the

@@ -13,7 +13,7 @@ import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 import { page, redirect } from "./page-responses.ts";
-import { readSessionForm, sessionOf } from "./session.ts";
+import { type FormRoute, sessionOf } from "./session.ts";
 
 /**
  * The Deliveries, Event catalog and API reference routes. The log and a message are read through
@@ -29,6 +29,8 @@ export interface DeliveryRouteKit {
   readonly settings: { readonly origin: string; readonly limits: OrganizationLimits };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
+  /** Adds a signed-in POST route, its form checked first (`formRoutes`). */
+  readonly post: FormRoute;
   /** The header's organization name and the session's form token. */
   readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
   /** Runs one storage program (see `runProgram`). */
@@ -61,7 +63,7 @@ const replayedNotice = (query: Context["query"]): string | undefined => {
 
 /** Adds the Deliveries, Event catalog and API reference routes to `router`. */
 export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void => {
-  const { settings, signedInOnly, signedIn, run } = kit;
+  const { settings, signedInOnly, post, signedIn, run } = kit;
   const endpointsOf = (session: DeveloperSession) => run(WebhookEndpointRepository.use((r) => r.list(session.scope)));
 
   router.get("/deliveries", signedInOnly, async (ctx) => {
@@ -86,9 +88,7 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     page(ctx, 200, deliveriesPage(await signedIn(session), state, log));
   });
 
-  router.post("/deliveries/replay-failed", signedInOnly, async (ctx) => {
-    const form = await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
+  post("/deliveries/replay-failed", async (ctx, form, session) => {
     const endpointId = parseRecordId(form["endpoint"] ?? "");
     if (endpointId === undefined) throw new UnknownPage();
     const since = parseUtcTime(form["since"] ?? "");
@@ -122,10 +122,8 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     page(ctx, 200, messagePage(await signedIn(session), message, replayedNotice(ctx.query)));
   });
 
-  router.post("/deliveries/:envelopeId/replay", signedInOnly, async (ctx) => {
+  post("/deliveries/:envelopeId/replay", async (ctx, form, session) => {
     const envelopeId = envelopeIdOf(ctx);
-    const form = await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
     const deliveryField = form["delivery"];
     await settings.limits.consume(session.scope.organizationId, "replays", messagePath(envelopeId));
     const { retried } = await run(

@@ -8,17 +8,16 @@ import type { Context } from "koa";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
-import { UnknownPage } from "./page-errors.ts";
+import { runProgram, UnknownPage } from "./page-errors.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
   apiKeysPage, confirmRevokePage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
 } from "./pages.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
-import { runProgram } from "./runtime.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import {
-  clearSessionCookie, type CookiePolicy, findSession, readSessionForm, requireOwnOrigin, requireSession, sessionOf, setSessionCookie,
+  clearSessionCookie, type CookiePolicy, findSession, formRoutes, requireSession, sessionOf, setSessionCookie, signInRoute,
 } from "./session.ts";
 
 /**
@@ -52,6 +51,7 @@ const SIGN_IN_REFERRER_POLICY = "strict-origin";
 export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings): Router => {
   const router = new Router({ strict: true, sensitive: true });
   const signedInOnly = requireSession(runtime, settings.cookies);
+  const post = formRoutes(router, signedInOnly, settings.origin);
   const run = <A, E>(program: Parameters<typeof runProgram<A, E>>[1]) => runProgram(runtime, program);
 
   /** The header's organization name and the session's form token. */
@@ -90,17 +90,14 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
 
   // The page's button: uses the link and starts the session. There is no session (so no form
   // token) yet; the Origin check stops another site from signing a browser in to its organization.
-  router.post("/sign-in/:token", async (ctx) => {
-    ctx.set("referrer-policy", "no-referrer");
-    requireOwnOrigin(ctx, settings.origin);
+  signInRoute(router, "/sign-in/:token", settings.origin, async (ctx) => {
     const opened = await run(DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]))));
     setSessionCookie(ctx, settings.cookies, opened.token, opened.expires_at);
     redirect(ctx, "/api-keys");
   });
 
-  router.post("/sign-out", signedInOnly, async (ctx) => {
-    await readSessionForm(ctx, settings.origin);
-    await run(DeveloperSessions.use((all) => all.signOut(sessionOf(ctx))));
+  post("/sign-out", async (ctx, _form, session) => {
+    await run(DeveloperSessions.use((all) => all.signOut(session)));
     clearSessionCookie(ctx, settings.cookies);
     redirect(ctx, "/signed-out");
   });
@@ -113,8 +110,7 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     await listPage(ctx, 200, undefined, parseRecordId(String(ctx.query["revoked"] ?? "")));
   });
 
-  router.post("/api-keys", signedInOnly, async (ctx) => {
-    const form = await readSessionForm(ctx, settings.origin);
+  post("/api-keys", async (ctx, form, session) => {
     const entered = { name: form["name"] ?? "", access: form["access"] ?? "" };
     const name = parseApiKeyName(entered.name);
     const accessKnown = (ACCESS_LEVELS as readonly string[]).includes(entered.access);
@@ -127,7 +123,6 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
       });
     }
     const access = entered.access as Access;
-    const session = sessionOf(ctx);
     const created = await run(audited(
       session,
       ApiKeyRepository.use((r) => r.create(session.scope, access, name.success)),
@@ -145,10 +140,8 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     page(ctx, 200, confirmRevokePage(await signedIn(session), key));
   });
 
-  router.post("/api-keys/:id/revoke", signedInOnly, async (ctx) => {
+  post("/api-keys/:id/revoke", async (ctx, _form, session) => {
     const id = idOf(ctx);
-    await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
     // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
     await run(audited(
       session,
@@ -158,8 +151,8 @@ export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings):
     redirect(ctx, `/api-keys?revoked=${id}`);
   });
 
-  addWebhookRoutes(router, { runtime, settings, signedInOnly, signedIn, run });
-  addDeliveryRoutes(router, { settings, signedInOnly, signedIn, run });
+  addWebhookRoutes(router, { runtime, settings, signedInOnly, post, signedIn, run });
+  addDeliveryRoutes(router, { settings, signedInOnly, post, signedIn, run });
 
   return router;
 };

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { DeveloperSessions, type DeveloperSession, type PlatformRuntime } from "@platter/persistence";
 import { Effect } from "effect";
+import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { readForm } from "./form-body.ts";
-import { FormRefused, SignInRequired } from "./page-errors.ts";
-import { runProgram } from "./runtime.ts";
+import { FormRefused, runProgram, SignInRequired } from "./page-errors.ts";
 
 /**
  * The session cookie and the checks of every request that needs a session: the cookie's token
@@ -84,6 +84,34 @@ export const requireOwnOrigin = (ctx: Context, origin: string): void => {
   const sentFrom = ctx.get("origin");
   const site = ctx.get("sec-fetch-site");
   if ((sentFrom !== "" && sentFrom !== origin) || (site !== "" && site !== "same-origin")) throw new FormRefused();
+};
+
+/** A signed-in POST's work, given its form and session once both are checked. */
+export type FormAction = (ctx: Context, form: Readonly<Record<string, string>>, session: DeveloperSession) => Promise<void>;
+
+/** Adds a signed-in POST route at `path` (see `formRoutes`). */
+export type FormRoute = (path: string, action: FormAction) => void;
+
+/**
+ * The area's one way to add a signed-in POST route: the session is required (`signedInOnly`) and
+ * the form checked (`readSessionForm`: sent from `origin`, with the session's form token) before
+ * the action runs, so no route can forget either. Lint forbids `router.post` anywhere else.
+ */
+export const formRoutes = (router: Router, signedInOnly: Middleware, origin: string): FormRoute => (path, action) => {
+  router.post(path, signedInOnly, async (ctx) => action(ctx, await readSessionForm(ctx, origin), sessionOf(ctx)));
+};
+
+/**
+ * Adds the sign-in link's POST: there is no session (so no form token) yet, so its origin is
+ * checked before `action` runs (the link's one-use token is the secret); its answer sends no
+ * referrer, even when refused.
+ */
+export const signInRoute = (router: Router, path: string, origin: string, action: (ctx: Context) => Promise<void>): void => {
+  router.post(path, async (ctx) => {
+    ctx.set("referrer-policy", "no-referrer");
+    requireOwnOrigin(ctx, origin);
+    await action(ctx);
+  });
 };
 
 /**

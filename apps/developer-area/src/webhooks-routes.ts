@@ -9,7 +9,7 @@ import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
-import { readSessionForm, sessionOf } from "./session.ts";
+import { type FormRoute, sessionOf } from "./session.ts";
 import {
   confirmRotatePage, EMPTY_ENDPOINT_FORM, type EndpointForm, endpointPage, type EndpointPageState, newEndpointPage,
   testDeliveryPage, webhooksPage,
@@ -29,6 +29,8 @@ export interface WebhookRouteKit {
   readonly settings: { readonly origin: string; readonly webhooks: WebhookEndpointSettings; readonly limits: OrganizationLimits };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
+  /** Adds a signed-in POST route, its form checked first (`formRoutes`). */
+  readonly post: FormRoute;
   /** The header's organization name and the session's form token. */
   readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
   /** Runs one storage program (see `runProgram`). */
@@ -64,7 +66,7 @@ const refusalText = (reason: string) => {
 
 /** Adds the Webhooks routes to `router`. */
 export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => {
-  const { run, signedIn, signedInOnly, settings } = kit;
+  const { run, signedIn, signedInOnly, post, settings } = kit;
   const endpoints = WebhookEndpointRepository;
 
   /** The audit entry of `action` on endpoint `id`. */
@@ -86,9 +88,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     page(ctx, 200, newEndpointPage(await signedIn(sessionOf(ctx)), EMPTY_ENDPOINT_FORM));
   });
 
-  router.post("/webhooks", signedInOnly, async (ctx) => {
-    const form = await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
+  post("/webhooks", async (ctx, form, session) => {
     const entered: EndpointForm = { url: form["url"] ?? "", choice: form["choice"] ?? "", picked: pickedTypes(form) };
     const url = parseEndpointUrl(entered.url);
     const types = parseSubscription(entered.choice, entered.picked);
@@ -120,10 +120,8 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   });
 
   // Revealing is a deliberate POST (never a link a browser may prefetch), and audited; no response is cached.
-  router.post("/webhooks/:id/secret", signedInOnly, async (ctx) => {
+  post("/webhooks/:id/secret", async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
-    await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
     const secret = await run(audited(session, endpoints.use((all) => all.secret(session.scope, id)), () => entry("secret_revealed", id)));
     await showEndpoint(ctx, 200, id, { secret });
   });
@@ -134,10 +132,8 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     page(ctx, 200, confirmRotatePage(await signedIn(session), endpoint, settings.webhooks.secretOverlapMs));
   });
 
-  router.post("/webhooks/:id/rotate", signedInOnly, async (ctx) => {
+  post("/webhooks/:id/rotate", async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
-    await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
     const secret = await run(audited(
       session,
       endpoints.use((all) => Effect.andThen(all.rotateSecret(session.scope, id, settings.webhooks.secretOverlapMs), all.secret(session.scope, id))),
@@ -147,10 +143,8 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   });
 
   for (const enabled of [true, false]) {
-    router.post(`/webhooks/:id/${enabled ? "enable" : "disable"}`, signedInOnly, async (ctx) => {
+    post(`/webhooks/:id/${enabled ? "enable" : "disable"}`, async (ctx, _form, session) => {
       const id = recordIdOf(ctx);
-      await readSessionForm(ctx, settings.origin);
-      const session = sessionOf(ctx);
       // Enabling an enabled endpoint (or disabling a disabled one) changes nothing worth recording.
       await run(audited(
         session,
@@ -161,10 +155,8 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     });
   }
 
-  router.post("/webhooks/:id/test", signedInOnly, async (ctx) => {
+  post("/webhooks/:id/test", async (ctx, form, session) => {
     const id = recordIdOf(ctx);
-    const form = await readSessionForm(ctx, settings.origin);
-    const session = sessionOf(ctx);
     const type = form["type"] ?? "";
     if (!isWebhookEventType(type)) {
       return showEndpoint(ctx, 400, id, { testForm: { type, error: "Choose an event type of the catalog." } });

@@ -1,4 +1,5 @@
-import { Layer, ManagedRuntime } from "effect";
+import { Cause, Exit, Layer, ManagedRuntime } from "effect";
+import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { DeveloperAuditLog } from "./developer-area/developer-audit-log.ts";
@@ -41,6 +42,17 @@ export type Persistence = Layer.Success<ReturnType<typeof persistenceLayer>>;
 
 /** The storage services a process opened once at start; its roles run their programs on it. */
 export type PlatformRuntime = ManagedRuntime.ManagedRuntime<Persistence, never>;
+
+/**
+ * A request's storage program ended: its value, or thrown the expected failure itself (the app's
+ * error mapping answers it), `unavailable(failure)` for a database outage (a 503), and any other
+ * defect as it is (an opaque 500).
+ */
+export const requestOutcome = <A, E>(exit: Exit.Exit<A, E>, unavailable: (failure: unknown) => Error): A => {
+  if (Exit.isSuccess(exit)) return exit.value;
+  const failure = Cause.squash(exit.cause);
+  throw isDatabaseUnavailable(failure) ? unavailable(failure) : failure;
+};
 
 /** Where the database is and how long to wait on it, as configuration reads them, and this process's pool size. */
 export interface PlatformSettings extends DatabaseLimits {

@@ -4,7 +4,7 @@ import type { Context, Middleware } from "koa";
 import { addressGroup } from "../client-address.ts";
 import { RateLimited } from "../http-errors.ts";
 import type { KeyRateLimits, RateLimitDecision } from "../rate-limits.ts";
-import type { BudgetedRunner } from "../runtime.ts";
+import type { BudgetedRunner } from "../budgeted-runner.ts";
 
 /** The scope of each authenticated request, as authentication made it. */
 const scopes = new WeakMap<Context, OrgScope>();

@@ -1,21 +1,7 @@
-import { isDatabaseUnavailable, type Persistence, type PlatformRuntime } from "@platter/persistence";
-import { Cause, type Effect, Exit } from "effect";
+import { type Persistence, type PlatformRuntime, requestOutcome } from "@platter/persistence";
+import type { Effect } from "effect";
 import type { Context } from "koa";
 import { DatabaseUnavailable } from "./http-errors.ts";
-
-/**
- * Runs one request's program. An expected failure is thrown as the tagged error itself (the
- * error middleware maps it); a database outage as `DatabaseUnavailable` (503); any other defect
- * as an ordinary error, which becomes an opaque 500.
- */
-export const runProgram = async <A, E>(runtime: PlatformRuntime, program: Effect.Effect<A, E, Persistence>): Promise<A> =>
-  valueOf(await runtime.runPromiseExit(program));
-
-const valueOf = <A, E>(exit: Exit.Exit<A, E>): A => {
-  if (Exit.isSuccess(exit)) return exit.value;
-  const failure = Cause.squash(exit.cause);
-  throw isDatabaseUnavailable(failure) ? new DatabaseUnavailable({ reason: failure }) : failure;
-};
 
 /** Why a request was answered 503 although the database has not failed (yet): it was too slow for the request's budget. */
 export class RequestDatabaseTimeout extends Error {
@@ -55,7 +41,7 @@ export class BudgetedRunner {
     this.budgetMs = budgetMs;
   }
 
-  /** Runs `program` for the request `ctx` within what is left of its budget (see `runProgram` for what it throws). */
+  /** Runs `program` for the request `ctx` within what is left of its budget (see `requestOutcome` for what it throws). */
   async run<A, E>(ctx: Context, program: Effect.Effect<A, E, Persistence>): Promise<A> {
     const spent = this.spent.get(ctx) ?? 0;
     const began = performance.now();
@@ -70,7 +56,7 @@ export class BudgetedRunner {
     try {
       const outcome = await Promise.race([this.runtime.runPromiseExit(program, { signal: controller.signal }), expired]);
       if (outcome === "expired" || controller.signal.aborted) throw new DatabaseUnavailable({ reason: new RequestDatabaseTimeout(this.budgetMs) });
-      return valueOf(outcome);
+      return requestOutcome(outcome, (reason) => new DatabaseUnavailable({ reason }));
     } finally {
       this.waiting.delete(waiting!);
       this.spent.set(ctx, spent + performance.now() - began);
