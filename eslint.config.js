@@ -21,6 +21,13 @@ const appSyntax = [
   },
 ];
 
+/** The domain's scope constructors, which only authentication and the operator's step may call. */
+const scopeMakers = {
+  name: "@platter/domain",
+  importNames: ["authenticatedScope", "operatorScope", "developerSessionScope"],
+  message: "Scopes come from ApiKeyRepository.authenticate, DeveloperSessions (sign-in and session authentication) or Operator.scopeOf only.",
+};
+
 /** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
 const boundaries = (testing = []) => [
   "error",
@@ -77,23 +84,32 @@ export default tseslint.config(
     ignores: ["packages/domain/**", "packages/persistence/src/repositories/api-key.repository.ts",
       "packages/persistence/src/operator/operator.ts", "packages/persistence/src/developer-area/developer-sessions.ts", "**/test/**", "**/*.test.ts", "**/testing/**"],
     rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          paths: [
-            {
-              name: "@platter/domain",
-              importNames: ["authenticatedScope", "operatorScope", "developerSessionScope"],
-              message: "Scopes come from ApiKeyRepository.authenticate, DeveloperSessions (sign-in and session authentication) or Operator.scopeOf only.",
-            },
-          ],
-        },
-      ],
+      "no-restricted-imports": ["error", { paths: [scopeMakers] }],
       "no-restricted-syntax": [
         "error",
         {
           selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
           message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
+        },
+      ],
+    },
+  },
+  {
+    // The processes that serve organizations reach their data only through authentication's scopes:
+    // never the operator's storage (scopes from ids, seeding) or the dispatcher's (every
+    // organization's queue and secrets). The Developer area's sign-in links, made for the operator
+    // and internal teams, are the one operator step in its package.
+    files: ["apps/api/src/**/*.ts", "apps/developer-area/src/**/*.ts"],
+    ignores: ["apps/developer-area/src/sign-in-link.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            scopeMakers,
+            { name: "@platter/persistence/operator", message: "The operator's storage is for the CLI: requests reach data through their scope." },
+            { name: "@platter/persistence/dispatcher", message: "The delivery queue is the dispatcher's alone." },
+          ],
         },
       ],
     },

@@ -1,6 +1,7 @@
 import type { EndpointLimitReached, InvalidInput, InvalidTransition, NotFound, OrgScope } from "@platter/domain";
 import { type DatabaseSettings } from "@platter/ops";
-import { Operator, type OwnedRecord, openPlatform, type Persistence, type PlatformRuntime } from "@platter/persistence";
+import { openPlatform, type Persistence, type PlatformRuntime } from "@platter/persistence";
+import { Operator, type OwnedRecord } from "@platter/persistence/operator";
 import { Cause, Effect, Exit } from "effect";
 import { CommandFailed, LimitReached, UsageError } from "./failures.ts";
 import { note } from "./output.ts";

@@ -1,4 +1,5 @@
-import { ApiKeyRepository, type DemoCounts, Operator, type PlatformRuntime, Seeding } from "@platter/persistence";
+import { ApiKeyRepository, type PlatformRuntime } from "@platter/persistence";
+import { type DemoCounts, Operator, Seeding } from "@platter/persistence/operator";
 import { Effect } from "effect";
 
 /**

@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { BusinessActions, DeliveryQueue, Operator, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
+import { BusinessActions, Operator } from "@platter/persistence/operator";
+import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { WebhookDispatcher } from "@platter/webhooks";
 import { Effect } from "effect";

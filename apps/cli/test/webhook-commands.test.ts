@@ -1,5 +1,6 @@
 import type { WebhookEventType } from "@platter/domain";
-import { Operator, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
+import { Operator } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

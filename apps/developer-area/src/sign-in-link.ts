@@ -1,5 +1,6 @@
 import type { NotFound, SignInRequester } from "@platter/domain";
-import { DeveloperSessions, Operator, type Persistence, type PlatformRuntime } from "@platter/persistence";
+import { DeveloperSessions, type Persistence, type PlatformRuntime } from "@platter/persistence";
+import { Operator } from "@platter/persistence/operator";
 import { Effect } from "effect";
 
 /**

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { buildOpenApiDocument } from "@platter/api";
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
-import { Seeding } from "@platter/persistence";
+import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";

@@ -1,8 +1,7 @@
 import { Effect } from "effect";
 import { createOpsServer, listenOn, watchOutages } from "@platter/ops";
-import {
-  announceInstance, DeliveryQueue, Housekeeping, isDatabaseUnavailable, pingDatabase, type PlatformRuntime,
-} from "@platter/persistence";
+import { announceInstance, Housekeeping, isDatabaseUnavailable, pingDatabase, type PlatformRuntime } from "@platter/persistence";
+import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";

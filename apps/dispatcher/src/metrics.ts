@@ -1,4 +1,4 @@
-import type { DeliveryQueue } from "@platter/persistence";
+import type { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { Effect } from "effect";
 import type { DispatcherObserver } from "@platter/webhooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";

@@ -1,4 +1,5 @@
-import { ClientRepository, openPlatform, Operator, WebhookEndpointRepository } from "@platter/persistence";
+import { ClientRepository, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
+import { Operator } from "@platter/persistence/operator";
 import { createTestDatabase, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

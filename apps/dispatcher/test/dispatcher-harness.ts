@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { ClientRepository, DeliveryRepository, Operator, WebhookEndpointRepository } from "@platter/persistence";
+import { ClientRepository, DeliveryRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { Operator } from "@platter/persistence/operator";
 import { createOrganization, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 

@@ -1,5 +1,6 @@
 import type { WebhookEventType } from "@platter/domain";
-import { BusinessActions, ClientRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { ClientRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { BusinessActions } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -2,7 +2,8 @@ import type { DueDelivery, HeldSlots } from "@platter/domain";
 import { Effect } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
+import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 import { claimStatement } from "../src/webhooks/delivery-queue.ts";
 

@@ -1,6 +1,7 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DeliveryRepository, type DeliveryLogEntry, Seeding } from "../src/index.ts";
+import { DeliveryRepository, type DeliveryLogEntry } from "../src/index.ts";
+import { Seeding } from "../src/operator.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 import { type DeliveryLogFilter, deliveryLogListing, parsePageRequest } from "@platter/domain";
 import { Result } from "effect";

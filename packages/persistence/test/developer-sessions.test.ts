@@ -2,7 +2,8 @@ import { hashAccessToken } from "@platter/domain";
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, DeveloperAuditLog, DeveloperSessions, Operator } from "../src/index.ts";
+import { ApiKeyRepository, DeveloperAuditLog, DeveloperSessions } from "../src/index.ts";
+import { Operator } from "../src/operator.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 /**

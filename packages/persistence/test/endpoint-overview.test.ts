@@ -1,7 +1,8 @@
 import { exampleMessage, storedMessage } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
+import { WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /**

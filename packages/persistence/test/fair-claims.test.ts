@@ -2,7 +2,8 @@ import { type AttemptOutcome, type DeliveryPolicy, type DueDelivery, originShare
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, DeliveryQueue, WebhookEndpointRepository } from "../src/index.ts";
+import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /**

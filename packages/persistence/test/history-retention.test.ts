@@ -1,7 +1,8 @@
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, DeliveryQueue, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /** Bounded history: messages older than the window go with their settled deliveries and attempts; one with a delivery pending never does. */

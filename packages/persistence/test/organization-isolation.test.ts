@@ -1,10 +1,9 @@
 import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  ApiKeyRepository, BusinessActions, ClientRepository, DeliveryQueue, DeliveryRepository, DeveloperAuditLog, type DeveloperSession,
-  DeveloperSessions, EventRepository, InvoiceRepository, Operator, OrganizationRepository, type Persistence, RecipeRepository, Seeding, WebhookEndpointRepository,
-} from "../src/index.ts";
+import { ApiKeyRepository, ClientRepository, DeliveryRepository, DeveloperAuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { BusinessActions, Operator, Seeding } from "../src/operator.ts";
+import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
 

@@ -1,7 +1,8 @@
 import { EVENT_STATUSES, EVENT_TYPES, INVOICE_STATUSES, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type BulkSeedOptions, EventRepository, InvoiceRepository, Operator, type SeedProgress, Seeding } from "../src/index.ts";
+import { EventRepository, InvoiceRepository } from "../src/index.ts";
+import { type BulkSeedOptions, Operator, type SeedProgress, Seeding } from "../src/operator.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 let db: TestDatabase;

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createDeveloperAreaApp, makeSignInLink } from "@platter/developer-area";
 import { encodeCursor } from "@platter/domain";
-import { Seeding } from "@platter/persistence";
+import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, freePort, startTestPostgres } from "@platter/persistence/testing";
 import pg from "pg";
 import { pino } from "pino";

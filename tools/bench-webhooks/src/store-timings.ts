@@ -1,4 +1,4 @@
-import type { DeliveryQueue } from "@platter/persistence";
+import type { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { Effect } from "effect";
 import { percentile } from "./report.ts";
 

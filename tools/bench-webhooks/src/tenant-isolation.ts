@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
 import { DEFAULT_ENDPOINTS_PER_ORGANIZATION, organizationShare } from "@platter/domain";
-import { ClientRepository, DeliveryQueue, generateSigningSecret, WebhookEndpointRepository } from "@platter/persistence";
+import { ClientRepository, generateSigningSecret, WebhookEndpointRepository } from "@platter/persistence";
+import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase } from "@platter/persistence/testing";
 import { deliveryPolicy } from "@platter/webhooks";
 import { Effect } from "effect";

@@ -4,7 +4,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { encodeCursor } from "@platter/domain";
 import type { OrgScope } from "@platter/domain";
-import { Seeding } from "@platter/persistence";
+import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, startTestPostgres, type TestDatabase } from "@platter/persistence/testing";
 import { cpuMeter } from "./cpu-meter.ts";
 import { type LoadResult, type LoadSettings, type LoadTarget, measureInterleaved, medianRatio } from "./load.ts";

@@ -1,5 +1,5 @@
 import { decodeInput, InquiryReceive, type InvalidTransition, type NotFound } from "@platter/domain";
-import { BusinessActions } from "@platter/persistence";
+import { BusinessActions } from "@platter/persistence/operator";
 import { defineCommand } from "citty";
 import { type Effect, Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";

@@ -1,4 +1,4 @@
-import { Operator } from "@platter/persistence";
+import { Operator } from "@platter/persistence/operator";
 import { defineCommand } from "citty";
 import { jsonFlag } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";

@@ -1,4 +1,4 @@
-import { Seeding } from "@platter/persistence";
+import { Seeding } from "@platter/persistence/operator";
 import { defineCommand } from "citty";
 import { count, jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";

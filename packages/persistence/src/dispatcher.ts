@@ -1,0 +1,7 @@
+/**
+ * The dispatcher's storage (`@platter/persistence/dispatcher`): the delivery queue, which works
+ * across organizations by design and reads every endpoint's secret. For the dispatcher process and
+ * its benchmarks; lint forbids it in the API and the Developer area.
+ */
+export * from "./webhooks/delivery-queue.ts";
+export type { DeliveryListener } from "./webhooks/delivery-listener.ts";

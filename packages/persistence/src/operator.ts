@@ -1,0 +1,12 @@
+/**
+ * The operator's storage (`@platter/persistence/operator`): a scope from an organization id or a
+ * record's id (`Operator`), the business transitions the operator drives, and seeding. For the CLI
+ * and the operator's own tools; lint forbids it in the API and the Developer area, whose scopes
+ * come only from authentication.
+ */
+export * from "./operator/business-actions.ts";
+export * from "./operator/operator.ts";
+export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";
+export type { DeliveryLogSeedOptions } from "./seed/delivery-log.ts";
+export type { DemoCounts } from "./seed/demo.ts";
+export * from "./seed/seeding.ts";
