@@ -9,7 +9,7 @@ import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter } from "./routes.ts";
 import { BudgetedRunner } from "./budgeted-runner.ts";
 import { watchOutages } from "@platter/ops";
-import { pingDatabase, type PlatformRuntime } from "@platter/persistence";
+import { pingDatabase, type RequestRuntime } from "@platter/persistence";
 
 const SERVED_METHODS = new Set(["GET", "POST"]);
 
@@ -30,7 +30,7 @@ export interface ApiAppOptions {
  * for GET routes on its own, so other methods are refused before it.
  */
 export const createApiApp = (
-  runtime: PlatformRuntime,
+  runtime: RequestRuntime,
   logger: Logger,
   limits: KeyRateLimits,
   observability: ApiObservability,

@@ -1,4 +1,4 @@
-import { type Persistence, type PlatformRuntime, requestOutcome } from "@platter/persistence";
+import { type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
 import type { Effect } from "effect";
 import type { Context } from "koa";
 import { DatabaseUnavailable } from "./http-errors.ts";
@@ -30,19 +30,19 @@ const SWEEP_MS = 50;
  * deadline: nothing per statement or per request.
  */
 export class BudgetedRunner {
-  private readonly runtime: PlatformRuntime;
+  private readonly runtime: RequestRuntime;
   private readonly budgetMs: number;
   private readonly spent = new WeakMap<Context, number>();
   private readonly waiting = new Set<Waiting>();
   private sweep: NodeJS.Timeout | undefined;
 
-  constructor(runtime: PlatformRuntime, budgetMs: number) {
+  constructor(runtime: RequestRuntime, budgetMs: number) {
     this.runtime = runtime;
     this.budgetMs = budgetMs;
   }
 
   /** Runs `program` for the request `ctx` within what is left of its budget (see `requestOutcome` for what it throws). */
-  async run<A, E>(ctx: Context, program: Effect.Effect<A, E, Persistence>): Promise<A> {
+  async run<A, E>(ctx: Context, program: Effect.Effect<A, E, RequestStorage>): Promise<A> {
     const spent = this.spent.get(ctx) ?? 0;
     const began = performance.now();
     const controller = new AbortController();

@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { DatabaseUnreachable, startPlatform } from "@platter/persistence";
+import { DatabaseUnreachable, requestStorage, startPlatform } from "@platter/persistence";
 import { ConfigError, loadApiConfig } from "./config.ts";
 import { startApi } from "./server.ts";
 
@@ -7,7 +7,7 @@ import { startApi } from "./server.ts";
 runUntilSignalled(async (services) => {
   const config = loadApiConfig();
   const logger = createLogger("platter-api", config.logLevel);
-  const platform = await services.add("platform", () => startPlatform(config, {
+  const platform = await services.add("platform", () => startPlatform(requestStorage, config, {
     onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
   }));
   await services.add("api", () => startApi(config, logger, platform.runtime));

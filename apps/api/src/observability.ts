@@ -1,4 +1,4 @@
-import { databasePoolStats, type PlatformRuntime } from "@platter/persistence";
+import { databasePoolStats, type RequestRuntime } from "@platter/persistence";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
@@ -15,7 +15,7 @@ export interface ApiObservability {
   readonly middleware: Middleware;
 }
 
-export const createApiObservability = (runtime: PlatformRuntime, logger: Logger, logRequests: boolean): ApiObservability => {
+export const createApiObservability = (runtime: RequestRuntime, logger: Logger, logRequests: boolean): ApiObservability => {
   const registry = new Registry();
   const duration = new Histogram({
     name: "platter_http_request_duration_seconds",

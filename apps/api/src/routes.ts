@@ -5,7 +5,7 @@ import {
   type IdempotencyRequest, parseIdempotencyKey, requestFingerprint,
 } from "@platter/domain";
 import {
-  ClientRepository, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository,
+  ClientRepository, EventRepository, InvoiceRepository, OrganizationRepository, type RequestStorage, RecipeRepository,
 } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
@@ -20,7 +20,7 @@ import type { BudgetedRunner } from "./budgeted-runner.ts";
  * only a route that exists asks for a key.
  */
 
-type Program<A> = (scope: OrgScope) => Effect.Effect<A, unknown, Persistence>;
+type Program<A> = (scope: OrgScope) => Effect.Effect<A, unknown, RequestStorage>;
 
 const pageOf = <Row, Key extends SortKey>(ctx: Context, listing: Listing<Row, Key>): PageRequest<Key> => {
   const page = parsePageRequest(listing, ctx.query as Record<string, string | string[]>);

@@ -7,7 +7,7 @@ import { answerBelowKoa } from "./http-edge.ts";
 import { type ApiObservability, createApiObservability } from "./observability.ts";
 import { KeyRateLimits } from "./rate-limits.ts";
 import type { ApiConfig } from "./config.ts";
-import type { PlatformRuntime } from "@platter/persistence";
+import type { RequestRuntime } from "@platter/persistence";
 
 /** A running API: its two ports and a graceful stop. */
 export interface RunningApi {
@@ -29,7 +29,7 @@ const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
  * `drain()` makes every further response close its keep-alive connection.
  */
 export const createApiServer = (
-  runtime: PlatformRuntime,
+  runtime: RequestRuntime,
   logger: Logger,
   limits: KeyRateLimits,
   observability: ApiObservability,
@@ -47,7 +47,7 @@ export const createApiServer = (
 };
 
 /** Serves the public API and its ops port on the platform's storage services. */
-export const startApi = async (config: ApiConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningApi> => {
+export const startApi = async (config: ApiConfig, logger: Logger, runtime: RequestRuntime): Promise<RunningApi> => {
   const limits = new KeyRateLimits(config.rateLimits);
   // Rate limits are shared out between the API instances live.
   const instances = await announceInstance((program) => runtime.runPromise(program), "api", (live) => limits.shareBetween(live));

@@ -1,7 +1,7 @@
 import Koa from "koa";
 import type { Logger } from "pino";
 import { readWebhookEndpointSettings } from "@platter/ops";
-import type { PlatformRuntime } from "@platter/persistence";
+import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaConfig } from "./config.ts";
 import { errorPages } from "./error-pages.ts";
@@ -23,7 +23,7 @@ const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
  * The Developer area application. Request path: security headers → error pages → assets → method
  * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page.
  */
-export const createDeveloperAreaApp = (runtime: PlatformRuntime, settings: DeveloperAreaSettings, logger: Logger): Koa => {
+export const createDeveloperAreaApp = (runtime: RequestRuntime, settings: DeveloperAreaSettings, logger: Logger): Koa => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;

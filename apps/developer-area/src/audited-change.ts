@@ -1,5 +1,5 @@
 import type { NotFound } from "@platter/domain";
-import { DeveloperAuditLog, type DeveloperSession, inOneTransaction, type Persistence } from "@platter/persistence";
+import { DeveloperAuditLog, type DeveloperSession, inOneTransaction, type RequestStorage } from "@platter/persistence";
 import { Effect } from "effect";
 
 /** What an audit row says: the action done (`api_key.created`), to what (`api_key 12`). */
@@ -16,7 +16,7 @@ export const audited = <A, E, R>(
   session: DeveloperSession,
   change: Effect.Effect<A, E, R>,
   entryOf: (result: A) => AuditEntry | undefined,
-): Effect.Effect<A, E | NotFound, R | Persistence> =>
+): Effect.Effect<A, E | NotFound, R | RequestStorage> =>
   inOneTransaction(Effect.tap(change, (result) => {
     const entry = entryOf(result);
     return entry === undefined ? Effect.void : DeveloperAuditLog.use((log) => log.record(session, entry.action, entry.subject));

@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, parseUtcTime } from "@platter/domain";
 import {
-  DeliveryRepository, DeveloperAuditLog, type DeveloperSession, type Persistence, WebhookEndpointRepository,
+  DeliveryRepository, DeveloperAuditLog, type DeveloperSession, type RequestStorage, WebhookEndpointRepository,
 } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
@@ -34,7 +34,7 @@ export interface DeliveryRouteKit {
   /** The header's organization name and the session's form token. */
   readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
   /** Runs one storage program (see `runProgram`). */
-  readonly run: <A, E>(program: Effect.Effect<A, E, Persistence>) => Promise<A>;
+  readonly run: <A, E>(program: Effect.Effect<A, E, RequestStorage>) => Promise<A>;
 }
 
 /** Rows per page of the log. */

@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { DatabaseUnreachable, startPlatform } from "@platter/persistence";
+import { DatabaseUnreachable, requestStorage, startPlatform } from "@platter/persistence";
 import { ConfigError, loadDeveloperAreaConfig } from "./config.ts";
 import { startDeveloperArea } from "./server.ts";
 
@@ -7,7 +7,7 @@ import { startDeveloperArea } from "./server.ts";
 runUntilSignalled(async (services) => {
   const config = loadDeveloperAreaConfig();
   const logger = createLogger("platter-developer-area", config.logLevel);
-  const platform = await services.add("platform", () => startPlatform(config, {
+  const platform = await services.add("platform", () => startPlatform(requestStorage, config, {
     onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
   }));
   await services.add("developer-area", () => startDeveloperArea(config, logger, platform.runtime));

@@ -1,7 +1,7 @@
 import Router from "@koa/router";
 import { ACCESS_LEVELS, type Access, parseApiKeyName, parseRecordId } from "@platter/domain";
 import {
-  ApiKeyRepository, type DeveloperSession, DeveloperSessions, OrganizationRepository, type PlatformRuntime,
+  ApiKeyRepository, type DeveloperSession, DeveloperSessions, OrganizationRepository, type RequestRuntime,
 } from "@platter/persistence";
 import { Result } from "effect";
 import type { Context } from "koa";
@@ -48,7 +48,7 @@ const idOf = (ctx: Context): number => recordIdOf(ctx);
 const SIGN_IN_REFERRER_POLICY = "strict-origin";
 
 /** The area's routes on the platform's storage services. */
-export const createRouter = (runtime: PlatformRuntime, settings: RouteSettings): Router => {
+export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): Router => {
   const router = new Router({ strict: true, sensitive: true });
   const signedInOnly = requireSession(runtime, settings.cookies);
   const post = formRoutes(router, signedInOnly, settings.origin);

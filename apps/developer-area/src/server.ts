@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { listenOn } from "@platter/ops";
-import type { PlatformRuntime } from "@platter/persistence";
+import type { RequestRuntime } from "@platter/persistence";
 import type { Logger } from "pino";
 import { createDeveloperAreaApp } from "./app.ts";
 import type { DeveloperAreaConfig } from "./config.ts";
@@ -26,7 +26,7 @@ export const startDeveloperArea = async (
   config: Pick<DeveloperAreaConfig, "developerAreaPort" | "developerAreaUrl" | "frameAncestors" | "host" | "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits"
   >,
   logger: Logger,
-  runtime: PlatformRuntime,
+  runtime: RequestRuntime,
 ): Promise<RunningDeveloperArea> => {
   const server = createServer(createDeveloperAreaApp(runtime, config, logger).callback());
   const port = await listenOn(server, config.developerAreaPort, config.host, "DEVELOPER_AREA_PORT");

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { DeveloperSessions, type DeveloperSession, type PlatformRuntime } from "@platter/persistence";
+import { DeveloperSessions, type DeveloperSession, type RequestRuntime } from "@platter/persistence";
 import { Effect } from "effect";
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
@@ -43,7 +43,7 @@ export const clearSessionCookie = (ctx: Context, policy: CookiePolicy): void => 
 const sessions = new WeakMap<Context, DeveloperSession>();
 
 /** The request's live session, or `undefined` (no cookie, an unknown, expired or ended session). */
-export const findSession = async (ctx: Context, runtime: PlatformRuntime, policy: CookiePolicy): Promise<DeveloperSession | undefined> => {
+export const findSession = async (ctx: Context, runtime: RequestRuntime, policy: CookiePolicy): Promise<DeveloperSession | undefined> => {
   const known = sessions.get(ctx);
   if (known !== undefined) return known;
   const token = ctx.cookies.get(cookieName(policy));
@@ -59,7 +59,7 @@ export const findSession = async (ctx: Context, runtime: PlatformRuntime, policy
 
 /** Requires a live session: otherwise the "sign in" page (401). */
 export const requireSession =
-  (runtime: PlatformRuntime, policy: CookiePolicy): Middleware =>
+  (runtime: RequestRuntime, policy: CookiePolicy): Middleware =>
   async (ctx, next) => {
     if ((await findSession(ctx, runtime, policy)) === undefined) throw new SignInRequired();
     await next();

@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import { exampleMessage, isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import { type DeveloperSession, type Persistence, type PlatformRuntime, WebhookEndpointRepository } from "@platter/persistence";
+import { type DeveloperSession, type RequestStorage, type RequestRuntime, WebhookEndpointRepository } from "@platter/persistence";
 import { refusedUrlReason } from "@platter/webhooks";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
@@ -25,7 +25,7 @@ import {
 
 /** What the webhook routes share with the area's other routes. */
 export interface WebhookRouteKit {
-  readonly runtime: PlatformRuntime;
+  readonly runtime: RequestRuntime;
   readonly settings: { readonly origin: string; readonly webhooks: WebhookEndpointSettings; readonly limits: OrganizationLimits };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
@@ -34,7 +34,7 @@ export interface WebhookRouteKit {
   /** The header's organization name and the session's form token. */
   readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
   /** Runs one storage program (see `runProgram`). */
-  readonly run: <A, E>(program: Effect.Effect<A, E, Persistence>) => Promise<A>;
+  readonly run: <A, E>(program: Effect.Effect<A, E, RequestStorage>) => Promise<A>;
 }
 
 /** Why an endpoint is disabled when its developer disabled it here. */

@@ -1,6 +1,6 @@
 import { Effect } from "effect";
 import { createOpsServer, listenOn, watchOutages } from "@platter/ops";
-import { announceInstance, Housekeeping, isDatabaseUnavailable, pingDatabase, type PlatformRuntime } from "@platter/persistence";
+import { announceInstance, Housekeeping, isDatabaseUnavailable, pingDatabase, type DispatcherRuntime } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
@@ -15,7 +15,7 @@ export interface RunningDispatcher {
 }
 
 /** Starts delivering on the platform's delivery queue; wakes on NOTIFY, polls as a fallback. */
-export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: PlatformRuntime): Promise<RunningDispatcher> => {
+export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: DispatcherRuntime): Promise<RunningDispatcher> => {
   const store = await runtime.runPromise(DeliveryQueue.use(Effect.succeed));
   const metrics = createDispatcherMetrics(store, () => dispatcher);
   // An outage fails every loop round until it passes: said once when it starts, once when it ends.
@@ -69,7 +69,7 @@ const HISTORY_BATCHES_PER_SWEEP = 100;
  * batch until a batch finds less than a full one (or the sweep's bound is reached). A failure is
  * logged and the next sweep tries again.
  */
-const sweepHistoryEvery = (config: DispatcherConfig, runtime: PlatformRuntime, logger: Logger) => {
+const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime, logger: Logger) => {
   let running: Promise<void> | undefined;
   const sweep = async () => {
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {

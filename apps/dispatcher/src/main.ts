@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { DatabaseUnreachable, startPlatform } from "@platter/persistence";
+import { DatabaseUnreachable, dispatcherStorage, startPlatform } from "@platter/persistence";
 import { ConfigError, loadDispatcherConfig } from "./config.ts";
 import { startDispatcher } from "./dispatcher-process.ts";
 
@@ -7,7 +7,7 @@ import { startDispatcher } from "./dispatcher-process.ts";
 runUntilSignalled(async (services) => {
   const config = loadDispatcherConfig();
   const logger = createLogger("platter-dispatcher", config.logLevel);
-  const platform = await services.add("platform", () => startPlatform(config, {
+  const platform = await services.add("platform", () => startPlatform(dispatcherStorage, config, {
     onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
   }));
   await services.add("dispatcher", () => startDispatcher(config, logger, platform.runtime));

@@ -14,8 +14,11 @@ import {
 import { Seeding } from "./seed/seeding.ts";
 import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 
-/** Every storage service, on one database. */
-export const storageServices = Layer.mergeAll(
+/**
+ * The stores of a process that serves organizations' requests (the API, the Developer area): their
+ * data through the scopes authentication makes, Developer-area sessions and audit, and upkeep.
+ */
+export const requestStorage = Layer.mergeAll(
   ProcessInstances.layer,
   ApiKeyRepository.layer,
   OrganizationRepository.layer,
@@ -25,20 +28,38 @@ export const storageServices = Layer.mergeAll(
   InvoiceRepository.layer,
   WebhookEndpointRepository.layer,
   DeliveryRepository.layer,
-  BusinessActions.layer,
-  Operator.layer,
-  Seeding.layer,
-  DeliveryQueue.layer,
   Housekeeping.layer,
   DeveloperSessions.layer,
   DeveloperAuditLog.layer,
 );
 
-/** The database and every storage service on it: what a process opens once and its roles share. */
-export const persistenceLayer = (options: DatabaseOptions) => storageServices.pipe(Layer.provideMerge(Database.layer(options)));
+/** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */
+export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer);
+
+/** Every storage service: the operator's (scopes from ids, business transitions, seeding) besides the others. */
+export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, BusinessActions.layer, Operator.layer, Seeding.layer);
+
+/** The database and the `storage` services on it: what a process opens once and its roles share. */
+export const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>
+  storage.pipe(Layer.provideMerge(Database.layer(options)));
+
+/** The database and every storage service on it (the CLI, `platter start`, tests). */
+export const persistenceLayer = (options: DatabaseOptions) => platformLayer(options, storageServices);
 
 /** Everything `persistenceLayer` provides. */
 export type Persistence = Layer.Success<ReturnType<typeof persistenceLayer>>;
+
+/** What a process serving requests may use (`requestStorage` and the database under it). */
+export type RequestStorage = Layer.Success<typeof requestStorage> | Database;
+
+/** A platform a process serving requests runs its programs on: no operator's store, no delivery queue. */
+export type RequestRuntime = ManagedRuntime.ManagedRuntime<RequestStorage, never>;
+
+/** What the dispatcher process may use (`dispatcherStorage` and the database under it). */
+export type DispatcherStorage = Layer.Success<typeof dispatcherStorage> | Database;
+
+/** A platform the dispatcher runs on. */
+export type DispatcherRuntime = ManagedRuntime.ManagedRuntime<DispatcherStorage, never>;
 
 /** The storage services a process opened once at start; its roles run their programs on it. */
 export type PlatformRuntime = ManagedRuntime.ManagedRuntime<Persistence, never>;
@@ -72,11 +93,14 @@ export interface PlatformEvents {
 
 /**
  * Opens the platform a process's roles share: the database (embedded when no URL is configured),
- * one pool, migrations applied, and every storage service on it. `dispose()` closes it all.
+ * one pool, migrations applied, and the `storage` services on it (every one by `openPlatform`).
+ * `dispose()` closes it all.
  */
-export const openPlatform = async (settings: PlatformSettings, events: PlatformEvents = {}): Promise<PlatformRuntime> => {
+export const openPlatformWith = async <S>(
+  storage: Layer.Layer<S, never, Database>, settings: PlatformSettings, events: PlatformEvents = {},
+): Promise<ManagedRuntime.ManagedRuntime<S | Database, never>> => {
   const runtime = ManagedRuntime.make(
-    persistenceLayer({
+    platformLayer({
       url: settings.databaseUrl,
       dataDir: settings.dataDir,
       localPort: settings.localPostgresPort,
@@ -86,7 +110,7 @@ export const openPlatform = async (settings: PlatformSettings, events: PlatformE
       startTimeoutMs: settings.startTimeoutMs,
       migrate: true,
       ...events,
-    }),
+    }, storage),
   );
   try {
     await runtime.runPromise(pingDatabase);
@@ -98,8 +122,12 @@ export const openPlatform = async (settings: PlatformSettings, events: PlatformE
   return runtime;
 };
 
+/** The platform with every storage service (the CLI and `platter start`, whose roles share one). */
+export const openPlatform = (settings: PlatformSettings, events: PlatformEvents = {}): Promise<PlatformRuntime> =>
+  openPlatformWith(storageServices, settings, events);
+
 /** The platform as a service of a process: its runtime, and a stop that closes it (after the roles on it have stopped). */
-export const startPlatform = async (settings: PlatformSettings, events: PlatformEvents = {}) => {
-  const runtime = await openPlatform(settings, events);
+export const startPlatform = async <S>(storage: Layer.Layer<S, never, Database>, settings: PlatformSettings, events: PlatformEvents = {}) => {
+  const runtime = await openPlatformWith(storage, settings, events);
   return { runtime, stop: () => runtime.dispose() };
 };

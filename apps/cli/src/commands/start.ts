@@ -2,7 +2,7 @@ import { loadApiConfig, startApi } from "@platter/api";
 import { createSignInLink, loadDeveloperAreaConfig, startDeveloperArea } from "@platter/developer-area";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
 import { createLogger, createServiceGroup, shutdownSignal } from "@platter/ops";
-import { startPlatform } from "@platter/persistence";
+import { startPlatform, storageServices } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { CommandFailed } from "../failures.ts";
 import { linkOrganizationOf, prepareFirstRun, welcomeText } from "../first-run.ts";
@@ -29,7 +29,7 @@ export const startCommand = defineCommand({
     const services = createServiceGroup();
     try {
       const { runtime: platform } = await services.add("platform", () =>
-        startPlatform(config, {
+        startPlatform(storageServices, config, {
           onCreated: (dataDir) => logger.info({ dataDir }, "created a new local database"),
           onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
         }),
