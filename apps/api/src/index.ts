@@ -3,6 +3,5 @@ export * from "./config.ts";
 export * from "./http-errors.ts";
 export * from "./server.ts";
 export * from "./budgeted-runner.ts";
-export * from "./openapi.ts";
 export * from "./observability.ts";
 export * from "./rate-limits.ts";

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { buildOpenApiDocument } from "@platter/api";
+import { buildOpenApiDocument } from "@platter/contract";
 import type { Context } from "koa";
 import { html } from "./html.ts";
 import { type SignedIn, signedInPage } from "./layout.ts";
 
 /**
- * The API reference: the public API's OpenAPI document (built by `@platter/api` from the domain's
+ * The API reference: the public API's OpenAPI document (built by `@platter/contract` from the domain's
  * Schemas, the same document `docs/openapi.json` is generated from), rendered in the browser by
  * Redoc's standalone bundle served from our own origin, and downloadable as JSON.
  */

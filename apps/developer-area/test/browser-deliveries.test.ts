@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { buildOpenApiDocument } from "@platter/api";
+import { buildOpenApiDocument } from "@platter/contract";
 import { MESSAGE_TYPES } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";

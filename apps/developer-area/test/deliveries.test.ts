@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { buildOpenApiDocument } from "@platter/api";
+import { buildOpenApiDocument } from "@platter/contract";
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";

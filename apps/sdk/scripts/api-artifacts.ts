@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { buildOpenApiDocument } from "@platter/api";
+import { buildOpenApiDocument } from "@platter/contract";
 import openapiTS, { astToString } from "openapi-typescript";
 
 /**

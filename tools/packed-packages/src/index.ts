@@ -30,14 +30,28 @@ export interface InstalledPackage {
   readonly remove: () => Promise<void>;
 }
 
-/** Packs the workspace at `workspaceDir` and installs the tarball into a fresh project (dependencies from npm's cache first). */
-export const installPacked = async (workspaceDir: string): Promise<InstalledPackage> => {
+/** What `npm pack --json` says of one tarball. */
+interface Packed {
+  readonly filename: string;
+  readonly files: ReadonlyArray<{ readonly path: string }>;
+}
+
+/**
+ * Packs the workspace at `workspaceDir` and installs the tarball into a fresh project (other
+ * dependencies from npm's cache first). `alongside`: workspaces of ours it depends on, packed and
+ * installed with it, as another team would get them.
+ */
+export const installPacked = async (workspaceDir: string, alongside: ReadonlyArray<string> = []): Promise<InstalledPackage> => {
   const dir = await mkdtemp(join(tmpdir(), "platter-packed-"));
   try {
-    const { stdout } = await npm(["pack", "--json", "--pack-destination", dir], workspaceDir);
-    const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const tarballs: Packed[] = [];
+    for (const workspace of [workspaceDir, ...alongside]) {
+      const { stdout } = await npm(["pack", "--json", "--pack-destination", dir], workspace);
+      tarballs.push(...(JSON.parse(stdout.slice(stdout.indexOf("["))) as Packed[]));
+    }
+    const packed = tarballs[0];
     await writeFile(join(dir, "package.json"), JSON.stringify({ name: "fresh-project", private: true, type: "module" }));
-    await npm(["install", "--prefer-offline", "--no-package-lock", join(dir, packed!.filename)], dir);
+    await npm(["install", "--prefer-offline", "--no-package-lock", ...tarballs.map((tarball) => join(dir, tarball.filename))], dir);
     let count = 0;
     return {
       dir,
