@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 
 /**
@@ -19,6 +20,36 @@ const npm = (args: ReadonlyArray<string>, cwd: string) =>
     env: { ...process.env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false" },
   });
 
+/** What `npm pack --json` says of one tarball. */
+interface Packed {
+  readonly filename: string;
+  readonly files: ReadonlyArray<{ readonly path: string }>;
+}
+
+/**
+ * `npm pack` of `workspace` into `destination`, one at a time per workspace across test processes:
+ * its `prepack` rebuilds `dist/` in place, and two test files packing the domain at once would
+ * otherwise pack each other's half-written build. The lock is a directory (made atomically).
+ */
+const pack = async (workspace: string, destination: string): Promise<Packed[]> => {
+  const lock = join(tmpdir(), `platter-pack-${resolve(workspace).replaceAll(/[^A-Za-z0-9]+/g, "-")}.lock`);
+  for (let waited = 0; ; waited += 200) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || waited > 180_000) throw error;
+      await sleep(200);
+    }
+  }
+  try {
+    const { stdout } = await npm(["pack", "--json", "--pack-destination", destination], workspace);
+    return JSON.parse(stdout.slice(stdout.indexOf("["))) as Packed[];
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+};
+
 /** A fresh project with one packed package installed: where its scripts run. */
 export interface InstalledPackage {
   /** The project's directory (`node_modules/<name>` holds the unpacked tarball). */
@@ -30,11 +61,6 @@ export interface InstalledPackage {
   readonly remove: () => Promise<void>;
 }
 
-/** What `npm pack --json` says of one tarball. */
-interface Packed {
-  readonly filename: string;
-  readonly files: ReadonlyArray<{ readonly path: string }>;
-}
 
 /**
  * Packs the workspace at `workspaceDir` and installs the tarball into a fresh project (other
@@ -45,10 +71,7 @@ export const installPacked = async (workspaceDir: string, alongside: ReadonlyArr
   const dir = await mkdtemp(join(tmpdir(), "platter-packed-"));
   try {
     const tarballs: Packed[] = [];
-    for (const workspace of [workspaceDir, ...alongside]) {
-      const { stdout } = await npm(["pack", "--json", "--pack-destination", dir], workspace);
-      tarballs.push(...(JSON.parse(stdout.slice(stdout.indexOf("["))) as Packed[]));
-    }
+    for (const workspace of [workspaceDir, ...alongside]) tarballs.push(...(await pack(workspace, dir)));
     const packed = tarballs[0];
     await writeFile(join(dir, "package.json"), JSON.stringify({ name: "fresh-project", private: true, type: "module" }));
     await npm(["install", "--prefer-offline", "--no-package-lock", ...tarballs.map((tarball) => join(dir, tarball.filename))], dir);
