@@ -144,6 +144,25 @@ describe("a claim", () => {
     expect(new Set(large.scans)).toEqual(new Set(["webhook_deliveries_due_idx", "webhook_deliveries_pkey"]));
   });
 
+  it("starts its walk at a random organization among those with work, however many have none", async () => {
+    // 20 organizations with work, then 180 (of higher ids) without: a start drawn over every
+    // organization's id would land above the 20 nine times in ten, and serve the highest first.
+    const busy: number[] = [];
+    for (let i = 0; i < 20; i++) busy.push((await organizationWithEndpoints(`Turn${i}`, 1)).id);
+    for (let i = 0; i < 180; i++) await createOrganization(db, `Idle ${i}`);
+    // One organization per claim; each lease lasts 1 ms, so every claim finds all 20 with work again.
+    const firsts = new Map<number, number>();
+    for (let i = 0; i < 100; i++) {
+      const { due } = await db.run(DeliveryQueue.use((q) => q.claimDue(1, 1, testDeliveryPolicy, nothingHeld)));
+      firsts.set(due[0]!.organizationId, (firsts.get(due[0]!.organizationId) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    console.info(`100 claims of 1 served ${firsts.size} of 20 organizations with work, the most often ${Math.max(...firsts.values())} times`);
+    expect([...firsts.keys()].every((id) => busy.includes(id))).toBe(true);
+    expect(firsts.size).toBeGreaterThanOrEqual(15);
+    await settleEverything();
+  });
+
   it("finds another organization's one endpoint at once, and every endpoint of a big one in turn", async () => {
     const big = await organizationWithEndpoints("Big", 400);
     const small = await organizationWithEndpoints("Small", 1);

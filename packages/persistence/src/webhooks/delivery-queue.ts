@@ -68,6 +68,15 @@ const BY_ORGANIZATION = "d.organization_id desc, d.endpoint_id desc, d.next_atte
 const BY_ENDPOINT = "d.endpoint_id desc, d.next_attempt_at desc";
 
 /**
+ * The ascending orders, for the one ascending descent of each walk: the lowest value with pending
+ * deliveries, so the walk's random start is drawn between the lowest and the highest of those
+ * (drawn from every organization's or endpoint's id, the ones above the highest with work would
+ * always be first).
+ */
+const BY_ORGANIZATION_UP = "d.organization_id, d.endpoint_id, d.next_attempt_at";
+const BY_ENDPOINT_UP = "d.endpoint_id, d.next_attempt_at";
+
+/**
  * A walk over the distinct `column` values of pending deliveries (in `scope`), one index descent
  * each (a loose index scan of the due index): from `start` downwards, then wrapping around to the
  * values above it, at most `budget` of them. Its rows: `id`.
@@ -113,8 +122,8 @@ const DUE = (d: string, organization: string, endpoint: string) =>
 
 /**
  * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
- * or endpoints with work. It walks the due index (organization, then endpoint) downwards, so it
- * lands on ranges' newest entries: organizations with pending deliveries from a random one,
+ * or endpoints with work. It walks the due index (organization, then endpoint) downwards, so its
+ * steps land on ranges' newest entries: organizations with pending deliveries from a random one,
  * wrapping around, as many as the claim has slots (plus those at their share, which are skipped,
  * and as many as endpoints at their cap); within each, its endpoints from a random one, as many as
  * the organization may still fill of the claim (plus its endpoints at their cap here). Over
@@ -153,7 +162,8 @@ const CLAIM = `with recursive
   ),
   organization_range as materialized (
     select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
-    from params p, (select min(id) as lo, max(id) as hi from organizations) r
+    from params p,
+      (select ${PENDING("organization_id", "", "true", BY_ORGANIZATION_UP)} as lo, ${PENDING("organization_id", "", "true", BY_ORGANIZATION)} as hi) r
   ),
   ${WALK("organization_walk", "organization_id", "", BY_ORGANIZATION, "(select start from organization_range)", "(select budget from organization_range)")},
   walked_organizations as (
@@ -172,7 +182,8 @@ const CLAIM = `with recursive
     cross join lateral (
       select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start,
         least(o.organization_free, greatest(1, ceil(2.0 * p.claim_limit / o.organizations)))::int + coalesce(c.endpoints, 0) as budget
-      from (select min(e.id) as lo, max(e.id) as hi from webhook_endpoints e where e.organization_id = o.organization_id offset 0) r
+      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT_UP)} as lo,
+                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT)} as hi offset 0) r
       offset 0
     ) er
     cross join lateral (
