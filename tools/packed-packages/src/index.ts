@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { delimiter, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 
@@ -26,27 +26,46 @@ interface Packed {
   readonly files: ReadonlyArray<{ readonly path: string }>;
 }
 
-/**
- * `npm pack` of `workspace` into `destination`, one at a time per workspace across test processes:
- * its `prepack` rebuilds `dist/` in place, and two test files packing the domain at once would
- * otherwise pack each other's half-written build. The lock is a directory (made atomically).
- */
-const pack = async (workspace: string, destination: string): Promise<Packed[]> => {
-  const lock = join(tmpdir(), `platter-pack-${resolve(workspace).replaceAll(/[^A-Za-z0-9]+/g, "-")}.lock`);
+/** The packing lock: one `npm pack` at a time across test processes (see `pack`). */
+const LOCK = join(tmpdir(), "platter-npm-pack.lock");
+
+/** Takes the packing lock (a directory, made atomically, naming its owner), breaking it when its owner is gone. */
+const takeLock = async (): Promise<void> => {
   for (let waited = 0; ; waited += 200) {
     try {
-      await mkdir(lock);
-      break;
+      await mkdir(LOCK);
+      await writeFile(join(LOCK, "owner"), String(process.pid));
+      return;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || waited > 180_000) throw error;
-      await sleep(200);
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || waited > 300_000) throw error;
     }
+    const owner = Number(await readFile(join(LOCK, "owner"), "utf8").catch(() => "0"));
+    if (owner > 0 && !alive(owner)) await rm(LOCK, { recursive: true, force: true });
+    else await sleep(200);
   }
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/**
+ * `npm pack` of `workspace` into `destination`, one at a time across test processes: `prepack`
+ * rebuilds a workspace's `dist/` in place, and another package's build reads it (the contract's,
+ * the domain's types), so two test files packing at once would pack or read a half-written build.
+ */
+const pack = async (workspace: string, destination: string): Promise<Packed[]> => {
+  await takeLock();
   try {
     const { stdout } = await npm(["pack", "--json", "--pack-destination", destination], workspace);
     return JSON.parse(stdout.slice(stdout.indexOf("["))) as Packed[];
   } finally {
-    await rm(lock, { recursive: true, force: true });
+    await rm(LOCK, { recursive: true, force: true });
   }
 };
 
@@ -71,8 +90,10 @@ export const installPacked = async (workspaceDir: string, alongside: ReadonlyArr
   const dir = await mkdtemp(join(tmpdir(), "platter-packed-"));
   try {
     const tarballs: Packed[] = [];
-    for (const workspace of [workspaceDir, ...alongside]) tarballs.push(...(await pack(workspace, dir)));
-    const packed = tarballs[0];
+    // Its dependencies first: its own build reads theirs.
+    for (const workspace of alongside) tarballs.push(...(await pack(workspace, dir)));
+    const packed = (await pack(workspaceDir, dir))[0];
+    tarballs.push(packed!);
     await writeFile(join(dir, "package.json"), JSON.stringify({ name: "fresh-project", private: true, type: "module" }));
     await npm(["install", "--prefer-offline", "--no-package-lock", ...tarballs.map((tarball) => join(dir, tarball.filename))], dir);
     let count = 0;
