@@ -57,15 +57,16 @@ export default tseslint.config(
     },
   },
   {
-    // The domain is pure: no I/O, no frameworks. Hashing from node:crypto is computation, not I/O.
-    files: ["packages/domain/src/**/*.ts"],
+    // The domain (and the contract built from it) is pure: no I/O, no frameworks. Hashing from
+    // node:crypto is computation, not I/O.
+    files: ["packages/domain/src/**/*.ts", "packages/contract/src/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
-            { group: ["node:*", "!node:crypto"], message: "packages/domain does no I/O." },
-            { group: ["koa", "@koa/*", "@mikro-orm/*", "pg", "undici", "pino"], message: "packages/domain imports no framework or driver." },
+            { group: ["node:*", "!node:crypto"], message: "The domain and the contract do no I/O." },
+            { group: ["koa", "@koa/*", "@mikro-orm/*", "pg", "undici", "pino"], message: "The domain and the contract import no framework or driver." },
           ],
         },
       ],

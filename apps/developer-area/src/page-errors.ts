@@ -1,5 +1,4 @@
-import { type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
-import { type Effect, Schema } from "effect";
+import { Schema } from "effect";
 
 /** The Developer area's own expected errors; `error-pages.ts` turns each (and the domain's) into a status and a page. */
 
@@ -20,14 +19,6 @@ export class AreaUnavailable extends Schema.TaggedError<AreaUnavailable>()("Area
   /** The driver's error, for the log. */
   reason: Schema.Unknown,
 }) {}
-
-/**
- * Runs one request's storage program: its value, or thrown the expected failure itself (the error
- * pages map it), `AreaUnavailable` for a database outage (503), any other defect as it is (an
- * opaque 500 page).
- */
-export const runProgram = async <A, E>(runtime: RequestRuntime, program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
-  requestOutcome(await runtime.runPromiseExit(program), (reason) => new AreaUnavailable({ reason }));
 
 /** An action the organization has taken as often as its Developer-area limit allows in the current window: nothing was done. */
 export class TooManyActions extends Schema.TaggedError<TooManyActions>()("TooManyActions", {

@@ -8,7 +8,8 @@ import type { Context } from "koa";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
-import { runProgram, UnknownPage } from "./page-errors.ts";
+import { UnknownPage } from "./page-errors.ts";
+import { runProgram } from "./run-program.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
   apiKeysPage, confirmRevokePage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,

@@ -4,7 +4,8 @@ import { Effect } from "effect";
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { readForm } from "./form-body.ts";
-import { FormRefused, runProgram, SignInRequired } from "./page-errors.ts";
+import { FormRefused, SignInRequired } from "./page-errors.ts";
+import { runProgram } from "./run-program.ts";
 
 /**
  * The session cookie and the checks of every request that needs a session: the cookie's token
@@ -80,14 +81,14 @@ const digest = (text: string) => createHash("sha256").update(text).digest();
  * Both hold inside a frame on another site too: a form of the framed page is sent from the area's
  * own origin.
  */
-export const requireOwnOrigin = (ctx: Context, origin: string): void => {
+const requireOwnOrigin = (ctx: Context, origin: string): void => {
   const sentFrom = ctx.get("origin");
   const site = ctx.get("sec-fetch-site");
   if ((sentFrom !== "" && sentFrom !== origin) || (site !== "" && site !== "same-origin")) throw new FormRefused();
 };
 
 /** A signed-in POST's work, given its form and session once both are checked. */
-export type FormAction = (ctx: Context, form: Readonly<Record<string, string>>, session: DeveloperSession) => Promise<void>;
+type FormAction = (ctx: Context, form: Readonly<Record<string, string>>, session: DeveloperSession) => Promise<void>;
 
 /** Adds a signed-in POST route at `path` (see `formRoutes`). */
 export type FormRoute = (path: string, action: FormAction) => void;
@@ -119,7 +120,7 @@ export const signInRoute = (router: Router, path: string, origin: string, action
  * (`requireOwnOrigin`) and carrying the session's form token. Otherwise `FormRefused` (403),
  * before anything is done.
  */
-export const readSessionForm = async (ctx: Context, origin: string): Promise<Readonly<Record<string, string>>> => {
+const readSessionForm = async (ctx: Context, origin: string): Promise<Readonly<Record<string, string>>> => {
   requireOwnOrigin(ctx, origin);
   const session = sessionOf(ctx);
   const form = await readForm(ctx);

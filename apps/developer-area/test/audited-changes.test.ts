@@ -34,13 +34,14 @@ const state = async () =>
        (select json_agg(json_build_object('enabled', enabled, 'secret', secret) order by id) from webhook_endpoints) as endpoint_rows`,
   ))[0];
 
-const CHANGES: ReadonlyArray<readonly [string, () => Promise<Response>]> = [
-  ["creating an API key", () => post("/api-keys", { name: "Never made", access: "read" })],
-  ["adding an endpoint", () => post("/webhooks", { url: "https://198.51.100.31/hook", choice: "all" })],
-  ["revealing a secret", () => post(`/webhooks/${endpoint.id}/secret`)],
-  ["rotating a secret", () => post(`/webhooks/${endpoint.id}/rotate`)],
-  ["sending a test event", () => post(`/webhooks/${endpoint.id}/test`, { type: "event.created" })],
-  ["disabling an endpoint", () => post(`/webhooks/${endpoint.id}/disable`)],
+/** Each change, and its status once the audit log takes rows again. */
+const CHANGES: ReadonlyArray<readonly [string, () => Promise<Response>, number]> = [
+  ["creating an API key", () => post("/api-keys", { name: "Never made", access: "read" }), 201],
+  ["adding an endpoint", () => post("/webhooks", { url: "https://198.51.100.31/hook", choice: "all" }), 303],
+  ["revealing a secret", () => post(`/webhooks/${endpoint.id}/secret`), 200],
+  ["rotating a secret", () => post(`/webhooks/${endpoint.id}/rotate`), 200],
+  ["sending a test event", () => post(`/webhooks/${endpoint.id}/test`, { type: "event.created" }), 303],
+  ["disabling an endpoint", () => post(`/webhooks/${endpoint.id}/disable`), 303],
 ];
 
 describe("a change whose audit row cannot be written", () => {
@@ -59,10 +60,10 @@ describe("a change whose audit row cannot be written", () => {
     }
   });
 
-  it.each(CHANGES)("%s goes through with its audit row once the log takes rows again", async (_name, change) => {
+  it.each(CHANGES)("%s goes through with its audit row once the log takes rows again", async (_name, change, status) => {
     const { audit } = (await state()) as { audit: number };
     const response = await change();
-    expect([200, 201, 303]).toContain(response.status);
+    expect(response.status).toBe(status);
     expect(((await state()) as { audit: number }).audit).toBe(audit + 1);
   });
 });

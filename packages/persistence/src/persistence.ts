@@ -40,7 +40,7 @@ export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, Delivery
 export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, BusinessActions.layer, Operator.layer, Seeding.layer);
 
 /** The database and the `storage` services on it: what a process opens once and its roles share. */
-export const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>
+const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>
   storage.pipe(Layer.provideMerge(Database.layer(options)));
 
 /** The database and every storage service on it (the CLI, `platter start`, tests). */
@@ -96,7 +96,7 @@ export interface PlatformEvents {
  * one pool, migrations applied, and the `storage` services on it (every one by `openPlatform`).
  * `dispose()` closes it all.
  */
-export const openPlatformWith = async <S>(
+const openPlatformWith = async <S>(
   storage: Layer.Layer<S, never, Database>, settings: PlatformSettings, events: PlatformEvents = {},
 ): Promise<ManagedRuntime.ManagedRuntime<S | Database, never>> => {
   const runtime = ManagedRuntime.make(
