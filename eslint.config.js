@@ -9,12 +9,15 @@ import tseslint from "typescript-eslint";
  *   type:app     → wires domain, adapters and other apps
  *   type:tool    → anything (benchmarks, scripts, test support); tests may import it too
  */
+/** A scope cast into being, which only authentication and the operator's step may do. */
+const scopeCast = {
+  selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
+  message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
+};
+
 /** What no app's source may write: a scope cast into being, or the ORM and SQL reached directly. */
 const appSyntax = [
-  {
-    selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
-    message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
-  },
+  scopeCast,
   {
     selector: "MemberExpression[property.name=/^(orm|em|getConnection|execute)$/]",
     message: "Apps use the storage services of @platter/persistence, never the ORM or SQL directly.",
@@ -27,6 +30,13 @@ const scopeMakers = {
   importNames: ["authenticatedScope", "operatorScope", "developerSessionScope"],
   message: "Scopes come from ApiKeyRepository.authenticate, DeveloperSessions (sign-in and session authentication) or Operator.scopeOf only.",
 };
+
+/** The stores that make scopes (from a key, a sign-in link or session, an id). */
+const SCOPE_MAKING_FILES = [
+  "packages/persistence/src/repositories/api-key.repository.ts",
+  "packages/persistence/src/operator/operator.ts",
+  "packages/persistence/src/developer-area/developer-sessions.ts",
+];
 
 /** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
 const boundaries = (testing = []) => [
@@ -82,15 +92,27 @@ export default tseslint.config(
     // authentication (API keys, Developer-area sessions) and by the operator's explicit
     // `Operator.scopeOf`, never cast into being.
     files: ["**/*.ts"],
-    ignores: ["packages/domain/**", "packages/persistence/src/repositories/api-key.repository.ts",
-      "packages/persistence/src/operator/operator.ts", "packages/persistence/src/developer-area/developer-sessions.ts", "**/test/**", "**/*.test.ts", "**/testing/**"],
+    ignores: ["packages/domain/**", ...SCOPE_MAKING_FILES, "**/test/**", "**/*.test.ts", "**/testing/**"],
     rules: {
       "no-restricted-imports": ["error", { paths: [scopeMakers] }],
+      "no-restricted-syntax": ["error", scopeCast],
+    },
+  },
+  {
+    // Raw statements on the pool (`Database.rows`) only where no scope exists yet or none applies:
+    // the scope makers, the system stores, and OrgSql itself. Everything else goes through OrgSql.
+    files: ["packages/persistence/src/**/*.ts"],
+    ignores: [
+      ...SCOPE_MAKING_FILES, "packages/persistence/src/org-sql.ts", "packages/persistence/src/webhooks/delivery-queue.ts",
+      "packages/persistence/src/process-instances.ts", "packages/persistence/src/housekeeping.ts", "packages/persistence/src/testing/**",
+    ],
+    rules: {
       "no-restricted-syntax": [
         "error",
+        scopeCast,
         {
-          selector: "TSAsExpression[typeAnnotation.typeName.name='OrgScope'], TSTypeAssertion[typeAnnotation.typeName.name='OrgScope']",
-          message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
+          selector: "MemberExpression[property.name='rows'][object.name=/^(database|db)$/], VariableDeclarator[init.argument.name='Database'] > ObjectPattern > Property[key.name='rows']",
+          message: "Organization data goes through OrgSql; raw Database.rows is for the files eslint.config.js lists.",
         },
       ],
     },
