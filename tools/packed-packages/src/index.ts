@@ -69,12 +69,20 @@ const pack = async (workspace: string, destination: string): Promise<Packed[]> =
   }
 };
 
+/** What every package of ours ships, at least: its build, its types and its README. */
+export const SHIPPED_FILES = ["dist/index.js", "dist/index.d.ts", "README.md", "package.json"];
+
+/** A TypeScript source or a test, which a tarball of ours must not hold. */
+const unshippable = (file: string): boolean => (file.endsWith(".ts") && !file.endsWith(".d.ts")) || file.includes(".test.");
+
 /** A fresh project with one packed package installed: where its scripts run. */
 export interface InstalledPackage {
   /** The project's directory (`node_modules/<name>` holds the unpacked tarball). */
   readonly dir: string;
   /** The files the tarball holds, relative to the package (`dist/index.js`, `README.md`, …). */
   readonly files: ReadonlyArray<string>;
+  /** Those of `files` no package of ours ships: TypeScript sources and tests. */
+  readonly unshippable: ReadonlyArray<string>;
   /** Runs `script` (an ES module) in the project with `node`; its standard output. */
   readonly run: (node: string, script: string, env?: Readonly<Record<string, string>>) => Promise<string>;
   readonly remove: () => Promise<void>;
@@ -96,10 +104,12 @@ export const installPacked = async (workspaceDir: string, alongside: ReadonlyArr
     tarballs.push(packed!);
     await writeFile(join(dir, "package.json"), JSON.stringify({ name: "fresh-project", private: true, type: "module" }));
     await npm(["install", "--prefer-offline", "--no-package-lock", ...tarballs.map((tarball) => join(dir, tarball.filename))], dir);
+    const files = packed!.files.map((file) => file.path);
     let count = 0;
     return {
       dir,
-      files: packed!.files.map((file) => file.path),
+      files,
+      unshippable: files.filter(unshippable),
       run: async (node, script, env = {}) => {
         const file = join(dir, `check-${++count}.mjs`);
         await writeFile(file, script);
