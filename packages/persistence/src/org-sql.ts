@@ -140,7 +140,7 @@ export interface OrgSql {
 interface Executor {
   readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[]>;
   readonly em: Effect.Effect<EntityManager>;
-  readonly transaction: <A, E>(work: (em: EntityManager) => Effect.Effect<A, E>) => Effect.Effect<A, E>;
+  readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>;
 }
 
 /**
@@ -235,8 +235,7 @@ const poolExecutor = (database: Database["Service"]): Executor => ({
  * expected failure too), nothing is written. Inside another, it joins that one.
  */
 export const inOneTransaction = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Database> =>
-  Effect.flatMap(Database, (database) =>
-    Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, () => program) : program)));
+  Effect.flatMap(Database, (database) => poolExecutor(database).transaction(() => program));
 
 /** The scope's door to its organization's data, on the database's pool. */
 export const orgSql = (database: Database["Service"], scope: OrgScope): OrgSql => makeOrgSql(scope, poolExecutor(database));

@@ -94,8 +94,10 @@ export class WebhookDispatcher {
   private readonly minimumClaim: number;
   /**
    * Free slots a claim waits for: two thirds of the slots, or of the attempts in flight after the
-   * last claim if fewer (caps, an origin's connections or an organization's share held it back), so
-   * a dispatcher whose work is capped still claims in batches, as each batch frees up.
+   * last claim if fewer. It is compared with the free slots, so it only lowers the wait when the
+   * last claim left more than about three fifths of the slots busy; a dispatcher held back by caps,
+   * an origin's connections or an organization's share (many slots free) claims as soon as an
+   * attempt ends or `claimWaitMs` passes, not in batches.
    */
   private claimAt: number;
   private lastClaimAt = 0;

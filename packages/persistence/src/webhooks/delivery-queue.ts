@@ -204,7 +204,8 @@ const CLAIM = `with recursive
         p.origin_share - coalesce(ogh.in_flight, 0) as organization_origin_free
     ) x
     -- One probe of the due index per endpoint (a lateral with a limit is never flattened, and its
-    -- order names the index): as an EXISTS, a generic plan may hash-join every pending delivery.
+    -- order is the index's within one endpoint): as an EXISTS, a generic plan may hash-join every
+    -- pending delivery.
     cross join lateral (
       select d.id from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")}
       order by d.next_attempt_at, d.id limit 1
