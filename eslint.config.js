@@ -38,6 +38,17 @@ const SCOPE_MAKING_FILES = [
   "packages/persistence/src/developer-area/developer-sessions.ts",
 ];
 
+/**
+ * The stores behind the application services: an organization's keys, endpoints, deliveries and
+ * audit log are changed only through `@platter/application`, which runs each change's checks and
+ * its audit row in one transaction.
+ */
+const applicationStores = {
+  name: "@platter/persistence",
+  importNames: ["ApiKeyRepository", "WebhookEndpointRepository", "DeliveryRepository", "AuditLog"],
+  message: "Use @platter/application (ApiKeys, WebhookEndpoints, Deliveries): it audits each change in the change's transaction.",
+};
+
 /** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
 const boundaries = (testing = []) => [
   "error",
@@ -47,8 +58,9 @@ const boundaries = (testing = []) => [
     depConstraints: [
       { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
       { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
-      { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app", ...testing] },
-      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:app", "type:tool"] },
+      { sourceTag: "type:application", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", ...testing] },
+      { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", "type:app", ...testing] },
+      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", "type:app", "type:tool"] },
     ],
   },
 ];
@@ -117,25 +129,34 @@ export default tseslint.config(
       ],
     },
   },
-  {
+  ...[
     // The processes that serve organizations reach their data only through authentication's scopes:
     // never the operator's storage (scopes from ids, seeding) or the dispatcher's (every
     // organization's queue and secrets). The Developer area's sign-in links, made for the operator
-    // and internal teams, are the one operator step in its package.
-    files: ["apps/api/src/**/*.ts", "apps/developer-area/src/**/*.ts"],
-    ignores: ["apps/developer-area/src/sign-in-link.ts"],
+    // and internal teams, are the one operator step in its package; its changes to keys, endpoints
+    // and deliveries go through the application services. The API authenticates with the key store.
+    { files: ["apps/api/src/**/*.ts"], stores: [] },
+    { files: ["apps/developer-area/src/**/*.ts"], ignores: ["apps/developer-area/src/sign-in-link.ts"], stores: [applicationStores] },
+  ].map(({ stores, ...files }) => ({
+    ...files,
     rules: {
       "no-restricted-imports": [
         "error",
         {
           paths: [
             scopeMakers,
+            ...stores,
             { name: "@platter/persistence/operator", message: "The operator's storage is for the CLI: requests reach data through their scope." },
             { name: "@platter/persistence/dispatcher", message: "The delivery queue is the dispatcher's alone." },
           ],
         },
       ],
     },
+  })),
+  {
+    // The operator's changes to keys, endpoints and deliveries are audited like a session's.
+    files: ["apps/cli/src/**/*.ts"],
+    rules: { "no-restricted-imports": ["error", { paths: [scopeMakers, applicationStores] }] },
   },
   {
     // Apps reach storage through its services only: no raw ORM, no SQL of their own.

@@ -1,4 +1,8 @@
-import type { EndpointLimitReached, InvalidInput, InvalidTransition, NotFound, OrgScope } from "@platter/domain";
+import { userInfo } from "node:os";
+import {
+  type EndpointLimitReached, type EndpointUrlRefused, type InvalidInput, type InvalidTransition, type NotFound, type OperatorActor,
+  operatorActor,
+} from "@platter/domain";
 import { type DatabaseSettings } from "@platter/ops";
 import { openPlatform, type Persistence, type PlatformRuntime } from "@platter/persistence";
 import { Operator, type OwnedRecord } from "@platter/persistence/operator";
@@ -25,13 +29,13 @@ export const withPlatform = async <T>(config: DatabaseSettings, work: (platform:
   }
 };
 
-type ActionError = InvalidInput | NotFound | InvalidTransition | EndpointLimitReached;
+type ActionError = InvalidInput | NotFound | InvalidTransition | EndpointLimitReached | EndpointUrlRefused;
 
 /**
- * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput` a
- * usage error with the domain's message, `NotFound` a failure saying what was missing,
- * `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` a usage error
- * (exit 2: the request is one the organization may not make) with the domain's message.
+ * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput` and
+ * `EndpointUrlRefused` a usage error with the domain's message, `NotFound` a failure saying what
+ * was missing, `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` a
+ * usage error (exit 2: the request is one the organization may not make) with the domain's message.
  */
 export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Effect<A, ActionError, Persistence>, notFound: string): Promise<A> => {
   const exit = await platform.runPromiseExit(program);
@@ -39,7 +43,8 @@ export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Ef
   const error = Cause.squash(exit.cause) as ActionError | Error;
   switch ((error as { _tag?: string })._tag) {
     case "InvalidInput":
-      throw new UsageError((error as InvalidInput).message);
+    case "EndpointUrlRefused":
+      throw new UsageError((error as InvalidInput | EndpointUrlRefused).message);
     case "EndpointLimitReached":
       throw new LimitReached((error as EndpointLimitReached).message);
     case "NotFound":
@@ -50,10 +55,24 @@ export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Ef
   throw error;
 };
 
-/** The operator's scope of organization `id`: the explicit step before acting on its data. */
-export const inOrganization = <A, E, R>(id: number, work: (scope: OrgScope) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Operator.use((operator) => operator.scopeOf(id)), work);
+/**
+ * Who the audit log says made a command's changes: the operating-system user who ran it (the
+ * database's own roles are not people), or `USER` when the system has no entry for the process's uid.
+ */
+const operatorName = (): string => {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = process.env["USER"];
+  }
+  return `${user ?? "an unknown user"} via the CLI`;
+};
 
-/** The operator's scope of the organization owning record `id` of `table`. */
-export const inOwnerOf = <A, E, R>(table: OwnedRecord, id: number, work: (scope: OrgScope) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Operator.use((operator) => operator.scopeOfRecord(table, id)), work);
+/** The operator acting on organization `id`: the explicit step before acting on its data. */
+export const inOrganization = <A, E, R>(id: number, work: (operator: OperatorActor) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Operator.use((operator) => operator.scopeOf(id)), (scope) => work(operatorActor(scope, operatorName())));
+
+/** The operator acting on the organization owning record `id` of `table`. */
+export const inOwnerOf = <A, E, R>(table: OwnedRecord, id: number, work: (operator: OperatorActor) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Operator.use((operator) => operator.scopeOfRecord(table, id)), (scope) => work(operatorActor(scope, operatorName())));

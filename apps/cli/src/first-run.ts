@@ -1,4 +1,6 @@
-import { ApiKeyRepository, type PlatformRuntime } from "@platter/persistence";
+import { ApiKeys } from "@platter/application";
+import { operatorActor } from "@platter/domain";
+import type { PlatformRuntime } from "@platter/persistence";
 import { type DemoCounts, Operator, Seeding } from "@platter/persistence/operator";
 import { Effect } from "effect";
 
@@ -38,9 +40,9 @@ export const prepareFirstRun = (platform: PlatformRuntime): Promise<Welcome> =>
       const { id } = yield* Effect.orDie(operator.createOrganization(DEMO_ORGANIZATION));
       const scope = yield* Effect.orDie(operator.scopeOf(id));
       const seeded = yield* Seeding.use((seeding) => seeding.demo(scope));
-      const keys = yield* ApiKeyRepository;
-      const read = yield* keys.create(scope, "read");
-      const write = yield* keys.create(scope, "read_write");
+      const firstRun = operatorActor(scope, "npm start (first run)");
+      const read = yield* ApiKeys.create(firstRun, "read");
+      const write = yield* ApiKeys.create(firstRun, "read_write");
       return { kind: "demo", organizationId: id, seeded, readKey: read.key, writeKey: write.key } as const;
     }),
   );

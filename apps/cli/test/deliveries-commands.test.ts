@@ -141,6 +141,7 @@ describe("platter deliveries list", () => {
       status: "succeeded",
       next_attempt_at: null,
       created_at: expect.any(String),
+      replayable: true,
       attempts: [
         {
           attempt: 1, started_at: expect.any(String), duration_ms: expect.any(Number), status_code: 204, error: null,

@@ -1,3 +1,4 @@
+import { userInfo } from "node:os";
 import type { WebhookEventType } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
@@ -51,6 +52,9 @@ describe("platter webhook add", () => {
     expect(stored).toEqual([
       { organization_id: org, url: PUBLIC_URL, secret: added.secret, event_types: ["invoice.paid", "invoice.sent"], enabled: true },
     ]);
+    // Audited in its own transaction as the operator's: the operating-system user who ran the command.
+    const audit = await rows("select organization_id::int, action, operator, session_id from audit_log where subject = ?", [`webhook_endpoint ${added.id}`]);
+    expect(audit).toEqual([{ organization_id: org, action: "webhook_endpoint.added", operator: `${userInfo().username} via the CLI`, session_id: null }]);
   });
 
   it("subscribes to every event type when --events is left out", async () => {
@@ -72,10 +76,12 @@ describe("platter webhook add", () => {
   });
 
   it.each([
-    { url: "ftp://x", message: "url must use http or https" },
-    { url: "not a url", message: "url must be an absolute http(s) URL" },
-    { url: "http://127.0.0.1:9/x", message: "127.0.0.1 is not allowed: webhooks are sent only to public internet addresses" },
-    { url: "http://localhost:9/x", message: "localhost is not allowed: webhooks are sent only to public internet addresses" },
+    // The Developer area's checks and sentences: one application service registers for both.
+    { url: "ftp://x", message: "The URL must start with https:// (or http://)" },
+    { url: "not a url", message: "A URL may not contain spaces or control characters" },
+    { url: "example.com/hook", message: "Enter a full URL, such as https://example.com/webhooks" },
+    { url: "http://127.0.0.1:9/x", message: "Webhooks are sent only to public internet addresses, and 127.0.0.1 is not allowed." },
+    { url: "http://localhost:9/x", message: "Webhooks are sent only to public internet addresses, and localhost is not allowed." },
   ])("refuses the URL $url with exit 2 and registers nothing", async ({ url, message }) => {
     const org = await newOrganization();
     const before = await endpointCount();

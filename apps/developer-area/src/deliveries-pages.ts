@@ -184,20 +184,13 @@ const attemptRow = (attempt: AttemptView) => html`<tr>
 
 type MessageDelivery = MessageView["deliveries"][number];
 
-/**
- * Whether a replay would change the delivery (as `DeliveryRepository.retry` decides): a finished
- * one is sent again; a pending one waiting for a later try is tried now; one already due is on its way.
- */
-const retriable = (delivery: MessageDelivery, now = Date.now()): boolean =>
-  delivery.status !== "pending" || (delivery.next_attempt_at !== null && Date.parse(delivery.next_attempt_at) > now);
-
 const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: MessageDelivery) => html`<section class="panel delivery" aria-labelledby="delivery-${delivery.id}">
       <div class="delivery-head">
         <h2 id="delivery-${delivery.id}"><span class="url-inline">${delivery.endpoint_url}</span></h2>
         ${statusBadge(delivery.status)}
       </div>
       <p class="hint">${delivery.status === "pending"
-        ? retriable(delivery) ? html`Next attempt ${when(delivery.next_attempt_at)}` : "Being sent now."
+        ? delivery.replayable ? html`Next attempt ${when(delivery.next_attempt_at)}` : "Being sent now."
         : delivery.status === "succeeded" ? "Delivered." : "Out of tries: nothing more is sent unless you replay it."}</p>
       ${delivery.attempts.length === 0
         ? html`<p class="empty">No attempt yet.</p>`
@@ -207,7 +200,7 @@ const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: Messa
         ${delivery.attempts.map(attemptRow)}
         </tbody>
       </table></div>`}
-      ${!retriable(delivery) ? "" : html`<form method="post" action="${messagePath(message.envelope_id)}/replay" class="form-actions">
+      ${!delivery.replayable ? "" : html`<form method="post" action="${messagePath(message.envelope_id)}/replay" class="form-actions">
         ${formTokenField(signedIn.formToken)}
         <input type="hidden" name="delivery" value="${delivery.id}">
         ${delivery.status === "pending"
@@ -220,7 +213,7 @@ const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: Messa
 /** A message: its envelope as sent, and each delivery with every attempt; replay to one endpoint or all. */
 export const messagePage = (signedIn: SignedIn, message: MessageView, notice?: string): string => {
   const body = envelopeBody({ envelopeId: message.envelope_id, type: message.event_type, createdAt: message.created_at, payload: message.payload });
-  const replayable = message.deliveries.filter((delivery) => retriable(delivery)).length;
+  const replayable = message.deliveries.filter((delivery) => delivery.replayable).length;
   return signedInPage(signedIn, "deliveries", `Message ${message.envelope_id}`, html`
     <div class="page-header">
       <p class="breadcrumb"><a href="/deliveries">Deliveries</a></p>

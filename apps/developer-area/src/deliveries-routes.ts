@@ -1,12 +1,10 @@
 import type Router from "@koa/router";
+import { Deliveries, WebhookEndpoints } from "@platter/application";
 import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, parseUtcTime } from "@platter/domain";
-import {
-  DeliveryRepository, DeveloperAuditLog, type DeveloperSession, type RequestStorage, WebhookEndpointRepository,
-} from "@platter/persistence";
-import { Effect, Result } from "effect";
+import type { DeveloperSession, RequestStorage } from "@platter/persistence";
+import { type Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
 import { allowRedoc, apiReferencePage, openApiJson } from "./api-reference.ts";
-import { audited } from "./audited-change.ts";
 import { eventCatalogPage } from "./catalog-page.ts";
 import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
 import type { SignedIn } from "./layout.ts";
@@ -16,11 +14,11 @@ import { page, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 
 /**
- * The Deliveries, Event catalog and API reference routes. The log and a message are read through
- * the session's scope, so another organization's message is the 404 page and its deliveries are
- * never listed; replays reuse `DeliveryRepository.retry`/`retryMessage`/`retryFailed` (as `platter
- * deliveries retry` does: a finished delivery is sent again, a pending one is tried now), are checked
- * (origin and form token) first and are audited when they changed something.
+ * The Deliveries, Event catalog and API reference routes. The log and a message are read as the
+ * session (`Deliveries`), so another organization's message is the 404 page and its deliveries are
+ * never listed; replays are `Deliveries.replay`/`replayMessage`/`replayFailed` (as `platter
+ * deliveries retry`: a finished delivery is sent again, a pending one is tried now), checked (origin
+ * and form token) first, and audited by the service when they changed something.
  */
 
 /** What these routes share with the area's other routes. */
@@ -64,7 +62,7 @@ const replayedNotice = (query: Context["query"]): string | undefined => {
 /** Adds the Deliveries, Event catalog and API reference routes to `router`. */
 export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void => {
   const { settings, signedInOnly, post, signedIn, run } = kit;
-  const endpointsOf = (session: DeveloperSession) => run(WebhookEndpointRepository.use((r) => r.list(session.scope)));
+  const endpointsOf = (session: DeveloperSession) => run(WebhookEndpoints.list(session));
 
   router.get("/deliveries", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
@@ -81,7 +79,7 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     // Another organization's endpoint, or none: the 404 page, as on every other route.
     const endpointId = filter.success.endpointId;
     if (endpointId !== undefined && !endpoints.some((endpoint) => endpoint.id === endpointId)) throw new UnknownPage();
-    const log = await run(DeliveryRepository.use((r) => r.log(session.scope, filter.success, pageRequest.success)));
+    const log = await run(Deliveries.log(session, filter.success, pageRequest.success));
     const state: LogPageState = {
       filter: filter.success, endpoints, deeper: pageRequest.success.after !== undefined, ...(notice === undefined ? {} : { notice }),
     };
@@ -98,27 +96,17 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
       const state: LogPageState = {
         filter: { endpointId }, endpoints, deeper: false, error: "Choose the time to replay failed messages from (UTC).",
       };
-      const log = await run(DeliveryRepository.use((r) => r.log(session.scope, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined })));
+      const log = await run(Deliveries.log(session, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined }));
       return page(ctx, 400, deliveriesPage(await signedIn(session), state, log));
     }
     await settings.limits.consume(session.scope.organizationId, "replays", `/deliveries${filterQuery({ endpointId })}`);
-    // Replaying what failed since a time commits batch by batch (never one long transaction), so its
-    // one audit row follows the last batch rather than sharing a transaction with all of them.
-    const { retried } = await run(
-      Effect.gen(function* () {
-        const result = yield* DeliveryRepository.use((r) => r.retryFailed(session.scope, endpointId, since));
-        if (result.retried > 0) {
-          yield* DeveloperAuditLog.use((log) => log.record(session, "deliveries.replayed_failed", `webhook_endpoint ${endpointId} since ${since}`));
-        }
-        return result;
-      }),
-    );
+    const { retried } = await run(Deliveries.replayFailed(session, endpointId, since));
     redirect(ctx, `/deliveries${filterQuery({ endpointId }, { replayed: String(retried) })}`);
   });
 
   router.get("/deliveries/:envelopeId", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    const message = await run(DeliveryRepository.use((r) => r.message(session.scope, envelopeIdOf(ctx))));
+    const message = await run(Deliveries.message(session, envelopeIdOf(ctx)));
     page(ctx, 200, messagePage(await signedIn(session), message, replayedNotice(ctx.query)));
   });
 
@@ -126,27 +114,11 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     const envelopeId = envelopeIdOf(ctx);
     const deliveryField = form["delivery"];
     await settings.limits.consume(session.scope.organizationId, "replays", messagePath(envelopeId));
+    // One delivery, and only one of this message, or all of them.
+    const deliveryId = deliveryField === undefined ? undefined : parseRecordId(deliveryField);
+    if (deliveryField !== undefined && deliveryId === undefined) throw new UnknownPage();
     const { retried } = await run(
-      Effect.gen(function* () {
-        const message = yield* DeliveryRepository.use((r) => r.message(session.scope, envelopeId));
-        if (deliveryField === undefined) {
-          return yield* audited(
-            session,
-            DeliveryRepository.use((r) => r.retryMessage(session.scope, message.id)),
-            ({ retried }) => (retried > 0 ? { action: "message.replayed", subject: `message ${envelopeId}` } : undefined),
-          );
-        }
-        // One delivery, and only one of this message: a finished one is sent again, a pending one
-        // waiting for its next try is tried now.
-        const delivery = message.deliveries.find((candidate) => String(candidate.id) === deliveryField);
-        if (delivery === undefined) return yield* Effect.fail(new UnknownPage());
-        const action = delivery.status === "pending" ? "delivery.retried_now" : "delivery.replayed";
-        return yield* audited(
-          session,
-          DeliveryRepository.use((r) => r.retry(session.scope, delivery.id)),
-          ({ retried }) => (retried > 0 ? { action, subject: `delivery ${delivery.id} of message ${envelopeId}` } : undefined),
-        );
-      }),
+      deliveryId === undefined ? Deliveries.replayMessage(session, envelopeId) : Deliveries.replay(session, deliveryId, envelopeId),
     );
     redirect(ctx, `${messagePath(envelopeId)}?replayed=${retried}`);
   });

@@ -1,14 +1,11 @@
 import Router from "@koa/router";
+import { ApiKeys } from "@platter/application";
 import { ACCESS_LEVELS, type Access, parseApiKeyName, parseRecordId } from "@platter/domain";
-import {
-  ApiKeyRepository, type DeveloperSession, DeveloperSessions, OrganizationRepository, type RequestRuntime,
-} from "@platter/persistence";
+import { type DeveloperSession, DeveloperSessions, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
 import { Result } from "effect";
 import type { Context } from "koa";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
-import { UnknownPage } from "./page-errors.ts";
 import { runProgram } from "./run-program.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
@@ -23,9 +20,9 @@ import {
 
 /**
  * The Developer area's routes. Every page of an organization's data needs a live session, and
- * reaches the data through the session's scope and the same scoped repositories as the API; every
- * POST is checked (origin and form token) before anything is done, and every change is audited in
- * its own transaction (`audited`).
+ * reaches the data as the session, through the application services (`@platter/application`) on the
+ * session's scope; every POST is checked (origin and form token) before anything is done, and every
+ * change is audited in its own transaction by the service that makes it.
  */
 
 /** What the routes need to know about where the area is served. */
@@ -61,13 +58,11 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     formToken: session.formSecret,
   });
 
-  const keysOf = (session: DeveloperSession) => run(ApiKeyRepository.use((r) => r.list(session.scope)));
-
   /** The keys page; `revoked` names a key just revoked, to say so. */
   const listPage = async (ctx: Context, status: number, form?: CreateForm, revoked?: number) => {
     const session = sessionOf(ctx);
     // Newest first: the key just made is at the top.
-    const keys = [...(await keysOf(session))].reverse();
+    const keys = [...(await run(ApiKeys.list(session)))].reverse();
     const gone = keys.find((key) => key.id === revoked && key.revoked_at !== null);
     const notice = gone === undefined ? undefined : `${gone.name || `Key ${gone.id}`} was revoked: the API refuses it from now on.`;
     page(ctx, status, apiKeysPage(await signedIn(session), keys, form, notice));
@@ -124,19 +119,14 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
       });
     }
     const access = entered.access as Access;
-    const created = await run(audited(
-      session,
-      ApiKeyRepository.use((r) => r.create(session.scope, access, name.success)),
-      (key) => ({ action: "api_key.created", subject: `api_key ${key.id}` }),
-    ));
+    const created = await run(ApiKeys.create(session, access, name.success));
     page(ctx, 201, createdKeyPage(await signedIn(session), { name: name.success, access, secret: created.key }));
   });
 
   router.get("/api-keys/:id/revoke", signedInOnly, async (ctx) => {
     const id = idOf(ctx);
     const session = sessionOf(ctx);
-    const key = (await keysOf(session)).find((candidate) => candidate.id === id);
-    if (key === undefined) throw new UnknownPage();
+    const key = await run(ApiKeys.find(session, id));
     if (key.revoked_at !== null) return redirect(ctx, "/api-keys");
     page(ctx, 200, confirmRevokePage(await signedIn(session), key));
   });
@@ -144,11 +134,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   post("/api-keys/:id/revoke", async (ctx, _form, session) => {
     const id = idOf(ctx);
     // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
-    await run(audited(
-      session,
-      ApiKeyRepository.use((r) => r.revoke(session.scope, id)),
-      ({ changed }) => (changed ? { action: "api_key.revoked", subject: `api_key ${id}` } : undefined),
-    ));
+    await run(ApiKeys.revoke(session, id));
     redirect(ctx, `/api-keys?revoked=${id}`);
   });
 

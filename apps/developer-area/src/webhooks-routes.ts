@@ -1,11 +1,10 @@
 import type Router from "@koa/router";
-import { exampleMessage, isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
+import { WebhookEndpoints } from "@platter/application";
+import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import { type DeveloperSession, type RequestStorage, type RequestRuntime, WebhookEndpointRepository } from "@platter/persistence";
-import { refusedUrlReason } from "@platter/webhooks";
+import type { DeveloperSession, RequestStorage, RequestRuntime } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
-import { audited } from "./audited-change.ts";
 import type { SignedIn } from "./layout.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
@@ -16,11 +15,10 @@ import {
 } from "./webhooks-pages.ts";
 
 /**
- * The Webhooks routes: list, add (the URL through the same SSRF guard and setting as the CLI),
- * reveal and rotate the signing secret, enable/disable, send a test event and follow its delivery.
- * Every endpoint is reached through the session's scope, so another organization's is the 404 page;
- * every POST is checked (origin and form token) first; every change is audited in the change's own
- * transaction (`audited`), a revealed secret too.
+ * The Webhooks routes: list, add, reveal and rotate the signing secret, enable/disable, send a test
+ * event and follow its delivery. Each calls the application's `WebhookEndpoints` as the session: the
+ * session's scope (another organization's endpoint is the 404 page), the SSRF guard, the change and
+ * its audit row are the service's; every POST is checked (origin and form token) first.
  */
 
 /** What the webhook routes share with the area's other routes. */
@@ -47,41 +45,23 @@ const DONE: Readonly<Record<string, string>> = {
   disabled: "Endpoint disabled: nothing is sent to it until it is enabled again.",
 };
 
-/** The audit log's name of an endpoint. */
-const subjectOf = (id: number) => `webhook_endpoint ${id}`;
-
 /** The event types ticked on the add form: each checkbox is a field of its own, `type:<event type>`. */
 const pickedTypes = (form: Readonly<Record<string, string>>) =>
   Object.keys(form).filter((name) => name.startsWith("type:")).map((name) => name.slice("type:".length));
 
-/** The SSRF guard's reason (`db.local is not allowed: webhooks are sent only to public internet addresses`) as a sentence beside the field. */
-const refusalText = (reason: string) => {
-  const unresolved = /^could not resolve (.*)$/.exec(reason);
-  if (unresolved !== null) return `No address was found for ${unresolved[1]}: check the URL's host name.`;
-  const refused = /^(.*) is not allowed: webhooks are sent only to public internet addresses$/.exec(reason);
-  // Never what the host resolves to: that would map internal networks for whoever asks.
-  if (refused !== null) return `Webhooks are sent only to public internet addresses, and ${refused[1]} is not allowed.`;
-  return `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`;
-};
-
 /** Adds the Webhooks routes to `router`. */
 export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => {
   const { run, signedIn, signedInOnly, post, settings } = kit;
-  const endpoints = WebhookEndpointRepository;
-
-  /** The audit entry of `action` on endpoint `id`. */
-  const entry = (action: string, id: number) => ({ action: `webhook_endpoint.${action}`, subject: subjectOf(id) });
 
   const showEndpoint = async (ctx: Context, status: number, id: number, state: EndpointPageState = {}) => {
     const session = sessionOf(ctx);
-    const endpoint = await run(endpoints.use((all) => all.find(session.scope, id)));
+    const endpoint = await run(WebhookEndpoints.find(session, id));
     page(ctx, status, endpointPage(await signedIn(session), endpoint, state));
   };
 
   router.get("/webhooks", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    const all = await run(endpoints.use((repository) => repository.overview(session.scope)));
-    page(ctx, 200, webhooksPage(await signedIn(session), all));
+    page(ctx, 200, webhooksPage(await signedIn(session), await run(WebhookEndpoints.overview(session))));
   });
 
   router.get("/webhooks/new", signedInOnly, async (ctx) => {
@@ -90,26 +70,24 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
 
   post("/webhooks", async (ctx, form, session) => {
     const entered: EndpointForm = { url: form["url"] ?? "", choice: form["choice"] ?? "", picked: pickedTypes(form) };
-    const url = parseEndpointUrl(entered.url);
     const types = parseSubscription(entered.choice, entered.picked);
-    // The SSRF guard, exactly as `platter webhook add` applies it.
-    const refused = Result.isSuccess(url) ? await refusedUrlReason(url.success, settings.webhooks.allowPrivateNetworks, { owner: session.scope.organizationId }) : undefined;
-    if (Result.isFailure(url) || refused !== undefined || Result.isFailure(types)) {
+    if (Result.isFailure(types)) {
+      // Both fields' problems at once: the URL's form too (the service checks it again, and guards it).
+      const url = parseEndpointUrl(entered.url);
       return page(ctx, 400, newEndpointPage(await signedIn(session), {
-        ...entered,
-        ...(Result.isFailure(url) ? { urlError: url.failure.message } : refused === undefined ? {} : { urlError: refusalText(refused) }),
-        ...(Result.isFailure(types) ? { typesError: types.failure.message } : {}),
+        ...entered, typesError: types.failure.message, ...(Result.isFailure(url) ? { urlError: url.failure.message } : {}),
       }));
     }
-    await settings.limits.consume(session.scope.organizationId, "endpointCreates", "/webhooks");
-    const created = await run(
-      audited(
-        session,
-        endpoints.use((all) => all.add(session.scope, url.success, types.success, settings.webhooks.endpointsPerOrganization)),
-        (endpoint) => entry("added", endpoint.id),
-      ).pipe(Effect.catchTag("EndpointLimitReached", (refusal) => Effect.succeed(refusal))),
-    );
-    // The organization has as many endpoints as it may: said beside the URL, and nothing written.
+    // Counted against the organization's new endpoints once the URL passed its checks (a refused form is not counted).
+    const admit = Effect.promise(() => settings.limits.consume(session.scope.organizationId, "endpointCreates", "/webhooks"));
+    const created = await run(WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks, admit).pipe(
+      // A URL that is not one or may not receive webhooks, or one endpoint too many: said beside the URL, and nothing written.
+      Effect.catchTags({
+        InvalidInput: (refusal) => Effect.succeed(refusal),
+        EndpointUrlRefused: (refusal) => Effect.succeed(refusal),
+        EndpointLimitReached: (refusal) => Effect.succeed(refusal),
+      }),
+    ));
     if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(session), { ...entered, urlError: created.message }));
     redirect(ctx, `/webhooks/${created.id}?done=added`);
   });
@@ -122,35 +100,25 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   // Revealing is a deliberate POST (never a link a browser may prefetch), and audited; no response is cached.
   post("/webhooks/:id/secret", async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
-    const secret = await run(audited(session, endpoints.use((all) => all.secret(session.scope, id)), () => entry("secret_revealed", id)));
-    await showEndpoint(ctx, 200, id, { secret });
+    await showEndpoint(ctx, 200, id, { secret: await run(WebhookEndpoints.revealSecret(session, id)) });
   });
 
   router.get("/webhooks/:id/rotate", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    const endpoint = await run(endpoints.use((all) => all.find(session.scope, recordIdOf(ctx))));
+    const endpoint = await run(WebhookEndpoints.find(session, recordIdOf(ctx)));
     page(ctx, 200, confirmRotatePage(await signedIn(session), endpoint, settings.webhooks.secretOverlapMs));
   });
 
   post("/webhooks/:id/rotate", async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
-    const secret = await run(audited(
-      session,
-      endpoints.use((all) => Effect.andThen(all.rotateSecret(session.scope, id, settings.webhooks.secretOverlapMs), all.secret(session.scope, id))),
-      () => entry("secret_rotated", id),
-    ));
+    const secret = await run(WebhookEndpoints.rotateSecret(session, id, settings.webhooks));
     await showEndpoint(ctx, 200, id, { secret, notice: "The signing secret was rotated. Copy the new one into your receiver." });
   });
 
   for (const enabled of [true, false]) {
     post(`/webhooks/:id/${enabled ? "enable" : "disable"}`, async (ctx, _form, session) => {
       const id = recordIdOf(ctx);
-      // Enabling an enabled endpoint (or disabling a disabled one) changes nothing worth recording.
-      await run(audited(
-        session,
-        endpoints.use((all) => all.setEnabled(session.scope, id, enabled, DISABLED_BY_HAND)),
-        ({ changed }) => (changed ? entry(enabled ? "enabled" : "disabled", id) : undefined),
-      ));
+      await run(WebhookEndpoints.setEnabled(session, id, enabled, DISABLED_BY_HAND));
       redirect(ctx, `/webhooks/${id}?done=${enabled ? "enabled" : "disabled"}`);
     });
   }
@@ -162,11 +130,9 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
       return showEndpoint(ctx, 400, id, { testForm: { type, error: "Choose an event type of the catalog." } });
     }
     await settings.limits.consume(session.scope.organizationId, "testEvents", `/webhooks/${id}`);
-    const sent = await run(
-      audited(session, endpoints.use((all) => all.sendTestMessage(session.scope, id, exampleMessage(type))), () => entry("test_sent", id)).pipe(
-        Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
-      ),
-    );
+    const sent = await run(WebhookEndpoints.sendTestMessage(session, id, type).pipe(
+      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
+    ));
     if ("_tag" in sent) return showEndpoint(ctx, 409, id, { testForm: { type, error: sent.message } });
     redirect(ctx, `/webhooks/${id}/test/${sent.delivery_id}`);
   });
@@ -175,12 +141,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     const id = recordIdOf(ctx);
     const deliveryId = recordIdOf(ctx, "delivery");
     const session = sessionOf(ctx);
-    const [endpoint, delivery] = await run(
-      Effect.all([
-        endpoints.use((all) => all.find(session.scope, id)),
-        endpoints.use((all) => all.delivery(session.scope, id, deliveryId)),
-      ]),
-    );
+    const [endpoint, delivery] = await run(Effect.all([WebhookEndpoints.find(session, id), WebhookEndpoints.delivery(session, id, deliveryId)]));
     page(ctx, 200, testDeliveryPage(await signedIn(session), endpoint, delivery));
   });
 };

@@ -42,7 +42,7 @@ describe("creating a key", () => {
     const [key] = await rows<{ id: string; name: string; access: string }>("select id, name, access from api_keys where key_hash = encode(sha256(?::bytea), 'hex')", [secret]);
     expect(key).toMatchObject({ name: "Website booking form", access: "read" });
     const [audit] = await rows<{ action: string; subject: string; organization_id: string; session_id: string; link_id: string }>(
-      "select a.action, a.subject, a.organization_id, a.session_id, a.link_id from developer_audit_log a order by a.id desc limit 1",
+      "select a.action, a.subject, a.organization_id, a.session_id, a.link_id from audit_log a order by a.id desc limit 1",
     );
     expect(audit).toMatchObject({ action: "api_key.created", subject: `api_key ${key!.id}`, organization_id: String(a.id) });
     const [link] = await rows<{ link_id: string }>("select link_id from developer_sessions where id = ?", [audit!.session_id]);
@@ -116,7 +116,7 @@ describe("revoking a key", () => {
     const list = await (await getPage(`/api-keys?revoked=${id}`)).text();
     expect(list).toContain("Short-lived was revoked: the API refuses it from now on.");
     expect(list).not.toContain(`href="/api-keys/${id}/revoke"`);
-    expect(await rows("select action, subject from developer_audit_log where subject = ? order by id", [`api_key ${id}`])).toEqual([
+    expect(await rows("select action, subject from audit_log where subject = ? order by id", [`api_key ${id}`])).toEqual([
       { action: "api_key.created", subject: `api_key ${id}` },
       { action: "api_key.revoked", subject: `api_key ${id}` },
     ]);
@@ -126,7 +126,7 @@ describe("revoking a key", () => {
     const again = await postForm(area, `/api-keys/${id}/revoke`, { form_token: session.formToken }, { cookie: session.cookie });
     expect(again.status).toBe(303);
     expect(await rows("select revoked_at::text from api_keys where id = ?", [id])).toEqual([{ revoked_at }]);
-    expect(await rows("select count(*)::int as n from developer_audit_log where subject = ?", [`api_key ${id}`])).toEqual([{ n: 2 }]);
+    expect(await rows("select count(*)::int as n from audit_log where subject = ?", [`api_key ${id}`])).toEqual([{ n: 2 }]);
   });
 });
 
@@ -147,6 +147,6 @@ describe("another organization's keys", () => {
     const revoke = await postForm(area, `/api-keys/${id()}/revoke`, { form_token: session.formToken }, { cookie: session.cookie });
     expect(revoke.status).toBe(404);
     expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(b.readKey)))).toMatchObject({ organizationId: b.id });
-    expect(await rows("select count(*)::int as n from developer_audit_log where subject = ?", [`api_key ${id()}`])).toEqual([{ n: 0 }]);
+    expect(await rows("select count(*)::int as n from audit_log where subject = ?", [`api_key ${id()}`])).toEqual([{ n: 0 }]);
   });
 });

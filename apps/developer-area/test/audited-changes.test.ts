@@ -30,7 +30,7 @@ const post = (path: string, fields: Record<string, string> = {}) =>
 const state = async () =>
   (await rows<Record<string, unknown>>(
     `select (select count(*)::int from api_keys) as keys, (select count(*)::int from webhook_endpoints) as endpoints,
-       (select count(*)::int from webhook_messages) as messages, (select count(*)::int from developer_audit_log) as audit,
+       (select count(*)::int from webhook_messages) as messages, (select count(*)::int from audit_log) as audit,
        (select json_agg(json_build_object('enabled', enabled, 'secret', secret) order by id) from webhook_endpoints) as endpoint_rows`,
   ))[0];
 
@@ -48,7 +48,7 @@ describe("a change whose audit row cannot be written", () => {
   it.each(CHANGES)("%s changes nothing and shows no secret", async (_name, change) => {
     const before = await state();
     await rows(`create function refuse_audit() returns trigger language plpgsql as $$ begin raise exception 'audit log refused'; end $$;
-      create trigger refuse_audit before insert on developer_audit_log for each row execute function refuse_audit()`);
+      create trigger refuse_audit before insert on audit_log for each row execute function refuse_audit()`);
     try {
       const response = await change();
       expect(response.status).toBe(500);
@@ -56,7 +56,7 @@ describe("a change whose audit row cannot be written", () => {
       expect(page).not.toMatch(/platter_r[ow]_[0-9a-f]{64}|whsec_/);
       expect(await state()).toEqual(before);
     } finally {
-      await rows("drop trigger refuse_audit on developer_audit_log; drop function refuse_audit()");
+      await rows("drop trigger refuse_audit on audit_log; drop function refuse_audit()");
     }
   });
 

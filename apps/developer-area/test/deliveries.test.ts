@@ -176,7 +176,7 @@ describe("replays", () => {
   const statuses = (messageId: number) =>
     rows<{ id: string; status: string }>("select id, status from webhook_deliveries where message_id = ? order by id", [messageId]);
   const audits = (subject: string) => rows<{ action: string; organization_id: string; session_id: string | null }>(
-    "select action, organization_id, session_id from developer_audit_log where subject like ? order by id", [subject],
+    "select action, organization_id, session_id from audit_log where subject like ? order by id", [subject],
   );
 
   it.each([

@@ -35,7 +35,7 @@ const add = (session: TestSession, url: string) => post(session, "/webhooks", { 
 const counts = async () =>
   (await rows<Record<string, number>>(
     `select (select count(*)::int from webhook_endpoints) as endpoints, (select count(*)::int from webhook_messages) as messages,
-       (select count(*)::int from webhook_deliveries) as deliveries, (select count(*)::int from developer_audit_log) as audit,
+       (select count(*)::int from webhook_deliveries) as deliveries, (select count(*)::int from audit_log) as audit,
        (select count(*)::int from webhook_deliveries where next_attempt_at <= now() and status = 'pending') as due`,
   ))[0]!;
 

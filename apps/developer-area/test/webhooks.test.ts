@@ -39,9 +39,9 @@ const idFrom = (response: Response) => Number(/^\/webhooks\/(\d+)\?done=added$/.
 const counts = async () =>
   (await rows<{ endpoints: number; messages: number; deliveries: number; audit: number }>(
     `select (select count(*)::int from webhook_endpoints) as endpoints, (select count(*)::int from webhook_messages) as messages,
-       (select count(*)::int from webhook_deliveries) as deliveries, (select count(*)::int from developer_audit_log) as audit`,
+       (select count(*)::int from webhook_deliveries) as deliveries, (select count(*)::int from audit_log) as audit`,
   ))[0];
-const auditOf = (id: number) => rows<{ action: string }>("select action from developer_audit_log where subject = ? order by id", [`webhook_endpoint ${id}`]);
+const auditOf = (id: number) => rows<{ action: string }>("select action from audit_log where subject = ? order by id", [`webhook_endpoint ${id}`]);
 const endpointRow = async (id: number) =>
   (await rows<{ url: string; event_types: string[]; enabled: boolean; disabled_reason: string | null; secret: string; previous_secret: string | null; previous_secret_until: string | null; organization_id: string }>(
     "select url, event_types, enabled, disabled_reason, secret, previous_secret, previous_secret_until, organization_id from webhook_endpoints where id = ?",
@@ -67,7 +67,7 @@ describe("adding an endpoint", () => {
       url: "https://203.0.113.10/platter/hooks", event_types: ["event.created", "invoice.paid"], enabled: true, organization_id: String(a.id),
     });
     const [audit] = await rows<{ action: string; organization_id: string; session_id: string; link_id: string }>(
-      "select action, organization_id, session_id, link_id from developer_audit_log where subject = ?", [`webhook_endpoint ${id}`],
+      "select action, organization_id, session_id, link_id from audit_log where subject = ?", [`webhook_endpoint ${id}`],
     );
     expect(audit).toMatchObject({ action: "webhook_endpoint.added", organization_id: String(a.id) });
     const [link] = await rows<{ link_id: string }>("select link_id from developer_sessions where id = ?", [audit!.session_id]);

@@ -45,6 +45,15 @@ export class EndpointLimitReached extends Schema.TaggedError<EndpointLimitReache
   message: Schema.String,
 }) {}
 
+/**
+ * A webhook URL the SSRF guard refuses: it names or resolves to a loopback, private or otherwise
+ * internal address, or to none. `message` is safe to show: it names the host given, never what it
+ * resolves to (that would map internal networks for whoever asks).
+ */
+export class EndpointUrlRefused extends Schema.TaggedError<EndpointUrlRefused>()("EndpointUrlRefused", {
+  message: Schema.String,
+}) {}
+
 /** `WEBHOOK_ENDPOINTS_PER_ORGANIZATION` when unset: three times Stripe's 16, far above what an integration uses. */
 export const DEFAULT_ENDPOINTS_PER_ORGANIZATION = 50;
 

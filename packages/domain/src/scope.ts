@@ -37,3 +37,28 @@ export const operatorScope = (organizationId: number, currency: string): OrgScop
  */
 export const developerSessionScope = (organizationId: number, currency: string): OrgScope =>
   authenticatedScope({ organizationId, access: "read_write", currency, apiKeyId: 0 });
+
+/**
+ * Who makes a change to an organization's settings (its keys, endpoints, deliveries), for its
+ * audit log: a Developer-area session (scope from signing in, and the sign-in link that let it in),
+ * or the operator (scope from an explicit operator action; `name` says who, as `root via the CLI`).
+ */
+export type Actor = SessionActor | OperatorActor;
+
+/** A Developer-area session acting on its organization. */
+export interface SessionActor {
+  readonly _tag: "DeveloperSession";
+  readonly scope: OrgScope;
+  readonly sessionId: number;
+  readonly linkId: number;
+}
+
+/** The operator acting on one organization. */
+export interface OperatorActor {
+  readonly _tag: "Operator";
+  readonly scope: OrgScope;
+  readonly name: string;
+}
+
+/** The operator named `name` acting in `scope` (made by an explicit operator action). */
+export const operatorActor = (scope: OrgScope, name: string): OperatorActor => ({ _tag: "Operator", scope, name });

@@ -1,6 +1,6 @@
 export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
-export { type DatabaseLimits, type DatabaseOptions, databasePoolStats, pingDatabase, type PoolStats } from "./database.ts";
-export * from "./developer-area/developer-audit-log.ts";
+export { type Database, type DatabaseLimits, type DatabaseOptions, databasePoolStats, pingDatabase, type PoolStats } from "./database.ts";
+export * from "./audit-log.ts";
 export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
 export * from "./housekeeping.ts";

@@ -29,7 +29,7 @@ export const ORGANIZATION_TABLES = {
   webhook_attempts: "organization_id",
   developer_sign_in_links: "organization_id",
   developer_sessions: "organization_id",
-  developer_audit_log: "organization_id",
+  audit_log: "organization_id",
 } as const;
 
 /** A table of organization data. */

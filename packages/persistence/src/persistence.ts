@@ -2,7 +2,7 @@ import { Cause, Exit, Layer, ManagedRuntime } from "effect";
 import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
-import { DeveloperAuditLog } from "./developer-area/developer-audit-log.ts";
+import { AuditLog } from "./audit-log.ts";
 import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
@@ -16,7 +16,7 @@ import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 
 /**
  * The stores of a process that serves organizations' requests (the API, the Developer area): their
- * data through the scopes authentication makes, Developer-area sessions and audit, and upkeep.
+ * data through the scopes authentication makes, Developer-area sessions, the audit log, and upkeep.
  */
 export const requestStorage = Layer.mergeAll(
   ProcessInstances.layer,
@@ -30,7 +30,7 @@ export const requestStorage = Layer.mergeAll(
   DeliveryRepository.layer,
   Housekeeping.layer,
   DeveloperSessions.layer,
-  DeveloperAuditLog.layer,
+  AuditLog.layer,
 );
 
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */

@@ -2,7 +2,7 @@ import { hashAccessToken } from "@platter/domain";
 import { Effect } from "effect";
 import { TestClock } from "effect/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, DeveloperAuditLog, DeveloperSessions } from "../src/index.ts";
+import { ApiKeyRepository, AuditLog, DeveloperSessions } from "../src/index.ts";
 import { Operator } from "../src/operator.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
@@ -195,14 +195,14 @@ describe("the audit log", () => {
         const sessions = yield* DeveloperSessions;
         const session = yield* sessions.authenticate((yield* sessions.signIn((yield* linkOf(b)).token)).token);
         yield* TestClock.adjust("1 hour");
-        const audit = yield* DeveloperAuditLog;
+        const audit = yield* AuditLog;
         yield* audit.record(session, "api_key.created", "api_key 7");
         return { session, entries: yield* audit.list(b.scope, 10), at: new Date(Date.now() + 3600_000) };
       }),
     );
     expect(entries[0]).toMatchObject({ session_id: session.sessionId, link_id: session.linkId, action: "api_key.created", subject: "api_key 7" });
     expect(Math.abs(Date.parse(entries[0]!.at) - at.getTime())).toBeLessThan(60_000);
-    expect(await atNow(DeveloperAuditLog.use((audit) => audit.list(a.scope, 10)))).toEqual([]);
+    expect(await atNow(AuditLog.use((audit) => audit.list(a.scope, 10)))).toEqual([]);
   });
 
   it("cannot name another organization's session", async () => {
@@ -211,7 +211,7 @@ describe("the audit log", () => {
         const sessions = yield* DeveloperSessions;
         const session = yield* sessions.authenticate((yield* sessions.signIn((yield* linkOf(b)).token)).token);
         const operatorScopeOfA = yield* Operator.use((o) => o.scopeOf(a.id));
-        return yield* Effect.flip(DeveloperAuditLog.use((audit) => audit.record({ ...session, scope: operatorScopeOfA }, "api_key.revoked", "api_key 1")));
+        return yield* Effect.flip(AuditLog.use((audit) => audit.record({ ...session, scope: operatorScopeOfA }, "api_key.revoked", "api_key 1")));
       }),
     );
     expect(refused).toMatchObject({ _tag: "NotFound" });

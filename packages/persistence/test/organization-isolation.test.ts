@@ -1,7 +1,7 @@
 import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, ClientRepository, DeliveryRepository, DeveloperAuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { BusinessActions, Operator, Seeding } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
@@ -54,7 +54,7 @@ beforeAll(async () => {
         yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
         const sessions = yield* DeveloperSessions;
         const session = yield* sessions.authenticate((yield* sessions.signIn((yield* sessions.createLink(org.scope, "cli")).token)).token);
-        yield* (yield* DeveloperAuditLog).record(session, "api_key.created", "api_key 1");
+        yield* (yield* AuditLog).record(session, "api_key.created", "api_key 1");
         if (org === a) sessionOfA = session;
       }
       // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
@@ -89,6 +89,7 @@ const cases = (scope: OrgScope) => ({
     create: () => run(ApiKeyRepository.use((r) => r.create(scope, "read"))),
     revoke: () => notFound(ApiKeyRepository.use((r) => r.revoke(scope, target.apiKey))),
     list: async () => expectOnlyB("api_keys", (await run(ApiKeyRepository.use((r) => r.list(scope)))).map((k) => k.id)),
+    find: () => notFound(ApiKeyRepository.use((r) => r.find(scope, target.apiKey))),
   },
   OrganizationRepository: {
     current: async () => expect((await run(OrganizationRepository.use((r) => r.current(scope)))).id).toBe(b.id),
@@ -139,6 +140,7 @@ const cases = (scope: OrgScope) => ({
       const [message] = await rows<{ envelope_id: string }>("select envelope_id from webhook_messages where organization_id = ? order by id limit 1", [a.id]);
       await notFound(DeliveryRepository.use((r) => r.message(scope, message!.envelope_id)));
     },
+    find: () => notFound(DeliveryRepository.use((r) => r.find(scope, target.delivery))),
     retry: () => notFound(DeliveryRepository.use((r) => r.retry(scope, target.delivery))),
     retryMessage: async () => {
       const [message] = await rows<{ id: string }>("select message_id as id from webhook_deliveries where id = ?", [target.delivery]);
@@ -151,9 +153,9 @@ const cases = (scope: OrgScope) => ({
     // A's session named under B's scope: not B's to end.
     signOut: () => notFound(DeveloperSessions.use((r) => r.signOut({ ...sessionOfA, scope }))),
   },
-  DeveloperAuditLog: {
-    record: () => notFound(DeveloperAuditLog.use((r) => r.record({ ...sessionOfA, scope }, "api_key.revoked", "api_key 1"))),
-    list: async () => expectOnlyB("developer_audit_log", (await run(DeveloperAuditLog.use((r) => r.list(scope, 100)))).map((e) => e.id)),
+  AuditLog: {
+    record: () => notFound(AuditLog.use((r) => r.record({ ...sessionOfA, scope }, "api_key.revoked", "api_key 1"))),
+    list: async () => expectOnlyB("audit_log", (await run(AuditLog.use((r) => r.list(scope, 100)))).map((e) => e.id)),
   },
   BusinessActions: {
     sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),

@@ -58,28 +58,47 @@ export interface RegistrationLookup {
   readonly owner?: LookupOwner;
 }
 
-/** Why a URL may not receive webhooks, or `undefined` when it may. */
+/**
+ * Why a URL may not receive webhooks: it is not an http(s) URL (`message`), its host resolves to
+ * nothing, or to an address that is not on the public internet.
+ */
+export type UrlRefusal =
+  | { readonly reason: "invalid"; readonly message: string }
+  | { readonly reason: "unresolved" | "forbidden"; readonly host: string };
+
+/** Why `url` may not receive webhooks, or `undefined` when it may (`allowPrivateNetworks` skips the address check). */
+export const urlRefusal = async (
+  url: string,
+  allowPrivateNetworks: boolean,
+  lookup: RegistrationLookup = {},
+): Promise<UrlRefusal | undefined> => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { reason: "invalid", message: "url must be an absolute http(s) URL" };
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return { reason: "invalid", message: "url must use http or https" };
+  if (allowPrivateNetworks) return undefined;
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  const resolver = lookup.resolver ?? defaultWebhookResolver();
+  const addresses = await resolver.lookup(host, lookup.owner ?? "registration").catch(() => undefined);
+  if (addresses === undefined) return { reason: "unresolved", host };
+  return addresses.some((a) => isForbiddenAddress(a.address)) ? { reason: "forbidden", host } : undefined;
+};
+
+/** `urlRefusal` as one line (`10.1.2.3 is not allowed: …`), or `undefined` when the URL may receive webhooks. */
 export const refusedUrlReason = async (
   url: string,
   allowPrivateNetworks: boolean,
   lookup: RegistrationLookup = {},
 ): Promise<string | undefined> => {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "url must be an absolute http(s) URL";
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "url must use http or https";
-  if (allowPrivateNetworks) return undefined;
-  const host = parsed.hostname.replace(/^\[|\]$/g, "");
-  const resolver = lookup.resolver ?? defaultWebhookResolver();
-  const addresses = await resolver.lookup(host, lookup.owner ?? "registration").catch(() => undefined);
-  if (addresses === undefined) return `could not resolve ${host}`;
-  return addresses.some((a) => isForbiddenAddress(a.address)) ? notAllowed(host) : undefined;
+  const refusal = await urlRefusal(url, allowPrivateNetworks, lookup);
+  if (refusal === undefined) return undefined;
+  if (refusal.reason === "invalid") return refusal.message;
+  return refusal.reason === "unresolved" ? `could not resolve ${refusal.host}` : notAllowed(refusal.host);
 };
 
-/** The SSRF guard for sockets: an `ESSRF` error when any address of `hostname` is forbidden, else `undefined`. */
 export const refuseForbidden = (hostname: string, addresses: ReadonlyArray<LookupAddress>): NodeJS.ErrnoException | undefined => {
   if (!addresses.some((a) => isForbiddenAddress(a.address))) return undefined;
   const refused: NodeJS.ErrnoException = new Error(`refused: ${notAllowed(hostname)}`);

@@ -24,7 +24,7 @@ const invoiceAction = (name: "send" | "pay") =>
       const result = await withPlatform(loadCliConfig(), (platform) =>
         runAction(
           platform,
-          inOwnerOf("invoices", id, (scope) =>
+          inOwnerOf("invoices", id, ({ scope }) =>
             BusinessActions.use(
               (actions): Effect.Effect<{ readonly id: number; readonly status: "sent" | "paid" }, NotFound | InvalidTransition> =>
                 name === "send" ? actions.sendInvoice(scope, id) : actions.payInvoice(scope, id),
@@ -53,7 +53,7 @@ export const proposalCommand = defineCommand({
         const result = await withPlatform(loadCliConfig(), (platform) =>
           runAction(
             platform,
-            inOwnerOf("proposals", id, (scope) => BusinessActions.use((actions) => actions.approveProposal(scope, id))),
+            inOwnerOf("proposals", id, ({ scope }) => BusinessActions.use((actions) => actions.approveProposal(scope, id))),
             `proposal ${id} does not exist`,
           ),
         );
@@ -90,7 +90,7 @@ export const inquiryCommand = defineCommand({
         const result = await withPlatform(loadCliConfig(), (platform) =>
           runAction(
             platform,
-            inOrganization(organizationId, (scope) => BusinessActions.use((actions) => actions.receiveInquiry(scope, input.success))),
+            inOrganization(organizationId, ({ scope }) => BusinessActions.use((actions) => actions.receiveInquiry(scope, input.success))),
             `organization ${organizationId} does not exist`,
           ),
         );

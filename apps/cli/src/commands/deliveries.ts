@@ -1,4 +1,5 @@
-import { DELIVERY_STATUSES, DeliveryRepository } from "@platter/persistence";
+import { Deliveries } from "@platter/application";
+import { DELIVERY_STATUSES } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { jsonFlag, oneOf, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
@@ -8,7 +9,8 @@ import { report } from "../output.ts";
 
 /**
  * `platter deliveries …`: what was sent where, every attempt, and sending deliveries now: a finished
- * one again, a pending one without waiting for its next try (as the Developer area's replay does).
+ * one again, a pending one without waiting for its next try (as the Developer area's replay does),
+ * audited as the operator's.
  */
 
 const STATUSES = DELIVERY_STATUSES;
@@ -32,7 +34,7 @@ const list = defineCommand({
     const deliveries = await withPlatform(loadCliConfig(), (platform) =>
       runAction(
         platform,
-        inOrganization(organizationId, (scope) => DeliveryRepository.use((all) => all.list(scope, filter))),
+        inOrganization(organizationId, (operator) => Deliveries.list(operator, filter)),
         `organization ${organizationId} does not exist`,
       ),
     );
@@ -64,7 +66,7 @@ const retry = defineCommand({
       const result = await withPlatform(config, (platform) =>
         runAction(
           platform,
-          inOwnerOf("webhook_endpoints", endpointId, (scope) => DeliveryRepository.use((all) => all.retryFailed(scope, endpointId))),
+          inOwnerOf("webhook_endpoints", endpointId, (operator) => Deliveries.replayFailed(operator, endpointId)),
           `endpoint ${endpointId} does not exist`,
         ),
       );
@@ -75,7 +77,7 @@ const retry = defineCommand({
     const result = await withPlatform(config, (platform) =>
       runAction(
         platform,
-        inOwnerOf("webhook_deliveries", id, (scope) => DeliveryRepository.use((all) => all.retry(scope, id))),
+        inOwnerOf("webhook_deliveries", id, (operator) => Deliveries.replay(operator, id)),
         `delivery ${id} does not exist`,
       ),
     );

@@ -1,12 +1,12 @@
+import { ApiKeys } from "@platter/application";
 import { ACCESS_LEVELS } from "@platter/domain";
-import { ApiKeyRepository } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { jsonFlag, oneOf, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
 import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
 import { report } from "../output.ts";
 
-/** `platter key …`: API keys. A key's secret is shown once, at creation; only its hash is stored. */
+/** `platter key …`: API keys, each change audited as the operator's. A key's secret is shown once, at creation; only its hash is stored. */
 export const keyCommand = defineCommand({
   meta: { name: "key", description: "Manage API keys" },
   subCommands: {
@@ -23,7 +23,7 @@ export const keyCommand = defineCommand({
         const created = await withPlatform(loadCliConfig(), (platform) =>
           runAction(
             platform,
-            inOrganization(organizationId, (scope) => ApiKeyRepository.use((keys) => keys.create(scope, access))),
+            inOrganization(organizationId, (operator) => ApiKeys.create(operator, access)),
             `organization ${organizationId} does not exist`,
           ),
         );
@@ -46,7 +46,7 @@ export const keyCommand = defineCommand({
         await withPlatform(loadCliConfig(), (platform) =>
           runAction(
             platform,
-            inOwnerOf("api_keys", keyId, (scope) => ApiKeyRepository.use((keys) => keys.revoke(scope, keyId))),
+            inOwnerOf("api_keys", keyId, (operator) => ApiKeys.revoke(operator, keyId)),
             `key ${keyId} does not exist`,
           ),
         );

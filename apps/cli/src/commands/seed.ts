@@ -19,7 +19,7 @@ const demo = defineCommand({
     const counts = await withPlatform(loadCliConfig(), (platform) =>
       runAction(
         platform,
-        inOrganization(organizationId, (scope) => Seeding.use((seeding) => seeding.demo(scope))),
+        inOrganization(organizationId, ({ scope }) => Seeding.use((seeding) => seeding.demo(scope))),
         `organization ${organizationId} does not exist`,
       ),
     );
@@ -54,7 +54,7 @@ const bulk = defineCommand({
       try {
         await runAction(
           platform,
-          inOrganization(organizationId, (scope) => Seeding.use((seeding) => seeding.bulk(scope, options, progress.update))),
+          inOrganization(organizationId, ({ scope }) => Seeding.use((seeding) => seeding.bulk(scope, options, progress.update))),
           `organization ${organizationId} does not exist`,
         );
       } finally {

@@ -1,6 +1,6 @@
 import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
-  NotFound, type OrgScope, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInRequester, Unauthenticated,
+  NotFound, type OrgScope, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInRequester, Unauthenticated,
 } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -16,11 +16,7 @@ import { traced } from "../traced.ts";
  */
 
 /** A live Developer-area session, as authentication found it: the only way to its organization's scope. */
-export interface DeveloperSession {
-  readonly scope: OrgScope;
-  readonly sessionId: number;
-  /** The sign-in link that opened it (who let this session in, for the audit log). */
-  readonly linkId: number;
+export interface DeveloperSession extends SessionActor {
   /** The secret the session's forms must carry back. */
   readonly formSecret: string;
   readonly expiresAt: string;
@@ -147,6 +143,7 @@ export class DeveloperSessions extends Context.Service<
           );
           if (row === undefined) return yield* new Unauthenticated();
           return {
+            _tag: "DeveloperSession",
             scope: developerSessionScope(Number(row.organization_id), row.currency),
             sessionId: Number(row.id),
             linkId: Number(row.link_id),

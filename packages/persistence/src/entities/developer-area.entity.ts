@@ -3,9 +3,9 @@ import { identityId } from "./columns.ts";
 import { OrganizationEntity } from "./organization.entity.ts";
 
 /**
- * The Developer area's access: single-use sign-in links, the sessions they open, and the audit log
- * of what those sessions did. Tokens are stored only as SHA-256 hashes; times are written from the
- * Clock of the process that decided them (expiry is a decision).
+ * The Developer area's access: single-use sign-in links and the sessions they open; and the
+ * organization's audit log of what those sessions (or the operator) changed. Tokens are stored only
+ * as SHA-256 hashes; times are written from the Clock of the process that decided them (expiry is a decision).
  */
 
 export const DeveloperSignInLinkEntity = defineEntity({
@@ -44,19 +44,27 @@ export const DeveloperSessionEntity = defineEntity({
   indexes: [{ name: "developer_sessions_organization_idx", properties: ["organization", "id"] }],
 });
 
-export const DeveloperAuditLogEntity = defineEntity({
-  name: "DeveloperAuditLog",
-  tableName: "developer_audit_log",
+/** The organization's audit log: who changed its keys, endpoints and deliveries. Each row names one actor. */
+export const AuditLogEntity = defineEntity({
+  name: "AuditLog",
+  tableName: "audit_log",
   properties: {
     id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
-    session: p.manyToOne(DeveloperSessionEntity),
-    link: p.manyToOne(DeveloperSignInLinkEntity),
+    /** A Developer-area session, and the sign-in link that let it in; or neither, and `operator`. */
+    session: p.manyToOne(DeveloperSessionEntity).nullable().deleteRule("no action"),
+    link: p.manyToOne(DeveloperSignInLinkEntity).nullable().deleteRule("no action"),
+    /** The operator who made the change (`root via the CLI`). */
+    operator: p.text().nullable(),
     /** What was done (`api_key.created`). */
     action: p.text(),
     /** To what (`api_key 12`). */
     subject: p.text(),
     at: p.datetime(3),
   },
-  indexes: [{ name: "developer_audit_log_organization_idx", expression: "create index developer_audit_log_organization_idx on developer_audit_log (organization_id, at desc, id desc)" }],
+  indexes: [{ name: "audit_log_organization_idx", expression: "create index audit_log_organization_idx on audit_log (organization_id, at desc, id desc)" }],
+  checks: [{
+    name: "audit_log_actor_check",
+    expression: "(session_id is not null and link_id is not null and operator is null) or (session_id is null and link_id is null and operator is not null)",
+  }],
 });

@@ -1,6 +1,6 @@
 import { ProcessInstanceEntity } from "./process-instance.entity.ts";
 import { ClientEntity, IngredientEntity, RecipeEntity } from "./catalog.entity.ts";
-import { DeveloperAuditLogEntity, DeveloperSessionEntity, DeveloperSignInLinkEntity } from "./developer-area.entity.ts";
+import { AuditLogEntity, DeveloperSessionEntity, DeveloperSignInLinkEntity } from "./developer-area.entity.ts";
 import { DishEntity, EventEntity, ProposalEntity } from "./event.entity.ts";
 import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
 import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
@@ -21,5 +21,5 @@ export const allEntities = [
   OrganizationEntity, ApiKeyEntity, ClientEntity, RecipeEntity, IngredientEntity, EventEntity, DishEntity, ProposalEntity,
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
   WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
-  DeveloperAuditLogEntity,
+  AuditLogEntity,
 ];

@@ -13,6 +13,7 @@ import { Migration20261124060000AttemptLogKeys } from "./Migration20261124060000
 import { Migration20261124070000RetentionByMessage } from "./Migration20261124070000RetentionByMessage.ts";
 import { Migration20261124080000EndpointOrigins } from "./Migration20261124080000EndpointOrigins.ts";
 import { Migration20261124090000BoundedClaims } from "./Migration20261124090000BoundedClaims.ts";
+import { Migration20261125000000AuditLog } from "./Migration20261125000000AuditLog.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -31,4 +32,5 @@ export const migrationsList = [
   { name: "Migration20261124070000RetentionByMessage", class: Migration20261124070000RetentionByMessage },
   { name: "Migration20261124080000EndpointOrigins", class: Migration20261124080000EndpointOrigins },
   { name: "Migration20261124090000BoundedClaims", class: Migration20261124090000BoundedClaims },
+  { name: "Migration20261125000000AuditLog", class: Migration20261125000000AuditLog },
 ];

@@ -32,6 +32,11 @@ export interface ApiKeyView {
   readonly revoked_at: string | null;
 }
 
+const VIEW_COLUMNS = `k.id, k.name, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
+  ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at`;
+type KeyViewRow = Omit<ApiKeyView, "id"> & { id: string };
+const toView = (row: KeyViewRow): ApiKeyView => ({ ...row, id: Number(row.id) });
+
 /** `last_used_at` is written at most once a minute per key and process: authentication stays one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -44,7 +49,10 @@ export class ApiKeyRepository extends Context.Service<
     readonly create: (scope: OrgScope, access: Access, name?: string) => Effect.Effect<{ readonly id: number; readonly key: string }>;
     /** Revokes a key at once; revoking it again is harmless and changes nothing (`changed` false). */
     readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly changed: boolean }, NotFound>;
+    /** The organization's keys, oldest first. */
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<ApiKeyView>>;
+    /** One of the organization's keys; `NotFound` for another organization's. */
+    readonly find: (scope: OrgScope, id: number) => Effect.Effect<ApiKeyView, NotFound>;
   }
 >()("platter/persistence/ApiKeyRepository") {
   static readonly layer = Layer.effect(
@@ -109,14 +117,11 @@ export class ApiKeyRepository extends Context.Service<
           return { id, changed: row !== undefined };
         })),
         list: traced("ApiKeyRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
-          const rows = yield* orgSql(database, scope).select<ApiKeyView & { id: string }>({
-            columns: `k.id, k.name, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
-              ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at`,
-            from: "api_keys",
-            as: "k",
-            rest: sql`order by k.id`,
-          });
-          return rows.map((row) => ({ ...row, id: Number(row.id) }));
+          const rows = yield* orgSql(database, scope).select<KeyViewRow>({ columns: VIEW_COLUMNS, from: "api_keys", as: "k", rest: sql`order by k.id` });
+          return rows.map(toView);
+        })),
+        find: traced("ApiKeyRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+          return toView(yield* orgSql(database, scope).one<KeyViewRow>({ columns: VIEW_COLUMNS, from: "api_keys", as: "k", where: sql`k.id = ${id}` }));
         })),
       });
     }),

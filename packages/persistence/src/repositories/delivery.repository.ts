@@ -37,6 +37,8 @@ export interface DeliveryView {
   readonly attempts: Array<AttemptView>;
   readonly next_attempt_at: string | null;
   readonly created_at: string;
+  /** Whether a replay (`retry`) would change it now: finished, or pending and waiting for a later try. */
+  readonly replayable: boolean;
 }
 
 /** One row of the delivery log: a message sent to one endpoint, with how its last attempt went. */
@@ -78,7 +80,13 @@ export const ATTEMPTS_OF_DELIVERY = `coalesce((select json_agg(json_build_object
       'next_attempt_at', ${isoTimestamp("a.next_attempt_at")}) order by a.id)
     from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
 
-const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status,
+/**
+ * The deliveries "send now" changes: finished ones, and pending ones whose next try is later. One
+ * already due (or being sent) is left alone, so a retry never changes nothing and calls it a change.
+ */
+const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
+
+const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status, ${RETRIABLE} as replayable,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
   ${isoTimestamp("d.created_at")} as created_at,
   ${ATTEMPTS_OF_DELIVERY}`;
@@ -88,12 +96,6 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
  * (`RETRIABLE`: waiting for its next try, so not held by a dispatcher) only the time changes.
  */
 const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null`;
-
-/**
- * The deliveries "send now" changes: finished ones, and pending ones whose next try is later. One
- * already due (or being sent) is left alone, so a retry never changes nothing and calls it a change.
- */
-const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
 
 /** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
 const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";
@@ -149,6 +151,8 @@ export class DeliveryRepository extends Context.Service<
   {
     /** Newest first. */
     readonly list: (scope: OrgScope, filter: DeliveryFilter) => Effect.Effect<ReadonlyArray<DeliveryView>>;
+    /** One delivery with its attempts; `NotFound` for another organization's. */
+    readonly find: (scope: OrgScope, id: number) => Effect.Effect<DeliveryView, NotFound>;
     /** One page of the delivery log (`deliveryLogListing`: newest first), filtered. */
     readonly log: (
       scope: OrgScope,
@@ -189,6 +193,16 @@ export class DeliveryRepository extends Context.Service<
             rest: sql`order by d.created_at desc, d.id desc limit ${filter.limit ?? 100}`,
           });
           return rows.map(toDeliveryView);
+        })),
+        find: traced("DeliveryRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+          const row = yield* orgSql(database, scope).one<DeliveryView & { id: string; endpoint_id: string }>({
+            columns: COLUMNS,
+            from: "webhook_deliveries",
+            as: "d",
+            join: MESSAGE,
+            where: sql`d.id = ${id}`,
+          });
+          return toDeliveryView(row);
         })),
         log: traced("DeliveryRepository.log")(Effect.fnUntraced(function* (
           scope: OrgScope,

@@ -1,5 +1,5 @@
-import type { NotFound } from "@platter/domain";
-import { DeveloperAuditLog, type DeveloperSession, inOneTransaction, type RequestStorage } from "@platter/persistence";
+import type { Actor } from "@platter/domain";
+import { AuditLog, inOneTransaction } from "@platter/persistence";
 import { Effect } from "effect";
 
 /** What an audit row says: the action done (`api_key.created`), to what (`api_key 12`). */
@@ -12,12 +12,8 @@ export interface AuditEntry {
  * `change`, and the audit row `entryOf` its result names (none when it changed nothing), in one
  * transaction: a change is never left unaudited, and no audit row names a change that failed.
  */
-export const audited = <A, E, R>(
-  session: DeveloperSession,
-  change: Effect.Effect<A, E, R>,
-  entryOf: (result: A) => AuditEntry | undefined,
-): Effect.Effect<A, E | NotFound, R | RequestStorage> =>
+export const audited = <A, E, R>(actor: Actor, change: Effect.Effect<A, E, R>, entryOf: (result: A) => AuditEntry | undefined) =>
   inOneTransaction(Effect.tap(change, (result) => {
     const entry = entryOf(result);
-    return entry === undefined ? Effect.void : DeveloperAuditLog.use((log) => log.record(session, entry.action, entry.subject));
+    return entry === undefined ? Effect.void : AuditLog.use((log) => log.record(actor, entry.action, entry.subject));
   }));

@@ -1,0 +1,115 @@
+import {
+  type Actor, EndpointUrlRefused, exampleMessage, parseEndpointUrl, type WebhookEventType,
+} from "@platter/domain";
+import type { WebhookEndpointSettings } from "@platter/ops";
+import { WebhookEndpointRepository } from "@platter/persistence";
+import { type UrlRefusal, urlRefusal } from "@platter/webhooks";
+import { Effect } from "effect";
+import { audited } from "./audited.ts";
+
+/**
+ * An organization's webhook endpoints, as an actor sees and changes them: registration through the
+ * SSRF guard (its DNS look-ups on the organization's share), the signing secret (shown only when
+ * asked, and audited then), enabling and disabling, and test events.
+ */
+
+/** The audit log's name of an endpoint. */
+const subjectOf = (id: number) => `webhook_endpoint ${id}`;
+
+/** The audit entry of `action` on endpoint `id`. */
+const entry = (action: string, id: number) => ({ action: `webhook_endpoint.${action}`, subject: subjectOf(id) });
+
+/** The guard's refusal as a sentence to show beside the URL: the host given, never what it resolves to. */
+const refusalMessage = (refusal: UrlRefusal): string => {
+  switch (refusal.reason) {
+    case "invalid":
+      return `${refusal.message.charAt(0).toUpperCase()}${refusal.message.slice(1)}.`;
+    case "unresolved":
+      return `No address was found for ${refusal.host}: check the URL's host name.`;
+    case "forbidden":
+      return `Webhooks are sent only to public internet addresses, and ${refusal.host} is not allowed.`;
+  }
+};
+
+/** `url` checked (`parseEndpointUrl`, then the SSRF guard on the organization's DNS share), ready to store. */
+const checkedUrl = (actor: Actor, raw: string, settings: Pick<WebhookEndpointSettings, "allowPrivateNetworks">) =>
+  Effect.gen(function* () {
+    const url = yield* Effect.fromResult(parseEndpointUrl(raw));
+    const refusal = yield* Effect.promise(() => urlRefusal(url, settings.allowPrivateNetworks, { owner: actor.scope.organizationId }));
+    if (refusal !== undefined) return yield* new EndpointUrlRefused({ message: refusalMessage(refusal) });
+    return url;
+  });
+
+export const WebhookEndpoints = {
+  /** The organization's endpoints, oldest first. */
+  list: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.list(actor.scope)),
+  /** Every endpoint with its health over the last 24 hours and its open circuit. */
+  overview: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.overview(actor.scope)),
+  /** One endpoint as `overview` shows it; `NotFound` for another organization's. */
+  find: (actor: Actor, id: number) => WebhookEndpointRepository.use((endpoints) => endpoints.find(actor.scope, id)),
+  /** A delivery to endpoint `endpointId` with its attempts (a test event's, as its page follows it). */
+  delivery: (actor: Actor, endpointId: number, deliveryId: number) =>
+    WebhookEndpointRepository.use((endpoints) => endpoints.delivery(actor.scope, endpointId, deliveryId)),
+
+  /**
+   * Registers `url` for `types` (none: every type): `InvalidInput` for a URL that is not one,
+   * `EndpointUrlRefused` for one the SSRF guard refuses, `EndpointLimitReached` beyond the
+   * organization's limit; nothing is written then. `admit` is the caller's own step between the
+   * checks and the change (the Developer area counts the organization's new endpoints there, so a
+   * refused URL is not counted). The signing secret is returned this once. Audited
+   * `webhook_endpoint.added`.
+   */
+  register: <E = never>(
+    actor: Actor,
+    url: string,
+    types: ReadonlyArray<WebhookEventType>,
+    settings: WebhookEndpointSettings,
+    admit: Effect.Effect<void, E> = Effect.void,
+  ) =>
+    checkedUrl(actor, url, settings).pipe(
+      Effect.tap(() => admit),
+      Effect.flatMap((checked) =>
+        audited(
+          actor,
+          WebhookEndpointRepository.use((endpoints) => endpoints.add(actor.scope, checked, types, settings.endpointsPerOrganization)),
+          (created) => entry("added", created.id),
+        )),
+    ),
+
+  /** The signing secret (and until when the one before still signs); audited `webhook_endpoint.secret_revealed`. */
+  revealSecret: (actor: Actor, id: number) =>
+    audited(actor, WebhookEndpointRepository.use((endpoints) => endpoints.secret(actor.scope, id)), () => entry("secret_revealed", id)),
+
+  /**
+   * A new signing secret, returned this once; the old one keeps signing beside it for
+   * `settings.secretOverlapMs`. Audited `webhook_endpoint.secret_rotated`.
+   */
+  rotateSecret: (actor: Actor, id: number, settings: Pick<WebhookEndpointSettings, "secretOverlapMs">) =>
+    audited(
+      actor,
+      WebhookEndpointRepository.use((endpoints) => endpoints.rotateSecret(actor.scope, id, settings.secretOverlapMs)),
+      () => entry("secret_rotated", id),
+    ),
+
+  /**
+   * Enables or disables an endpoint (`reason` says why it was disabled), audited
+   * `webhook_endpoint.enabled` or `.disabled` when that changed something.
+   */
+  setEnabled: (actor: Actor, id: number, enabled: boolean, reason?: string) =>
+    audited(
+      actor,
+      WebhookEndpointRepository.use((endpoints) => endpoints.setEnabled(actor.scope, id, enabled, reason)),
+      ({ changed }) => (changed ? entry(enabled ? "enabled" : "disabled", id) : undefined),
+    ),
+
+  /**
+   * A test message of `type` (the catalog's example) to this endpoint only; `InvalidTransition` for
+   * a disabled endpoint. Audited `webhook_endpoint.test_sent`.
+   */
+  sendTestMessage: (actor: Actor, id: number, type: WebhookEventType) =>
+    audited(
+      actor,
+      WebhookEndpointRepository.use((endpoints) => endpoints.sendTestMessage(actor.scope, id, exampleMessage(type))),
+      () => entry("test_sent", id),
+    ),
+};

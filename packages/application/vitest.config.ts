@@ -1,0 +1,7 @@
+import { defineConfig, mergeConfig } from "vitest/config";
+import { sharedTestConfig } from "../../vitest.shared.ts";
+
+export default mergeConfig(
+  sharedTestConfig,
+  defineConfig({ test: { globalSetup: ["../persistence/src/testing/global-setup.ts"] } }),
+);
