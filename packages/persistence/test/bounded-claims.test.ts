@@ -43,7 +43,7 @@ const organizationWithEndpoints = async (name: string, endpoints: number) => {
 
 /** Every block of table or index a claim of `limit` touches, from its plan (the claim runs: it leases what it claims). */
 const blocksTouched = async (limit: number): Promise<{ blocks: number; claimed: number }> => {
-  const claim = claimStatement(limit, 60_000, testDeliveryPolicy, nothingHeld, new Date());
+  const claim = claimStatement(limit, 60_000, testDeliveryPolicy, nothingHeld);
   const [plan] = await rows<{ "QUERY PLAN": Array<{ Plan: { "Actual Rows": number } & Record<string, number> }> }>(
     `explain (analyze, buffers, format json) ${claim.text}`, claim.values,
   );
@@ -69,7 +69,7 @@ const blocksTouchedByGenericPlan = async (
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
-    const claim = claimStatement(limit, 60_000, testDeliveryPolicy, held, new Date());
+    const claim = claimStatement(limit, 60_000, testDeliveryPolicy, held);
     let n = 0;
     await client.query("set plan_cache_mode = force_generic_plan");
     await client.query(`prepare claim as ${claim.text.replace(/\?/g, () => `$${++n}`)}`);

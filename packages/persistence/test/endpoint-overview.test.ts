@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, retryingDeliveryPolicy, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 
 /**
  * The Developer area's view of endpoints: health over the last 24 hours (success rate, last
@@ -33,9 +33,9 @@ const attemptAll = (answer: (endpointId: number) => number | undefined) =>
       const outcome = statusCode !== undefined && statusCode < 300 ? "succeeded" as const : "failed" as const;
       return {
         delivery, startedAt: new Date(), durationMs: 12, statusCode, error: statusCode === undefined ? "ECONNREFUSED: connection refused" : undefined,
-        responseBody: "", outcome, retryDelayMs: outcome === "failed" ? 0 : undefined,
+        responseBody: "", outcome,
       };
-    }), testDeliveryPolicy);
+    }), retryingDeliveryPolicy);
     return due.length;
   }));
 

@@ -39,7 +39,7 @@ describe("pruneDeliveryHistory", () => {
         const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy, nothingHeld)).due;
         const result = (outcome: "succeeded" | "failed") => ({
           startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
-          responseBody: "", outcome, retryDelayMs: undefined,
+          responseBody: "", outcome,
         });
         yield* queue.recordAttempts([{ delivery: succeeds!, ...result("succeeded") }, { delivery: fails!, ...result("failed") }], testDeliveryPolicy);
         const early = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);

@@ -63,7 +63,6 @@ beforeAll(async () => {
       yield* queue.recordAttempts(
         claimed.map((delivery) => ({
           delivery, startedAt: new Date(), durationMs: 5, statusCode: 500, error: undefined, responseBody: "no", outcome: "failed",
-          retryDelayMs: undefined,
         })),
         testDeliveryPolicy,
       );

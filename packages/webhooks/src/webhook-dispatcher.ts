@@ -1,5 +1,5 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, nextRetryDelay, organizationShare, originShare,
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, organizationShare, originShare,
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
@@ -24,15 +24,13 @@ export interface DeliveryStorage {
   readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
 }
 
-export interface DispatcherSettings extends AttemptSettings, Omit<DeliveryPolicy, "firstAttemptDelayMs"> {
+export interface DispatcherSettings extends AttemptSettings, DeliveryPolicy {
   /** Attempts in flight at once. */
   readonly concurrency: number;
   /** Attempts in flight per endpoint across all dispatchers (each keeps to its share, see `HeldSlots`). */
   readonly endpointConcurrency: number;
   /** Attempts in flight per organization across all dispatchers; unset, all of a dispatcher's slots but a reserve (see `organizationShare`). */
   readonly organizationConcurrency?: number | undefined;
-  /** Delays per try: the first before the first try, then one per retry. */
-  readonly retryScheduleMs: ReadonlyArray<number>;
   /** How long a claim is ours; longer than the timeout, so a live attempt is never taken over. */
   readonly leaseMs: number;
   /** Longest sleep when nothing happens (LISTEN/NOTIFY usually wakes us sooner). */
@@ -51,7 +49,7 @@ export interface DispatcherObserver {
 export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => ({
   circuitThreshold: settings.circuitThreshold,
   circuitCooldownMs: settings.circuitCooldownMs,
-  firstAttemptDelayMs: settings.retryScheduleMs[0] ?? 0,
+  retryScheduleMs: settings.retryScheduleMs,
   failureWindowMs: settings.failureWindowMs,
 });
 
@@ -219,7 +217,7 @@ export class WebhookDispatcher {
     this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
     for (const delivery of claimed.unreadable) {
       const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
-      this.writer.add({ delivery, ...result, error: UNREADABLE, outcome: "failed", retryDelayMs: undefined });
+      this.writer.add({ delivery, ...result, error: UNREADABLE, outcome: "unsendable" });
     }
     return claimed.due.length + claimed.unreadable.length === free;
   }
@@ -236,11 +234,7 @@ export class WebhookDispatcher {
       count(this.held.inFlightByOrigin, delivery.origin, -1);
       this.typicalAttemptMs += (result.durationMs - this.typicalAttemptMs) / 64;
       this.observer.attempted?.(result.outcome, result.durationMs, delivery);
-      this.writer.add({
-        delivery,
-        ...result,
-        retryDelayMs: result.outcome === "failed" ? nextRetryDelay(this.settings.retryScheduleMs, delivery.attempt) : undefined,
-      });
+      this.writer.add({ delivery, ...result });
     });
     const tracked = running.finally(() => {
       this.countSlots();

@@ -27,14 +27,11 @@ export const DEFAULT_RETRY_SCHEDULE_MS: ReadonlyArray<number> = [
 ];
 
 /**
- * Delay before the next try after `attemptsMade` tries have failed, or `undefined` when the
- * schedule is exhausted and the delivery has failed for good.
+ * What an endpoint's answer means for the delivery; `unsendable` is a delivery whose stored
+ * message no longer reads as its type (nothing was sent: it fails for good, and says nothing of
+ * the endpoint's health).
  */
-export const nextRetryDelay = (schedule: ReadonlyArray<number>, attemptsMade: number): number | undefined =>
-  schedule[attemptsMade];
-
-/** What an endpoint's answer means for the delivery. */
-export type AttemptOutcome = "succeeded" | "failed" | "gone";
+export type AttemptOutcome = "succeeded" | "failed" | "gone" | "unsendable";
 
 /** 2xx succeeds; 410 Gone also disables the endpoint; anything else (3xx too) is a failed try. */
 export const outcomeOf = (status: number | undefined): AttemptOutcome => {
@@ -57,11 +54,14 @@ export const outcomeOf = (status: number | undefined): AttemptOutcome => {
 export interface DeliveryPolicy {
   readonly circuitThreshold: number;
   readonly circuitCooldownMs: number;
-  /** Delay before a delivery's first try (the retry schedule's first entry). */
-  readonly firstAttemptDelayMs: number;
+  /** Delays per try: `[n]` before try n + 1, so the first is before the first try; exhausted, a delivery has failed. */
+  readonly retryScheduleMs: ReadonlyArray<number>;
   /** An endpoint failing for this long is disabled. */
   readonly failureWindowMs: number;
 }
+
+/** Delay before a delivery's first try: the retry schedule's first entry. */
+export const firstAttemptDelayMs = (policy: Pick<DeliveryPolicy, "retryScheduleMs">): number => policy.retryScheduleMs[0] ?? 0;
 
 /**
  * What one dispatcher holds: its share of each endpoint's cap on attempts in flight (the cap
@@ -148,9 +148,7 @@ export interface AttemptResult {
   readonly outcome: AttemptOutcome;
 }
 
-/** One try of a delivery, and what happens next. */
+/** One try of a delivery and its result: what happens next is `deliveryAfterAttempt`'s to decide. */
 export interface AttemptRecord extends AttemptResult {
   readonly delivery: DueDelivery;
-  /** When failed: delay before the next try, or undefined when the schedule is exhausted. */
-  readonly retryDelayMs: number | undefined;
 }

@@ -3,7 +3,7 @@ import {
   DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, endpointOrigin, envelopeBody, InvalidTransition, NotFound, type OrgScope,
   type WebhookEventType, type WebhookMessage,
 } from "@platter/domain";
-import { Clock, Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
@@ -262,16 +262,16 @@ export class WebhookEndpointRepository extends Context.Service<
         })),
         rotateSecret: traced("WebhookEndpointRepository.rotateSecret")(Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
           const secret = generateSigningSecret();
-          const until = new Date((yield* Clock.currentTimeMillis) + overlapMs).toISOString();
-          const [row] = yield* orgSql(database, scope).update<{ id: string }>({
+          // The overlap runs on the database's time, as the claims that choose the signing secrets read it.
+          const [row] = yield* orgSql(database, scope).update<{ previous_secret_until: string }>({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`previous_secret = w.secret, previous_secret_until = ${until}::timestamptz, secret = ${secret}`,
+            set: sql`previous_secret = w.secret, previous_secret_until = now() + ${overlapMs}::bigint * interval '1 millisecond', secret = ${secret}`,
             where: sql`w.id = ${id}`,
-            returning: "w.id",
+            returning: isoTimestamp("w.previous_secret_until") + " as previous_secret_until",
           });
           if (row === undefined) return yield* new NotFound();
-          return { id, secret, previous_secret_until: until };
+          return { id, secret, previous_secret_until: row.previous_secret_until };
         })),
         sendTestMessage: traced("WebhookEndpointRepository.sendTestMessage")(Effect.fnUntraced(function* (
           scope: OrgScope,

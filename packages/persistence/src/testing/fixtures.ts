@@ -33,10 +33,13 @@ export const createOrganization = (db: TestDatabase, name = "Test Catering", cur
 /** Nothing held: a dispatcher with no attempt in flight, and a share no test reaches. */
 export const nothingHeld: HeldSlots = { share: 1000, inFlight: new Map(), organizationShare: 1000, inFlightByOrganization: new Map(), originConnections: 1000, inFlightByOrigin: new Map(), originShare: 1000 };
 
-/** A delivery policy for tests that drive the queue directly: caps and circuit far out of the way. */
+/** A delivery policy for tests that drive the queue directly: caps and circuit far out of the way, one try at once and no retry. */
 export const testDeliveryPolicy: DeliveryPolicy = {
   circuitThreshold: 1000,
   circuitCooldownMs: 30_000,
-  firstAttemptDelayMs: 0,
+  retryScheduleMs: [0],
   failureWindowMs: 5 * 24 * 3600_000,
 };
+
+/** `testDeliveryPolicy`, retrying a failed try at once (as often as a test needs). */
+export const retryingDeliveryPolicy: DeliveryPolicy = { ...testDeliveryPolicy, retryScheduleMs: Array.from({ length: 100 }, () => 0) };

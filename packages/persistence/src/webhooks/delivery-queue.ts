@@ -1,7 +1,8 @@
 import {
-  type AttemptRecord, type CircuitState, circuitState, type DeliveryPolicy, type DueDelivery, envelopeBody, type HeldSlots,
+  type AttemptRecord, type CircuitState, circuitState, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DueDelivery, envelopeBody,
+  firstAttemptDelayMs, type HeldSlots,
 } from "@platter/domain";
-import { Clock, Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
@@ -142,12 +143,12 @@ const DUE = (d: string, organization: string, endpoint: string) =>
  * at a shared origin the same turns. The lease columns are not indexed, so the claim's update is a
  * HOT update.
  *
- * Parameters: share, now (Clock), organization share, origin connections, origin share, limit, first-try delay ms,
+ * Parameters: share, organization share, origin connections, origin share, limit, first-try delay ms,
  * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb).
  */
 const CLAIM = `with recursive
   params as materialized (
-    select ?::int as share, ?::timestamptz as clock_now, ?::int as organization_share, ?::int as origin_connections,
+    select ?::int as share, ?::int as organization_share, ?::int as origin_connections,
       ?::int as origin_share, ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms,
       random() as turn
   ),
@@ -210,7 +211,7 @@ const CLAIM = `with recursive
       select d.id from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")}
       order by d.next_attempt_at, d.id limit 1
     ) due
-    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.clock_now)
+    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= now())
       and x.free > 0 and x.origin_free > 0 and x.organization_origin_free > 0
   ),
   share as (
@@ -260,7 +261,7 @@ const CLAIM = `with recursive
   from webhook_endpoints e, webhook_messages m, params p
   where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
   returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
-    case when e.previous_secret_until > p.clock_now then e.previous_secret end as previous_secret,
+    case when e.previous_secret_until > now() then e.previous_secret end as previous_secret,
     m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
 
 /** Attempts in flight per key, as the claim's jsonb: `[{ <keyName>: key, in_flight: n }, …]`. */
@@ -268,7 +269,7 @@ const inFlightJson = <Key>(counts: ReadonlyMap<Key, number>, keyName: string): s
   JSON.stringify([...counts].filter(([, n]) => n > 0).map(([key, in_flight]) => ({ [keyName]: key, in_flight })));
 
 /** The claim statement (`CLAIM`) and its parameters; exported for the tests that read its plan. */
-export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots, now: Date) => {
+export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots) => {
   // Organizations at their share, and those whose one endpoint with work is at its cap here, are
   // walked past: they do not count against the walk.
   const atShare = [...held.inFlightByOrganization.values()].filter((n) => n >= held.organizationShare).length;
@@ -276,7 +277,7 @@ export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryP
   return {
     text: CLAIM,
     values: [
-      held.share, now.toISOString(), held.organizationShare, held.originConnections, held.originShare, limit, policy.firstAttemptDelayMs,
+      held.share, held.organizationShare, held.originConnections, held.originShare, limit, firstAttemptDelayMs(policy),
       limit + atShare + atCap, leaseMs, inFlightJson(held.inFlight, "endpoint_id"),
       inFlightJson(held.inFlightByOrganization, "organization_id"), inFlightJson(held.inFlightByOrigin, "origin"),
     ],
@@ -313,7 +314,8 @@ const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_i
 /** jsonb (and text) cannot hold NUL: a receiver's bytes must never make a result unwritable. */
 const storable = (text: string | undefined): string | null => (text === undefined ? null : text.replaceAll("\u0000", "\uFFFD"));
 
-const toResultRow = (r: AttemptRecord) => ({
+/** One result as the statement reads it, with the retry schedule's delay for its try (none when not retried). */
+const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
   delivery_id: r.delivery.id,
   organization_id: r.delivery.organizationId,
   endpoint_id: r.delivery.endpointId,
@@ -325,33 +327,39 @@ const toResultRow = (r: AttemptRecord) => ({
   error: storable(r.error),
   response_body: storable(r.responseBody),
   outcome: r.outcome,
-  retry_delay_ms: r.outcome === "failed" ? (r.retryDelayMs ?? null) : null,
+  retry_delay_ms: r.outcome === "failed" ? (policy.retryScheduleMs[r.delivery.attempt] ?? null) : null,
 });
 
 /**
- * A batch of results in one statement (so one transaction, one parse of the batch): every attempt
- * recorded; each delivery moved on by its current lease holder only (a try counts once its result
- * is known); each endpoint's circuit moved (failures in a row open it for the cooldown, from the
- * Clock; a success closes it); 410 disables an endpoint at once, failing for the whole failure
- * window disables it too. An endpoint is written only when something changes.
- * Parameters: results (jsonb), threshold, now (Clock), cooldown ms, failure window ms ×2.
+ * A batch of results in one statement (so one transaction, one parse of the batch), applying the
+ * domain's decisions at the transaction's `now()`: every attempt recorded; each delivery moved on
+ * as `deliveryAfterAttempt` says, by its current lease holder only (a try counts once its result
+ * is known); each endpoint as `endpointAfterAttempts` says for its results in the batch (circuit,
+ * failures in a row, disabled by a 410 or by failing for the whole window, with the reason only
+ * when this batch disables it), computed from the endpoint's row as the update finds it (so two
+ * dispatchers' batches both count), and written only when something changes. A property test
+ * (`delivery-decision.test.ts`) checks the statement against those functions.
+ * Parameters: results (jsonb), threshold, cooldown ms, failure window ms.
  */
-const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
+// The endpoint's next state, from the row the update finds (`e`, after any concurrent batch) and its results here (`x`).
+const FAILURES_IN_A_ROW = "(case when x.any_success then 0 else e.consecutive_failures + x.failures end)";
+const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now()) < now() - p.window_ms * interval '1 millisecond'))`;
+
+export const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
+  p as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms),
   attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
     select organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body,
-      case when retry_delay_ms is not null then now() + retry_delay_ms * interval '1 millisecond' end
+      now() + retry_delay_ms * interval '1 millisecond'
     from r
   ),
   moved as (
     update webhook_deliveries d set
-      status = case when r.outcome = 'succeeded' then 'succeeded'
-                    when r.retry_delay_ms is null then 'failed' else 'pending' end,
+      status = case when r.outcome = 'succeeded' then 'succeeded' when r.retry_delay_ms is null then 'failed' else 'pending' end,
       attempts = greatest(d.attempts, r.attempt),
-      next_attempt_at = case when r.retry_delay_ms is not null
-                             then now() + r.retry_delay_ms * interval '1 millisecond' else d.next_attempt_at end,
-      completed_at = case when r.outcome = 'succeeded' or r.retry_delay_ms is null then now() end,
+      next_attempt_at = coalesce(now() + r.retry_delay_ms * interval '1 millisecond', d.next_attempt_at),
+      completed_at = case when r.retry_delay_ms is null then now() end,
       lease_token = null, lease_expires_at = null
     from r
     where d.id = r.delivery_id and d.lease_token = r.lease_token
@@ -359,27 +367,24 @@ const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::json
   s as (
     select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
       count(*) filter (where outcome <> 'succeeded')::int as failures
-    from r group by endpoint_id
-  ),
-  next as (
-    select e.id, s.gone,
-      case when s.any_success then 0 else e.consecutive_failures + s.failures end as consecutive_failures,
-      case when s.any_success then null else coalesce(e.failing_since, now()) end as failing_since
-    from webhook_endpoints e join s on s.endpoint_id = e.id
-    where not s.any_success or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null
+    from r where outcome <> 'unsendable' group by endpoint_id
   )
   update webhook_endpoints e set
-    consecutive_failures = next.consecutive_failures,
-    circuit_open_until = case when next.consecutive_failures >= ? then ?::timestamptz + ? * interval '1 millisecond' end,
-    failing_since = next.failing_since,
-    enabled = e.enabled and not next.gone
-      and not coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false),
-    disabled_reason = case
-      when next.gone then 'endpoint answered 410 Gone'
-      when coalesce(next.failing_since < now() - (? * interval '1 millisecond'), false)
-        then 'every delivery failed for the whole failure window'
-      else e.disabled_reason end
-  from next where e.id = next.id`;
+    consecutive_failures = ${FAILURES_IN_A_ROW},
+    failing_since = case when x.any_success then null else coalesce(e.failing_since, now()) end,
+    circuit_open_until = case when ${FAILURES_IN_A_ROW} >= p.threshold then now() + p.cooldown_ms * interval '1 millisecond' end,
+    enabled = e.enabled and not ${DISABLE},
+    disabled_reason = case when e.enabled and ${DISABLE}
+                           then case when x.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
+                           else e.disabled_reason end
+  from s x cross join p
+  where e.id = x.endpoint_id
+    and (not x.any_success or x.gone or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null)`;
+
+/** The recording statement's parameters for `records` under `policy`. */
+export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy): ReadonlyArray<unknown> => [
+  JSON.stringify(records.map((record) => toResultRow(record, policy))), policy.circuitThreshold, policy.circuitCooldownMs, policy.failureWindowMs,
+];
 
 export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
@@ -422,35 +427,29 @@ export class DeliveryQueue extends Context.Service<
     Effect.gen(function* () {
       const { rows, url } = yield* Database;
       return DeliveryQueue.of({
-        // Circuits and a rotated endpoint's previous secret are judged by this Clock.
         claimDue: traced("DeliveryQueue.claimDue")(Effect.fnUntraced(function* (
           limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots,
         ) {
-          const claim = claimStatement(limit, leaseMs, policy, held, new Date(yield* Clock.currentTimeMillis));
+          const claim = claimStatement(limit, leaseMs, policy, held);
           return toDue(yield* rows<ClaimedRow>(claim.text, claim.values));
         })),
         recordAttempts: traced("DeliveryQueue.recordAttempts")(Effect.fnUntraced(function* (
           records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,
         ) {
-          if (records.length === 0) return;
-          const now = new Date(yield* Clock.currentTimeMillis).toISOString();
-          yield* rows(RECORD, [
-            JSON.stringify(records.map(toResultRow)), policy.circuitThreshold, now, policy.circuitCooldownMs,
-            policy.failureWindowMs, policy.failureWindowMs,
-          ]);
+          if (records.length > 0) yield* rows(RECORD, recordValues(records, policy));
         })),
         queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
           const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
           return Number(row?.n ?? 0);
         })),
         endpointStats: traced("DeliveryQueue.endpointStats")(Effect.fnUntraced(function* () {
-          const nowMs = yield* Clock.currentTimeMillis;
           const found = yield* rows<{
-            organization_id: string; endpoint_id: string; depth: number; in_flight: number; open_until_ms: string | null;
+            organization_id: string; endpoint_id: string; depth: number; in_flight: number; open_until_ms: string | null; now_ms: string;
           }>(
             `select e.organization_id, e.id as endpoint_id, count(d.id)::int as depth,
                (count(d.id) filter (where d.lease_expires_at > now()))::int as in_flight,
-               (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms
+               (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms,
+               (extract(epoch from now()) * 1000)::bigint as now_ms
              from webhook_endpoints e left join webhook_deliveries d
                on d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending'
              where e.enabled
@@ -462,24 +461,23 @@ export class DeliveryQueue extends Context.Service<
             endpointId: Number(row.endpoint_id),
             queueDepth: row.depth,
             inFlight: row.in_flight,
-            circuit: circuitState(row.open_until_ms === null ? undefined : Number(row.open_until_ms), nowMs),
+            circuit: circuitState(row.open_until_ms === null ? undefined : Number(row.open_until_ms), Number(row.now_ms)),
           }));
         })),
         nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy) {
-          const now = new Date(yield* Clock.currentTimeMillis).toISOString();
           // Per endpoint: its earliest delivery nobody holds (plus the first-try delay when it was
           // never tried), or an open circuit's end. Leases of a dispatcher that died run out unseen:
           // the poll interval covers them.
           const [row] = yield* rows<{ ms: number | null }>(
             `with recursive ${ACTIVE_ENDPOINTS}
-             select extract(epoch from (min(case when e.circuit_open_until > ?::timestamptz then e.circuit_open_until
+             select extract(epoch from (min(case when e.circuit_open_until > now() then e.circuit_open_until
                  else first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond'
                                                    else interval '0' end end) - now())) * 1000 as ms
              from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
              cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
                where d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending' and ${UNLEASED("d")}
                order by d.next_attempt_at, d.id limit 1) first`,
-            [now, policy.firstAttemptDelayMs],
+            [firstAttemptDelayMs(policy)],
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         })),

@@ -1,0 +1,77 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { AttemptOutcome } from "./delivery.ts";
+import {
+  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, type EndpointHealth, endpointAfterAttempts,
+} from "./delivery-decision.ts";
+
+/** The decisions after attempts, by example and by property (the SQL that applies them is checked against them in persistence). */
+
+const NOW = 1_800_000_000_000;
+const SCHEDULE = [0, 5_000, 300_000];
+const POLICY = { circuitThreshold: 3, circuitCooldownMs: 30_000, failureWindowMs: 3_600_000 };
+const HEALTHY: EndpointHealth = { consecutiveFailures: 0, failingSinceMs: undefined, circuitOpenUntilMs: undefined, enabled: true, disabledReason: null };
+
+describe("deliveryAfterAttempt", () => {
+  it.each([
+    ["a success is done", 1, "succeeded", { status: "succeeded", nextAttemptAtMs: undefined, completedAtMs: NOW }],
+    ["a first failure waits the schedule's second delay", 1, "failed", { status: "pending", nextAttemptAtMs: NOW + 5_000, completedAtMs: undefined }],
+    ["a second failure waits the third", 2, "failed", { status: "pending", nextAttemptAtMs: NOW + 300_000, completedAtMs: undefined }],
+    ["a failure past the schedule fails for good", 3, "failed", { status: "failed", nextAttemptAtMs: undefined, completedAtMs: NOW }],
+    ["a 410 fails for good at once", 1, "gone", { status: "failed", nextAttemptAtMs: undefined, completedAtMs: NOW }],
+    ["a message that cannot be sent fails for good at once", 1, "unsendable", { status: "failed", nextAttemptAtMs: undefined, completedAtMs: NOW }],
+  ] as const)("%s", (_name, attempt, outcome, next) => {
+    expect(deliveryAfterAttempt(attempt, outcome, SCHEDULE, NOW)).toEqual(next);
+  });
+});
+
+describe("endpointAfterAttempts", () => {
+  it("counts failures in a row and opens the circuit at the threshold, from now", () => {
+    const once = endpointAfterAttempts(HEALTHY, ["failed", "failed"], POLICY, NOW);
+    expect(once).toEqual({ ...HEALTHY, consecutiveFailures: 2, failingSinceMs: NOW });
+    const twice = endpointAfterAttempts(once, ["failed"], POLICY, NOW + 10);
+    expect(twice).toEqual({ ...once, consecutiveFailures: 3, circuitOpenUntilMs: NOW + 10 + 30_000 });
+  });
+
+  it("closes the circuit and clears the failures on any success in the batch", () => {
+    const open = { ...HEALTHY, consecutiveFailures: 7, failingSinceMs: NOW - 60_000, circuitOpenUntilMs: NOW - 1 };
+    expect(endpointAfterAttempts(open, ["failed", "succeeded", "failed"], POLICY, NOW)).toEqual(HEALTHY);
+  });
+
+  it("disables on a 410, even beside a success", () => {
+    expect(endpointAfterAttempts(HEALTHY, ["succeeded", "gone"], POLICY, NOW)).toEqual({ ...HEALTHY, enabled: false, disabledReason: DISABLED_GONE });
+  });
+
+  it("disables an endpoint failing for longer than the window, and keeps the reason of one disabled before", () => {
+    const failing = { ...HEALTHY, consecutiveFailures: 40, failingSinceMs: NOW - POLICY.failureWindowMs - 1 };
+    expect(endpointAfterAttempts(failing, ["failed"], POLICY, NOW)).toMatchObject({ enabled: false, disabledReason: DISABLED_FAILING });
+    const byHand = { ...failing, enabled: false, disabledReason: "disabled by hand in the Developer area" };
+    expect(endpointAfterAttempts(byHand, ["gone"], POLICY, NOW)).toMatchObject({ enabled: false, disabledReason: "disabled by hand in the Developer area" });
+  });
+
+  const outcome = fc.constantFrom<AttemptOutcome>("succeeded", "failed", "gone", "unsendable");
+  const health = fc.record({
+    consecutiveFailures: fc.nat(20),
+    failingSinceMs: fc.option(fc.integer({ min: NOW - 10_000_000, max: NOW }), { nil: undefined }),
+    circuitOpenUntilMs: fc.option(fc.integer({ min: NOW - 100_000, max: NOW + 100_000 }), { nil: undefined }),
+    enabled: fc.boolean(),
+    disabledReason: fc.constantFrom(null, "disabled by hand in the Developer area"),
+  });
+
+  it("is untouched by messages that were never sent, and its results count the same in any order", () => {
+    fc.assert(fc.property(health, fc.array(outcome, { maxLength: 6 }), (before, outcomes) => {
+      const sent = outcomes.filter((o) => o !== "unsendable");
+      expect(endpointAfterAttempts(before, outcomes, POLICY, NOW)).toEqual(
+        sent.length === 0 ? before : endpointAfterAttempts(before, sent, POLICY, NOW),
+      );
+      expect(endpointAfterAttempts(before, [...outcomes].reverse(), POLICY, NOW)).toEqual(endpointAfterAttempts(before, outcomes, POLICY, NOW));
+    }));
+  });
+
+  it("never enables an endpoint, and never changes a disabled one's reason", () => {
+    fc.assert(fc.property(health, fc.array(outcome, { maxLength: 6 }), (before, outcomes) => {
+      const after = endpointAfterAttempts(before, outcomes, POLICY, NOW);
+      expect(after).toMatchObject(before.enabled ? {} : { enabled: false, disabledReason: before.disabledReason });
+    }));
+  });
+});
