@@ -120,7 +120,7 @@ describe("recordAttempts applies the domain's decisions", () => {
         const records: AttemptRecord[] = leased.map((delivery) => ({
           delivery: {
             id: delivery.id, organizationId: org.id, endpointId, url: "https://198.51.100.61/hook", origin: "https://198.51.100.61",
-            secret: "whsec_x", envelopeId: "evt_x", body: "{}", attempt: delivery.attemptsBefore + 1, leaseToken: tokens.get(delivery.id)!,
+            secret: "whsec_x", envelopeId: "evt_x", body: "{}", attempt: delivery.attemptsBefore + 1, leaseToken: tokens.get(delivery.id)!, probe: false,
           },
           startedAt: new Date(), durationMs: 5, statusCode: delivery.outcome === "succeeded" ? 200 : 500, error: undefined,
           responseBody: undefined, outcome: delivery.outcome,

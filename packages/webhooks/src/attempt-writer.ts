@@ -1,6 +1,7 @@
 import type { AttemptRecord, DeliveryPolicy } from "@platter/domain";
 import { Effect } from "effect";
-import type { DeliveryStorage } from "./webhook-dispatcher.ts";
+import type { DeliveryStorage } from "./delivery-storage.ts";
+import { type DispatcherTime, realTime } from "./dispatcher-time.ts";
 
 /**
  * Buffers attempt results and writes them in batches: one transaction per batch instead of one
@@ -8,39 +9,51 @@ import type { DeliveryStorage } from "./webhook-dispatcher.ts";
  */
 export class AttemptWriter {
   private buffer: AttemptRecord[] = [];
+  /** What to call once each buffered record is written (or failed to be): `add`'s `written`, in buffer order. */
+  private whenWritten: Array<(() => void) | undefined> = [];
   private flushing: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private readonly store: DeliveryStorage;
   private readonly policy: DeliveryPolicy;
   private readonly onError: (error: unknown) => void;
   private readonly onWritten: () => void;
+  private readonly time: DispatcherTime;
 
-  constructor(store: DeliveryStorage, policy: DeliveryPolicy, onError: (error: unknown) => void, onWritten: () => void) {
+  constructor(
+    store: DeliveryStorage, policy: DeliveryPolicy, onError: (error: unknown) => void, onWritten: () => void, time: DispatcherTime = realTime,
+  ) {
     this.store = store;
     this.policy = policy;
     this.onError = onError;
     this.onWritten = onWritten;
+    this.time = time;
   }
 
   /**
-   * Queues a result; writes at 1,000 results or after 50 ms, whichever comes first: large batches
+   * Queues a result (`written` is called once its batch is written, or failed to be); writes at 1,000 results or after 50 ms, whichever comes first: large batches
    * cost the database less per result (see the dispatcher's claims). A crash loses at most those
    * 50 ms of results, whose deliveries are tried again once their leases end (at least once).
    */
-  add(record: AttemptRecord): void {
+  add(record: AttemptRecord, written?: () => void): void {
     this.buffer.push(record);
+    this.whenWritten.push(written);
     if (this.buffer.length >= 1_000) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), 50);
+    else this.cancelTimer ??= this.time.after(50, () => void this.flush());
   }
 
   /** Writes everything queued so far; batches are written one after another, never concurrently. */
   flush(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     const batch = this.buffer;
+    const whenWritten = this.whenWritten;
     this.buffer = [];
+    this.whenWritten = [];
     if (batch.length === 0) return this.flushing;
-    this.flushing = this.flushing.then(() => this.write(batch)).then(this.onWritten);
+    this.flushing = this.flushing.then(() => this.write(batch)).then(() => {
+      for (const written of whenWritten) written?.();
+      this.onWritten();
+    });
     return this.flushing;
   }
 

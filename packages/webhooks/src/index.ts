@@ -1,5 +1,7 @@
 export * from "./attempt-writer.ts";
 export * from "./delivery-attempt.ts";
+export * from "./delivery-storage.ts";
+export * from "./dispatcher-time.ts";
 export * from "./ssrf-guard.ts";
 export * from "./webhook-dispatcher.ts";
 export * from "./webhook-resolver.ts";

@@ -1,28 +1,15 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DueDelivery, type HeldSlots, organizationShare, originShare,
+  type AttemptOutcome, type AttemptResult, type DeliveryPolicy, type DueDelivery, organizationShare, originShare,
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent, DEFAULT_ORIGIN_CONNECTIONS } from "./delivery-attempt.ts";
+import type { DeliveryStorage } from "./delivery-storage.ts";
+import { type DispatcherTime, realTime } from "./dispatcher-time.ts";
 import { DEFAULT_DNS_SETTINGS, type DnsSettings, WebhookResolver } from "./webhook-resolver.ts";
 
 /** The dispatcher loop: claim due deliveries fairly, attempt them with bounded concurrency, record the results. */
-
-/**
- * What the dispatcher needs from storage (persistence's `DeliveryQueue` has this shape). The loop
- * itself is a small Promise loop of I/O that runs each storage call as one Effect.
- */
-export interface DeliveryStorage {
-  readonly claimDue: (
-    limit: number,
-    leaseMs: number,
-    policy: DeliveryPolicy,
-    held: HeldSlots,
-  ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
-  readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
-  readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
-}
 
 export interface DispatcherSettings extends AttemptSettings, DeliveryPolicy {
   /** Attempts in flight at once. */
@@ -37,6 +24,12 @@ export interface DispatcherSettings extends AttemptSettings, DeliveryPolicy {
   readonly pollIntervalMs: number;
   /** How endpoints' host names are resolved: servers, timeout, cache, lookups per organization (default `DEFAULT_DNS_SETTINGS`). */
   readonly dns?: DnsSettings;
+}
+
+/** What the loop runs on besides storage: its time, and how one attempt is made (by default a signed POST through its own agent). */
+export interface DispatcherParts {
+  readonly time?: DispatcherTime;
+  readonly attempt?: (delivery: DueDelivery) => Promise<AttemptResult>;
 }
 
 /** Observations for metrics and logs. */
@@ -103,15 +96,19 @@ export class WebhookDispatcher {
   private typicalAttemptMs = CLAIM_WAIT_MS * 16;
   /** Milliseconds of slots in use (attempts in flight × time), up to `slotsCountedAt`. */
   private slotMs = 0;
-  private slotsCountedAt = performance.now();
+  private slotsCountedAt: number;
   private stopping = false;
   private wakeUp: (() => void) | undefined;
   /** A wake that arrived while the loop was busy: the next sleep returns at once. */
   private woken = false;
   private loop: Promise<void> | undefined;
+  private readonly time: DispatcherTime;
+  private readonly attempt: (delivery: DueDelivery) => Promise<AttemptResult>;
 
-  constructor(store: DeliveryStorage, settings: DispatcherSettings, observer: DispatcherObserver = {}) {
+  constructor(store: DeliveryStorage, settings: DispatcherSettings, observer: DispatcherObserver = {}, parts: DispatcherParts = {}) {
     this.store = store;
+    this.time = parts.time ?? realTime;
+    this.slotsCountedAt = this.time.now();
     this.settings = settings;
     this.policy = deliveryPolicy(settings);
     this.held = {
@@ -130,7 +127,8 @@ export class WebhookDispatcher {
     this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
     this.claimAt = this.minimumClaim;
     // Once results are written, retries due at once can be claimed: wake the loop.
-    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake());
+    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake(), this.time);
+    this.attempt = parts.attempt ?? ((delivery) => attemptDelivery(this.agent, delivery, this.settings, this.resolver));
   }
 
   /**
@@ -143,7 +141,7 @@ export class WebhookDispatcher {
   }
 
   private countSlots(): void {
-    const now = performance.now();
+    const now = this.time.now();
     this.slotMs += this.inFlight.size * (now - this.slotsCountedAt);
     this.slotsCountedAt = now;
   }
@@ -205,13 +203,13 @@ export class WebhookDispatcher {
     // one, so slots held by slow endpoints never hold back the others for longer than that. Each
     // attempt that ends wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction
     // on each attempt still running, a tenth of the worker's CPU at 256 in flight.)
-    const sinceClaim = performance.now() - this.lastClaimAt;
+    const sinceClaim = this.time.now() - this.lastClaimAt;
     const wait = claimWaitMs(this.typicalAttemptMs);
     if (free === 0 || (free < this.claimAt && sinceClaim < wait)) {
       await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, wait - sinceClaim));
       return true;
     }
-    this.lastClaimAt = performance.now();
+    this.lastClaimAt = this.time.now();
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
     for (const delivery of claimed.due) this.launch(delivery);
     this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
@@ -228,13 +226,15 @@ export class WebhookDispatcher {
     count(this.held.inFlight, endpoint, 1);
     count(this.held.inFlightByOrganization, organization, 1);
     count(this.held.inFlightByOrigin, delivery.origin, 1);
-    const running = attemptDelivery(this.agent, delivery, this.settings, this.resolver).then((result) => {
-      count(this.held.inFlight, endpoint, -1);
+    const running = this.attempt(delivery).then((result) => {
+      // A half-open circuit's probe keeps its endpoint slot until its result is written: until then the circuit is still half-open.
+      const releaseEndpoint = () => count(this.held.inFlight, endpoint, -1);
+      if (!delivery.probe) releaseEndpoint();
       count(this.held.inFlightByOrganization, organization, -1);
       count(this.held.inFlightByOrigin, delivery.origin, -1);
       this.typicalAttemptMs += (result.durationMs - this.typicalAttemptMs) / 64;
       this.observer.attempted?.(result.outcome, result.durationMs, delivery);
-      this.writer.add({ delivery, ...result });
+      this.writer.add({ delivery, ...result }, delivery.probe ? releaseEndpoint : undefined);
     });
     const tracked = running.finally(() => {
       this.countSlots();
@@ -260,12 +260,12 @@ export class WebhookDispatcher {
     }
     return new Promise((done) => {
       const finish = () => {
-        clearTimeout(timer);
+        cancel();
         this.woken = false;
         this.wakeUp = undefined;
         done();
       };
-      const timer = setTimeout(finish, ms);
+      const cancel = this.time.after(ms, finish);
       this.wakeUp = finish;
     });
   }

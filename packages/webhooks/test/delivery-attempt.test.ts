@@ -83,6 +83,7 @@ const deliveryTo = (url: string, overrides: Partial<DueDelivery> = {}): DueDeliv
   }),
   attempt: 1,
   leaseToken: "00000000-0000-0000-0000-000000000000",
+  probe: false,
   ...overrides,
 });
 

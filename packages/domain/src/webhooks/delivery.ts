@@ -135,6 +135,11 @@ export interface DueDelivery {
   readonly attempt: number;
   /** Proves the lease is still ours when the result is written. */
   readonly leaseToken: string;
+  /**
+   * Claimed while its endpoint's circuit is half-open: the one probe. Its slot stays held until its
+   * result is written, so no second probe goes out before the first one's result closes or reopens the circuit.
+   */
+  readonly probe: boolean;
 }
 
 /** What one try did. */

@@ -36,6 +36,7 @@ interface ClaimedRow {
   payload: unknown;
   attempt: number;
   lease_token: string;
+  probe: boolean;
 }
 
 /** One endpoint's share of the queue, for the per-endpoint gauges. */
@@ -262,7 +263,8 @@ const CLAIM = `with recursive
   where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
   returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
     case when e.previous_secret_until > now() then e.previous_secret end as previous_secret,
-    m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token`;
+    m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,
+    e.circuit_open_until is not null as probe`;
 
 /** Attempts in flight per key, as the claim's jsonb: `[{ <keyName>: key, in_flight: n }, …]`. */
 const inFlightJson = <Key>(counts: ReadonlyMap<Key, number>, keyName: string): string =>
@@ -301,6 +303,7 @@ const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadabl
       body: body ?? "",
       attempt: row.attempt,
       leaseToken: row.lease_token,
+      probe: row.probe,
     };
     (body === undefined ? unreadable : due).push(delivery);
   }

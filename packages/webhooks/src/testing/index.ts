@@ -1,1 +1,3 @@
 export * from "./dns-responder.ts";
+export * from "./in-memory-delivery-storage.ts";
+export * from "./test-clock-time.ts";

@@ -1,0 +1,177 @@
+import type { AttemptResult, DueDelivery } from "@platter/domain";
+import { outcomeOf } from "@platter/domain";
+import { afterEach, describe, expect, it } from "vitest";
+import { type DispatcherSettings, WebhookDispatcher } from "../src/index.ts";
+import { InMemoryDeliveryStorage, testClockTime, type TestClockTime } from "../src/testing/index.ts";
+
+/**
+ * The dispatcher loop on the in-memory queue and a `TestClock`: retries on the schedule, the
+ * circuit (open, one half-open probe, closed), a lease that runs out while its holder hangs, and
+ * shutdown with attempts in flight. Minutes of delivery take milliseconds; no socket is opened
+ * (each attempt is a receiver the test scripts, answering after a delay of the test's clock).
+ */
+
+const SETTINGS: DispatcherSettings = {
+  signatureHeader: "x-platter-signature",
+  timeoutMs: 15_000,
+  allowPrivateNetworks: true,
+  concurrency: 8,
+  endpointConcurrency: 8,
+  circuitThreshold: 3,
+  circuitCooldownMs: 30_000,
+  retryScheduleMs: [0, 5_000, 60_000],
+  failureWindowMs: 5 * 24 * 3600_000,
+  leaseMs: 45_000,
+  pollIntervalMs: 1_000,
+};
+
+/** A receiver the test scripts: each call is noted with the clock's time, answered after `latencyMs` with `status(call)`. */
+const receiver = (clock: TestClockTime, latencyMs: number, status: (delivery: DueDelivery, call: number) => number) => {
+  const calls: Array<{ readonly at: number; readonly deliveryId: number; readonly attempt: number }> = [];
+  const attempt = (delivery: DueDelivery) =>
+    new Promise<AttemptResult>((done) => {
+      const at = clock.time.now();
+      const statusCode = status(delivery, calls.length);
+      calls.push({ at, deliveryId: delivery.id, attempt: delivery.attempt });
+      clock.time.after(latencyMs, () =>
+        done({ startedAt: new Date(at), durationMs: latencyMs, statusCode, error: undefined, responseBody: "", outcome: outcomeOf(statusCode) }));
+    });
+  return { calls, attempt };
+};
+
+let clock: TestClockTime;
+let running: WebhookDispatcher[] = [];
+
+/** A dispatcher on `storage` and the test's clock, started. */
+const start = (storage: InMemoryDeliveryStorage, attempt: (delivery: DueDelivery) => Promise<AttemptResult>, settings = SETTINGS) => {
+  const dispatcher = new WebhookDispatcher(storage, settings, {}, { time: clock.time, attempt });
+  dispatcher.start();
+  running.push(dispatcher);
+  return dispatcher;
+};
+
+/** Moves the clock forward by `ms` in steps of `step`, letting the loop act at each. */
+const advance = async (ms: number, step = 50) => {
+  for (let passed = 0; passed < ms; passed += step) await clock.adjust(Math.min(step, ms - passed));
+};
+
+afterEach(async () => {
+  const stopping = Promise.all(running.map((dispatcher) => dispatcher.stop()));
+  running = [];
+  await advance(2_000);
+  await stopping;
+  await clock.dispose();
+});
+
+describe("the dispatcher loop", () => {
+  it("retries a failing delivery on the schedule's delays, counted from each failed try's result", async () => {
+    clock = testClockTime();
+    const storage = new InMemoryDeliveryStorage(clock.time.now);
+    storage.addEndpoint(1, 1, "https://hooks.example/a");
+    const delivery = storage.addDelivery(1);
+    const hook = receiver(clock, 100, (_delivery, call) => (call < 2 ? 500 : 200));
+    start(storage, hook.attempt);
+
+    await advance(4_000);
+    expect(hook.calls.map((call) => call.attempt)).toEqual([1]);
+    await advance(62_000);
+    expect(hook.calls.map((call) => call.attempt)).toEqual([1, 2, 3]);
+    const [first, second] = storage.attempts;
+    // Each retry waits its delay from when the failed try's result was written, give or take one claim's wait.
+    expect(hook.calls[1]!.at - first!.recordedAtMs).toBeGreaterThanOrEqual(5_000);
+    expect(hook.calls[1]!.at - first!.recordedAtMs).toBeLessThan(5_100);
+    expect(hook.calls[2]!.at - second!.recordedAtMs).toBeGreaterThanOrEqual(60_000);
+    expect(hook.calls[2]!.at - second!.recordedAtMs).toBeLessThan(60_100);
+    expect(delivery).toMatchObject({ status: "succeeded", attempts: 3 });
+  });
+
+  it("fails a delivery for good once the schedule is exhausted", async () => {
+    clock = testClockTime();
+    const storage = new InMemoryDeliveryStorage(clock.time.now);
+    storage.addEndpoint(1, 1, "https://hooks.example/a");
+    const delivery = storage.addDelivery(1);
+    const hook = receiver(clock, 10, () => 503);
+    start(storage, hook.attempt, { ...SETTINGS, circuitThreshold: 100 });
+    await advance(70_000, 100);
+    expect(hook.calls).toHaveLength(3);
+    expect(delivery).toMatchObject({ status: "failed", attempts: 3, completedAtMs: expect.any(Number) });
+  });
+
+  it("opens the circuit after failures in a row, sends one half-open probe per cooldown, and closes it on a success", async () => {
+    clock = testClockTime();
+    const storage = new InMemoryDeliveryStorage(clock.time.now);
+    storage.addEndpoint(1, 1, "https://hooks.example/flaky");
+    for (let i = 0; i < 5; i++) storage.addDelivery(1);
+    let healthy = false;
+    const hook = receiver(clock, 100, () => (healthy ? 200 : 500));
+    start(storage, hook.attempt, { ...SETTINGS, retryScheduleMs: [0, 1_000, 1_000, 1_000, 1_000] });
+
+    await advance(1_000);
+    expect(hook.calls).toHaveLength(5);
+    expect(storage.healthOf(1)).toMatchObject({ consecutiveFailures: 5, circuitOpenUntilMs: expect.any(Number) });
+    // Retries are due after a second, but the circuit holds them for its cooldown, without spending their tries.
+    await advance(28_000, 100);
+    expect(hook.calls).toHaveLength(5);
+    await advance(2_000);
+    expect(hook.calls).toHaveLength(6);
+    // The probe failed: open again for the cooldown, one probe at its end.
+    await advance(29_000, 100);
+    expect(hook.calls).toHaveLength(6);
+    healthy = true;
+    await advance(2_000);
+    // The probe succeeded: closed, and the rest go at once.
+    expect(hook.calls).toHaveLength(11);
+    expect(storage.healthOf(1)).toMatchObject({ consecutiveFailures: 0, circuitOpenUntilMs: undefined, enabled: true });
+    const probes = hook.calls.slice(5, 7).map((call) => call.at - hook.calls[0]!.at);
+    expect(probes[0]).toBeGreaterThanOrEqual(30_000);
+    expect(probes[1]! - probes[0]!).toBeGreaterThanOrEqual(30_000);
+    expect(storage.deliveries.every((delivery) => delivery.status === "succeeded")).toBe(true);
+  });
+
+  it("lets another dispatcher take a delivery whose lease ran out while its holder hung, and ignores the holder's late result", async () => {
+    clock = testClockTime();
+    const storage = new InMemoryDeliveryStorage(clock.time.now);
+    storage.addEndpoint(1, 1, "https://hooks.example/a");
+    const delivery = storage.addDelivery(1);
+    const settings = { ...SETTINGS, leaseMs: 2_000 };
+    const hung = receiver(clock, 10_000, () => 500);
+    start(storage, hung.attempt, settings);
+    await advance(500);
+    expect(hung.calls).toHaveLength(1);
+    const healthy = receiver(clock, 50, () => 200);
+    start(storage, healthy.attempt, settings);
+    await advance(1_000);
+    expect(healthy.calls).toHaveLength(0);
+    await advance(2_000);
+    expect(healthy.calls).toHaveLength(1);
+    expect(delivery).toMatchObject({ status: "succeeded", attempts: 1 });
+    await advance(8_000);
+    // The hung try's failure is logged, but moved nothing: the delivery stays delivered.
+    expect(storage.attempts.map(({ outcome, heldLease }) => ({ outcome, heldLease }))).toEqual([
+      { outcome: "succeeded", heldLease: true },
+      { outcome: "failed", heldLease: false },
+    ]);
+    expect(delivery).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+
+  it("stops claiming at shutdown, lets the attempts in flight finish and writes their results", async () => {
+    clock = testClockTime();
+    const storage = new InMemoryDeliveryStorage(clock.time.now);
+    storage.addEndpoint(1, 1, "https://hooks.example/slow");
+    for (let i = 0; i < 3; i++) storage.addDelivery(1);
+    const hook = receiver(clock, 1_000, () => 200);
+    const dispatcher = start(storage, hook.attempt, { ...SETTINGS, endpointConcurrency: 1 });
+    await advance(500);
+    expect(hook.calls).toHaveLength(1);
+    running = [];
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => (stopped = true));
+    await advance(400);
+    expect(stopped).toBe(false);
+    await advance(1_000);
+    await stopping;
+    expect(hook.calls).toHaveLength(1);
+    expect(storage.deliveries.map((delivery) => delivery.status)).toEqual(["succeeded", "pending", "pending"]);
+    expect(storage.attempts).toHaveLength(1);
+  });
+});
