@@ -84,13 +84,17 @@ export class WebhookDispatcher {
   };
   private readonly minimumClaim: number;
   /**
-   * Free slots a claim waits for: two thirds of the slots, or of the attempts in flight after the
-   * last claim if fewer. It is compared with the free slots, so it only lowers the wait when the
-   * last claim left more than about three fifths of the slots busy; a dispatcher held back by caps,
-   * an origin's connections or an organization's share (many slots free) claims as soon as an
-   * attempt ends or `claimWaitMs` passes, not in batches.
+   * Attempts that must end after a claim before the next (unless `claimWaitMs` passes first, new
+   * deliveries are committed, or nothing is in flight): two thirds of those in flight after the
+   * last claim, at most two thirds of the slots. Counting attempts that ended, not free slots, a
+   * dispatcher held back by caps (an endpoint's, an origin's connections, an organization's share)
+   * claims in batches too, instead of once per attempt that ends.
    */
   private claimAt: number;
+  /** Attempts that ended since the last claim. */
+  private endedSinceClaim = 0;
+  /** Deliveries were committed since the last claim (`wake`): claim at once. */
+  private newWork = false;
   private lastClaimAt = 0;
   /** Moving average of attempt durations, for `claimWaitMs`. */
   private typicalAttemptMs = CLAIM_WAIT_MS * 16;
@@ -126,8 +130,8 @@ export class WebhookDispatcher {
     this.agent = createDeliveryAgent(settings, this.resolver);
     this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
     this.claimAt = this.minimumClaim;
-    // Once results are written, retries due at once can be claimed: wake the loop.
-    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.wake(), this.time);
+    // Once results are written, retries due at once can be claimed: the loop looks again.
+    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.rouse(), this.time);
     this.attempt = parts.attempt ?? ((delivery) => attemptDelivery(this.agent, delivery, this.settings, this.resolver));
   }
 
@@ -151,8 +155,14 @@ export class WebhookDispatcher {
     this.loop ??= this.run();
   }
 
-  /** Wakes the loop now (a NOTIFY arrived, or a slot freed). */
+  /** New deliveries were committed (a NOTIFY arrived): the loop claims at once. */
   wake(): void {
+    this.newWork = true;
+    this.rouse();
+  }
+
+  /** Wakes the loop to look again (it claims only when `tick` says it is time). */
+  private rouse(): void {
     this.woken = true;
     this.wakeUp?.();
   }
@@ -160,7 +170,7 @@ export class WebhookDispatcher {
   /** Claims nothing more, lets in-flight attempts finish, writes their results. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake();
+    this.rouse();
     await this.loop;
     await Promise.all(this.inFlight);
     await this.writer.flush();
@@ -199,17 +209,21 @@ export class WebhookDispatcher {
     // Claim in batches: every claim and every result write costs the database a statement, so
     // fewer, larger ones cost less per delivery (bench:webhooks: 433 → 288 µs of CPU per delivery,
     // worker and PostgreSQL, going from a quarter of the slots to two thirds with the writer's larger
-    // batches). A claim waits until two thirds of the slots are free, or CLAIM_WAIT_MS since the last
-    // one, so slots held by slow endpoints never hold back the others for longer than that. Each
-    // attempt that ends wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction
-    // on each attempt still running, a tenth of the worker's CPU at 256 in flight.)
+    // batches). A claim waits until `claimAt` attempts have ended since the last, or CLAIM_WAIT_MS
+    // since it, so slots held by slow endpoints never hold back the others for longer than that;
+    // new deliveries, or nothing in flight, are claimed at once. The attempt that makes `claimAt`
+    // wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction on each attempt
+    // still running, a tenth of the worker's CPU at 256 in flight.)
     const sinceClaim = this.time.now() - this.lastClaimAt;
     const wait = claimWaitMs(this.typicalAttemptMs);
-    if (free === 0 || (free < this.claimAt && sinceClaim < wait)) {
+    const ready = this.newWork || this.inFlight.size === 0 || this.endedSinceClaim >= this.claimAt || sinceClaim >= wait;
+    if (free === 0 || !ready) {
       await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, wait - sinceClaim));
       return true;
     }
     this.lastClaimAt = this.time.now();
+    this.endedSinceClaim = 0;
+    this.newWork = false;
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
     for (const delivery of claimed.due) this.launch(delivery);
     this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
@@ -239,8 +253,8 @@ export class WebhookDispatcher {
     const tracked = running.finally(() => {
       this.countSlots();
       this.inFlight.delete(tracked);
-      // Fewer free slots than a claim waits for: the loop's own timer comes back for them.
-      if (this.settings.concurrency - this.inFlight.size >= this.claimAt || this.stopping) this.wake();
+      // Fewer ended than a claim waits for: the loop's own timer comes back for them.
+      if (++this.endedSinceClaim === this.claimAt || this.stopping) this.rouse();
     });
     this.countSlots();
     this.inFlight.add(tracked);

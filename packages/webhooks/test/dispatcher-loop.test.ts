@@ -154,6 +154,23 @@ describe("the dispatcher loop", () => {
     expect(delivery).toMatchObject({ status: "succeeded", attempts: 1 });
   });
 
+  it("claims in batches when an endpoint's cap, not its slots, holds it back", async () => {
+    clock = testClockTime();
+    const storage = new InMemoryDeliveryStorage(clock.time.now);
+    storage.addEndpoint(1, 1, "https://hooks.example/capped");
+    for (let i = 0; i < 400; i++) storage.addDelivery(1);
+    // Attempts of 150 to 220 ms, so they end one by one.
+    const hook = receiver(clock, 150, () => 200);
+    const jittered = (delivery: DueDelivery) =>
+      new Promise<AttemptResult>((done) => clock.time.after((delivery.id % 8) * 10, () => void hook.attempt(delivery).then(done)));
+    start(storage, jittered, { ...SETTINGS, concurrency: 64, endpointConcurrency: 8 });
+    await advance(15_000, 20);
+    expect(storage.deliveries.every((delivery) => delivery.status === "succeeded")).toBe(true);
+    // A claim once 5 of the 8 in flight have ended, or after a thirty-second of an attempt's time:
+    // 159 claims here, where counting free slots made one per attempt that ended (396).
+    expect(storage.claims).toBeLessThan(400 / 2);
+  });
+
   it("stops claiming at shutdown, lets the attempts in flight finish and writes their results", async () => {
     clock = testClockTime();
     const storage = new InMemoryDeliveryStorage(clock.time.now);

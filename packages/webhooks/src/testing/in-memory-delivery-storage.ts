@@ -46,6 +46,8 @@ interface StoredEndpoint {
 export class InMemoryDeliveryStorage implements DeliveryStorage {
   readonly deliveries: StoredDelivery[] = [];
   readonly attempts: StoredAttempt[] = [];
+  /** Claims made (each a statement for the real queue). */
+  claims = 0;
   private readonly endpoints = new Map<number, StoredEndpoint>();
   private readonly now: () => number;
   private leases = 0;
@@ -86,6 +88,7 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
 
   claimDue = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots) =>
     Effect.sync(() => {
+      this.claims++;
       const now = this.now();
       const taken = new Map<number, number>();
       const due: DueDelivery[] = [];
