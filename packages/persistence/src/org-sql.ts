@@ -69,17 +69,34 @@ export const raw = (text: string): Statement => ({ text, values: [] });
 
 const EMPTY = raw("");
 
-/** A select confined to the scope: `select <columns> from <from> <as> where <as>.<org> = … [and (<where>)] <rest>`. */
+/**
+ * A select confined to the scope: `select <columns> from <from> <as> <joins> where <as>.<org> = …
+ * [and (<where>)] <rest>`.
+ */
 export interface Select {
   /** Column expressions; constant text without parameters. */
   readonly columns: string;
   readonly from: OrgTable;
   readonly as: string;
-  /** Joins to rows of the same organization, keyed on the scoped row; constant text. */
-  readonly join?: string;
+  /** Rows joined to these, each confined to the scope by OrgSql (see `Join`). */
+  readonly joins?: ReadonlyArray<Join>;
   readonly where?: Statement;
-  /** `order by …`, `limit …`, `for update`. */
+  /** `order by …`, `limit …`, `group by …`, `for update`. */
   readonly rest?: Statement;
+}
+
+/**
+ * Rows joined in a `Select`, confined to the scope like the rows they join: a table of
+ * organization data (OrgSql adds `<as>.<org> = <the scope's organization>` to `on`), or a `Select`
+ * of its own (a derived table, `lateral` when it refers to the rows before it), confined as every
+ * select is. `left` keeps the rows before it that find none.
+ */
+export interface Join {
+  readonly to: { readonly table: OrgTable } | { readonly select: Select; readonly lateral?: boolean };
+  readonly as: string;
+  /** The join's condition besides the organization's; constant text (`true` for none). */
+  readonly on: string;
+  readonly left?: boolean;
 }
 
 /** An update confined to the scope: `update <table> <as> set <set> where <as>.<org> = … and (<where>) returning …`. */
@@ -156,11 +173,22 @@ const organizationFilter = (scope: OrgScope, table: OrgTable, as: string): State
 
 const andWhere = (where: Statement | undefined): Statement => (where === undefined ? EMPTY : sql` and (${where})`);
 
+/** `select …` confined to `scope`, its joins too. */
+const selectStatement = (scope: OrgScope, query: Select): Statement => {
+  const joins = (query.joins ?? []).map((join) => joinStatement(scope, join)).reduce((all, join) => sql`${all} ${join}`, EMPTY);
+  return sql`select ${raw(query.columns)} from ${raw(query.from)} ${raw(query.as)}${joins} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} ${query.rest ?? EMPTY}`;
+};
+
+const joinStatement = (scope: OrgScope, join: Join): Statement => {
+  const kind = raw(join.left === true ? "left join" : "join");
+  if ("table" in join.to) {
+    return sql`${kind} ${raw(`${join.to.table} ${join.as}`)} on ${organizationFilter(scope, join.to.table, join.as)} and (${raw(join.on)})`;
+  }
+  return sql`${kind}${raw(join.to.lateral === true ? " lateral" : "")} (${selectStatement(scope, join.to.select)}) ${raw(join.as)} on ${raw(join.on)}`;
+};
+
 const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
-  const select = <Row>(query: Select) =>
-    executor.rows<Row>(
-      sql`select ${raw(query.columns)} from ${raw(query.from)} ${raw(query.as)}${raw(query.join ? ` ${query.join}` : "")} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)} ${query.rest ?? EMPTY}`,
-    );
+  const select = <Row>(query: Select) => executor.rows<Row>(selectStatement(scope, query));
   const withOrganization = <T extends object>(data: T) => ({ ...data, organization: scope.organizationId }) as never;
   /** How many rows a data-changing statement (without its own `returning`) touched. */
   const rowsChanged = (change: Statement) =>

@@ -4,7 +4,7 @@ import {
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { orgSql, raw, type Statement, sql } from "../org-sql.ts";
+import { type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
@@ -70,15 +70,30 @@ export interface MessageView {
   readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string }>;
 }
 
-// Attempts come with their delivery (one round trip), within the delivery's organization; the
-// envelope id and type are its message's.
-const MESSAGE = "join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id";
-/** The attempts of delivery `d` (its own organization's rows), oldest first, as `AttemptView`s: a column named `attempts`. */
-export const ATTEMPTS_OF_DELIVERY = `coalesce((select json_agg(json_build_object('attempt', a.attempt,
-      'started_at', ${isoTimestamp("a.started_at")}, 'duration_ms', a.duration_ms,
-      'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body,
-      'next_attempt_at', ${isoTimestamp("a.next_attempt_at")}) order by a.id)
-    from webhook_attempts a where a.delivery_id = d.id and a.organization_id = d.organization_id), '[]') as attempts`;
+/** Delivery `d`'s message `m`: its envelope id and type. */
+export const MESSAGE_OF_DELIVERY: Join = { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id" };
+/** Delivery `d`'s endpoint `w`. */
+const ENDPOINT_OF_DELIVERY: Join = { to: { table: "webhook_endpoints" }, as: "w", on: "w.id = d.endpoint_id" };
+/**
+ * Delivery `d`'s attempts, oldest first, as `AttemptView`s in the column `attempts.list`: they come
+ * with their delivery, in one round trip.
+ */
+export const ATTEMPTS_OF_DELIVERY: Join = {
+  to: {
+    select: {
+      columns: `coalesce(json_agg(json_build_object('attempt', a.attempt,
+        'started_at', ${isoTimestamp("a.started_at")}, 'duration_ms', a.duration_ms,
+        'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body,
+        'next_attempt_at', ${isoTimestamp("a.next_attempt_at")}) order by a.id), '[]') as list`,
+      from: "webhook_attempts",
+      as: "a",
+      where: raw("a.delivery_id = d.id"),
+    },
+    lateral: true,
+  },
+  as: "attempts",
+  on: "true",
+};
 
 /**
  * The deliveries "send now" changes: finished ones, and pending ones whose next try is later. One
@@ -88,8 +103,7 @@ const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
 
 const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status, ${RETRIABLE} as replayable,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
-  ${isoTimestamp("d.created_at")} as created_at,
-  ${ATTEMPTS_OF_DELIVERY}`;
+  ${isoTimestamp("d.created_at")} as created_at, attempts.list as attempts`;
 
 /**
  * Due now, with the same envelope and bytes; attempts made so far are kept. For a pending delivery
@@ -112,10 +126,19 @@ const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.
   last.status_code as last_status_code, last.error as last_error, ${isoTimestamp("last.started_at")} as last_attempt_at,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
   ${isoTimestamp("d.created_at")} as created_at`;
-const LOG_JOINS = `join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id
-  join webhook_endpoints w on w.id = d.endpoint_id and w.organization_id = d.organization_id
-  left join lateral (select a.status_code, a.error, a.started_at from webhook_attempts a
-    where a.delivery_id = d.id and a.organization_id = d.organization_id order by a.id desc limit 1) last on true`;
+const LOG_JOINS: ReadonlyArray<Join> = [
+  MESSAGE_OF_DELIVERY,
+  ENDPOINT_OF_DELIVERY,
+  {
+    to: {
+      select: { columns: "a.status_code, a.error, a.started_at", from: "webhook_attempts", as: "a", where: raw("a.delivery_id = d.id"), rest: raw("order by a.id desc limit 1") },
+      lateral: true,
+    },
+    as: "last",
+    on: "true",
+    left: true,
+  },
+];
 
 type LogRow = Omit<DeliveryLogEntry, "id" | "message_id" | "endpoint_id"> & { id: string; message_id: string; endpoint_id: string };
 
@@ -188,7 +211,7 @@ export class DeliveryRepository extends Context.Service<
             columns: COLUMNS,
             from: "webhook_deliveries",
             as: "d",
-            join: MESSAGE,
+            joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
             ...(where === undefined ? {} : { where }),
             rest: sql`order by d.created_at desc, d.id desc limit ${filter.limit ?? 100}`,
           });
@@ -199,7 +222,7 @@ export class DeliveryRepository extends Context.Service<
             columns: COLUMNS,
             from: "webhook_deliveries",
             as: "d",
-            join: MESSAGE,
+            joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
             where: sql`d.id = ${id}`,
           });
           return toDeliveryView(row);
@@ -214,7 +237,7 @@ export class DeliveryRepository extends Context.Service<
             columns: LOG_COLUMNS,
             from: "webhook_deliveries",
             as: "d",
-            join: LOG_JOINS,
+            joins: LOG_JOINS,
             ...(where === undefined ? {} : { where }),
             rest: sql`order by d.created_at desc, d.id desc limit ${page.limit + 1}`,
           });
@@ -233,7 +256,7 @@ export class DeliveryRepository extends Context.Service<
             columns: `${COLUMNS}, w.url as endpoint_url`,
             from: "webhook_deliveries",
             as: "d",
-            join: `${MESSAGE} join webhook_endpoints w on w.id = d.endpoint_id and w.organization_id = d.organization_id`,
+            joins: [MESSAGE_OF_DELIVERY, ENDPOINT_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
             where: sql`d.message_id = ${message.id}::bigint`,
             rest: raw("order by d.endpoint_id"),
           });

@@ -7,9 +7,9 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { orgSql, sql } from "../org-sql.ts";
+import { type Join, orgSql, raw, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
-import { ATTEMPTS_OF_DELIVERY, type AttemptView } from "./delivery.repository.ts";
+import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
 
 /**
@@ -90,24 +90,32 @@ interface OverviewRow {
 
 /**
  * Every endpoint with its health, in one statement: the scope's attempts of the last 24 hours (one
- * range of `webhook_attempts_health_idx`; the organization's equality reaches the grouped subquery
- * through the join) grouped by endpoint, joined to the endpoints.
+ * range of `webhook_attempts_health_idx`: OrgSql confines the derived table to the organization as
+ * it does every select) grouped by endpoint, joined to the endpoints.
  */
 const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at,
   case when w.circuit_open_until > now() then ${isoTimestamp("w.circuit_open_until")} end as circuit_open_until,
   coalesce(h.attempts, 0) as attempts, coalesce(h.succeeded, 0) as succeeded,
   ${isoTimestamp("h.last_attempt_at")} as last_attempt_at, h.last_status_code, h.last_error`;
-const HEALTH_JOIN = `left join (
-    select a.organization_id, d.endpoint_id, count(*)::int as attempts,
-      count(*) filter (where a.status_code between 200 and 299)::int as succeeded,
-      max(a.started_at) as last_attempt_at,
-      (array_agg(a.status_code order by a.started_at desc, a.id desc))[1] as last_status_code,
-      (array_agg(a.error order by a.started_at desc, a.id desc))[1] as last_error
-    from webhook_attempts a
-    join webhook_deliveries d on d.id = a.delivery_id and d.organization_id = a.organization_id
-    where a.started_at > now() - interval '24 hours'
-    group by a.organization_id, d.endpoint_id
-  ) h on h.organization_id = w.organization_id and h.endpoint_id = w.id`;
+const HEALTH_JOIN: Join = {
+  to: {
+    select: {
+      columns: `d.endpoint_id, count(*)::int as attempts,
+        count(*) filter (where a.status_code between 200 and 299)::int as succeeded,
+        max(a.started_at) as last_attempt_at,
+        (array_agg(a.status_code order by a.started_at desc, a.id desc))[1] as last_status_code,
+        (array_agg(a.error order by a.started_at desc, a.id desc))[1] as last_error`,
+      from: "webhook_attempts",
+      as: "a",
+      joins: [{ to: { table: "webhook_deliveries" }, as: "d", on: "d.id = a.delivery_id" }],
+      where: raw("a.started_at > now() - interval '24 hours'"),
+      rest: raw("group by d.endpoint_id"),
+    },
+  },
+  as: "h",
+  on: "h.endpoint_id = w.id",
+  left: true,
+};
 
 const toOverview = (row: OverviewRow): WebhookEndpointOverview => ({
   id: Number(row.id),
@@ -128,8 +136,7 @@ const toOverview = (row: OverviewRow): WebhookEndpointOverview => ({
 
 const DELIVERY_COLUMNS = `d.id, m.envelope_id, m.type as event_type, d.status, ${isoTimestamp("d.created_at")} as created_at,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
-  m.payload, ${isoTimestamp("m.created_at")} as message_created_at,
-  ${ATTEMPTS_OF_DELIVERY}`;
+  m.payload, ${isoTimestamp("m.created_at")} as message_created_at, attempts.list as attempts`;
 
 export class WebhookEndpointRepository extends Context.Service<
   WebhookEndpointRepository,
@@ -221,13 +228,13 @@ export class WebhookEndpointRepository extends Context.Service<
         })),
         overview: traced("WebhookEndpointRepository.overview")(Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<OverviewRow>({
-            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", join: HEALTH_JOIN, rest: sql`order by w.id`,
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [HEALTH_JOIN], rest: sql`order by w.id`,
           });
           return rows.map(toOverview);
         })),
         find: traced("WebhookEndpointRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return toOverview(yield* orgSql(database, scope).one<OverviewRow>({
-            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", join: HEALTH_JOIN, where: sql`w.id = ${id}`,
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [HEALTH_JOIN], where: sql`w.id = ${id}`,
           }));
         })),
         secret: traced("WebhookEndpointRepository.secret")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
@@ -297,7 +304,7 @@ export class WebhookEndpointRepository extends Context.Service<
             columns: DELIVERY_COLUMNS,
             from: "webhook_deliveries",
             as: "d",
-            join: "join webhook_messages m on m.id = d.message_id and m.organization_id = d.organization_id",
+            joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
             where: sql`d.id = ${deliveryId} and d.endpoint_id = ${endpointId}`,
           });
           const { payload, message_created_at, ...delivery } = row;
