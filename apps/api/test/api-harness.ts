@@ -1,8 +1,8 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { openPlatform } from "@platter/persistence";
+import { type DatabaseConnection, openPlatform } from "@platter/persistence";
 import {
-  createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase,
+  createOrganization, createTestDatabase, DIRECT_CONNECTION, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase,
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
@@ -140,21 +140,26 @@ export const serveAnother = async (
 export const startAnotherInstance = async (
   db: TestDatabase,
   rateLimits: RateLimitSettings = UNTHROTTLED,
+  database: { readonly url: string; readonly connection: DatabaseConnection; readonly poolSize: number } =
+    { url: db.url, connection: DIRECT_CONNECTION, poolSize: 2 },
 ): Promise<ApiClient & { readonly stop: () => Promise<void> }> => {
   const config = {
     port: 0,
     opsPort: 0,
     host: "127.0.0.1",
-    databaseUrl: db.url,
+    databaseUrl: database.url,
     dataDir: "unused",
     localPostgresPort: 1,
     logLevel: "silent",
-    poolSize: 2,
+    poolSize: database.poolSize,
     shutdownGraceMs: 0,
     rateLimits,
     logRequests: false,
     trustProxy: { kind: "none" },
     ...TEST_DATABASE_LIMITS,
+    pooler: database.connection.pooler ?? "none",
+    preparedStatements: database.connection.preparedStatements ?? (database.connection.pooler === "transaction" ? "unnamed" : "named"),
+    listenUrl: database.connection.listenUrl,
     requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
   } as const;
   const platform = await openPlatform(config);

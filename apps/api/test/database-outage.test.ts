@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { databasePoolStats, openPlatform, type PlatformRuntime } from "@platter/persistence";
 import {
-  type ControlledPostgres, createOrganization, createTestDatabase, type OrganizationFixture, startControlledPostgres, type TestDatabase,
+  type ControlledPostgres, createOrganization, createTestDatabase, DIRECT_CONNECTION, type OrganizationFixture, startControlledPostgres, type TestDatabase,
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,7 +35,7 @@ beforeAll(async () => {
   const config = {
     port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
     poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, logRequests: false, trustProxy: { kind: "none" },
-    requestDatabaseTimeoutMs: 4_000, ...LIMITS,
+    requestDatabaseTimeoutMs: 4_000, ...LIMITS, ...DIRECT_CONNECTION,
   } as const;
   platform = await openPlatform(config);
   const sink = new Writable({

@@ -42,6 +42,12 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   // The port first: a taken one stops the start before any delivery is claimed.
   const opsPort = await listenOn(ops, config.opsPort, config.host, "DISPATCHER_OPS_PORT");
   const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "delivery listener"));
+  if (!listener.listening) {
+    logger.warn(
+      { pollIntervalMs: config.pollIntervalMs },
+      "DATABASE_URL is a transaction pooler and DATABASE_LISTEN_URL is unset: no LISTEN, new deliveries are found by polling every DISPATCHER_POLL_INTERVAL",
+    );
+  }
   // Each endpoint's cap is shared out between the dispatchers live.
   const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();

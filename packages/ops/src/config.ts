@@ -157,16 +157,39 @@ export interface DatabaseSettings {
   readonly statementTimeoutMs: number;
   /** How long a starting process waits for its database before it gives up. */
   readonly startTimeoutMs: number;
+  /** `transaction`: `DATABASE_URL` is a pooler in transaction mode (PgBouncer's `pool_mode = transaction`), not a session of its own. */
+  readonly pooler: DatabasePooler;
+  /** Whether frequent statements are prepared under a name (parsed and planned once per connection) or sent unnamed. */
+  readonly preparedStatements: PreparedStatements;
+  /** Where a process that LISTENs (the dispatcher) connects for it: PostgreSQL itself, past a transaction pooler. */
+  readonly listenUrl: string | undefined;
 }
 
-export const readDatabaseSettings = (env: Environment): DatabaseSettings => ({
-  databaseUrl: readDatabaseUrl(env),
-  dataDir: present(env, "PLATTER_DATA_DIR") ?? ".data",
-  localPostgresPort: readInteger(env, "PLATTER_LOCAL_PG_PORT", 54329, 1, 65535),
-  connectTimeoutMs: readDuration(env, "DATABASE_CONNECT_TIMEOUT", 2_000),
-  statementTimeoutMs: readDuration(env, "DATABASE_STATEMENT_TIMEOUT", 5_000),
-  startTimeoutMs: readDuration(env, "DATABASE_START_TIMEOUT", 30_000),
-});
+export const DATABASE_POOLERS = ["none", "transaction"] as const;
+export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
+export const PREPARED_STATEMENTS = ["named", "unnamed"] as const;
+export type PreparedStatements = (typeof PREPARED_STATEMENTS)[number];
+
+/**
+ * Where the database is and how to talk to it. Behind a transaction pooler
+ * (`DATABASE_POOLER=transaction`) statements are unnamed unless `DATABASE_PREPARED_STATEMENTS=named`
+ * says the pooler tracks them (PgBouncer 1.21+ with `max_prepared_statements`): a named statement
+ * prepared on one server connection is unknown, or already known, on the next.
+ */
+export const readDatabaseSettings = (env: Environment): DatabaseSettings => {
+  const pooler = readChoice(env, "DATABASE_POOLER", DATABASE_POOLERS, "none");
+  return {
+    databaseUrl: readDatabaseUrl(env),
+    dataDir: present(env, "PLATTER_DATA_DIR") ?? ".data",
+    localPostgresPort: readInteger(env, "PLATTER_LOCAL_PG_PORT", 54329, 1, 65535),
+    connectTimeoutMs: readDuration(env, "DATABASE_CONNECT_TIMEOUT", 2_000),
+    statementTimeoutMs: readDuration(env, "DATABASE_STATEMENT_TIMEOUT", 5_000),
+    startTimeoutMs: readDuration(env, "DATABASE_START_TIMEOUT", 30_000),
+    pooler,
+    preparedStatements: readChoice(env, "DATABASE_PREPARED_STATEMENTS", PREPARED_STATEMENTS, pooler === "transaction" ? "unnamed" : "named"),
+    listenUrl: readDatabaseUrl(env, "DATABASE_LISTEN_URL"),
+  };
+};
 
 /** What every server process reads the same way: where to listen, how much to log, its pool. */
 export interface ProcessSettings {

@@ -24,8 +24,24 @@ export interface DatabaseLimits {
   readonly startTimeoutMs: number;
 }
 
+/**
+ * How to talk to the server behind the URL. Behind a pooler in transaction mode (PgBouncer's
+ * `pool_mode = transaction`) consecutive transactions of one client connection may run on
+ * different server connections: a named prepared statement is then unknown (or already there) on
+ * the next, a session's LISTEN hears nothing, and PgBouncer refuses startup parameters it does not
+ * know, such as `statement_timeout` (set it on the role instead).
+ */
+export interface DatabaseConnection {
+  /** `transaction`: the URL is a transaction-mode pooler (default `none`). */
+  readonly pooler?: "none" | "transaction";
+  /** `unnamed`: no statement is prepared under a name (default `named`). */
+  readonly preparedStatements?: "named" | "unnamed";
+  /** Where LISTEN connects: PostgreSQL itself when the URL is a transaction pooler (see `Database.listenUrl`). */
+  readonly listenUrl?: string | undefined;
+}
+
 /** Where the database is and how to open it. */
-export interface DatabaseOptions extends DatabaseLimits {
+export interface DatabaseOptions extends DatabaseLimits, DatabaseConnection {
   /** PostgreSQL URL; without one the embedded local server under `dataDir` is started (or joined). */
   readonly url: string | undefined;
   readonly dataDir: string;
@@ -46,7 +62,9 @@ export interface DatabaseOptions extends DatabaseLimits {
  * (the server's `statement_timeout`); a server that does not answer at all is given up one second
  * later (`watchSilence`). Without them (migrations) nothing is cut short.
  */
-export const openOrm = (url: string, poolSize: number, limits?: Omit<DatabaseLimits, "startTimeoutMs">): Promise<MikroORM> =>
+export const openOrm = (
+  url: string, poolSize: number, limits?: Omit<DatabaseLimits, "startTimeoutMs">, pooler: DatabaseConnection["pooler"] = "none",
+): Promise<MikroORM> =>
   MikroORM.init({
     entities: allEntities,
     namingStrategy: PostgresNamingStrategy,
@@ -56,7 +74,13 @@ export const openOrm = (url: string, poolSize: number, limits?: Omit<DatabaseLim
     pool: { min: 0, max: poolSize },
     ...(limits === undefined
       ? {}
-      : { driverOptions: { connectionTimeoutMillis: limits.connectTimeoutMs, statement_timeout: limits.statementTimeoutMs } }),
+      : {
+        driverOptions: {
+          connectionTimeoutMillis: limits.connectTimeoutMs,
+          // A transaction pooler refuses it as a startup parameter: the role's setting applies there.
+          ...(pooler === "transaction" ? {} : { statement_timeout: limits.statementTimeoutMs }),
+        },
+      }),
     // Timestamps are read as UTC strings in SQL; keep the driver from shifting anything.
     forceUtcTimezone: true,
     debug: false,
@@ -155,6 +179,11 @@ export class Database extends Context.Service<
     /** The URL connected to (the embedded server's when none was configured). */
     readonly url: string;
     /**
+     * Where a LISTEN connection goes: `DatabaseConnection.listenUrl`, else `url` itself unless that
+     * is a transaction pooler, where a LISTEN would hear nothing (then undefined: poll instead).
+     */
+    readonly listenUrl: string | undefined;
+    /**
      * Rows of one statement on the pool, with bound `?` parameters, as a prepared statement: each
      * connection parses and plans a text once. Skips MikroORM's `execute` layers (parameter
      * inlining, Kysely's executor): tools/bench measured about a quarter less API CPU per list
@@ -201,19 +230,21 @@ export class Database extends Context.Service<
           );
         }
         const orm = yield* Effect.acquireRelease(
-          Effect.promise(() => openOrm(url, options.poolSize, options)),
+          Effect.promise(() => openOrm(url, options.poolSize, options, options.pooler)),
           (orm) => Effect.promise(() => orm.close(true)),
         );
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
         yield* Effect.acquireRelease(Effect.sync(() => watchSilence(pool, options.statementTimeoutMs + 1_000)), (stop) => Effect.sync(stop));
+        const named = options.preparedStatements !== "unnamed";
         const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.promise(async () => {
             const statement = prepared(text);
-            const query = statement.name === undefined ? { text: statement.text, values } : { ...statement, values };
+            const query = statement.name === undefined || !named ? { text: statement.text, values } : { ...statement, values };
             return (await pool.query(query as { text: string; values: unknown[] })).rows as Row[];
           });
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-        return Database.of({ orm, url, rows, ping: Effect.asVoid(rows("select 1")), poolStats });
+        const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
+        return Database.of({ orm, url, listenUrl, rows, ping: Effect.asVoid(rows("select 1")), poolStats });
       }),
     );
 }

@@ -1,7 +1,7 @@
 import { Cause, Exit, Layer, ManagedRuntime } from "effect";
 import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
-import { Database, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
+import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { AuditLog } from "./audit-log.ts";
 import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
@@ -76,7 +76,7 @@ export const requestOutcome = <A, E>(exit: Exit.Exit<A, E>, unavailable: (failur
 };
 
 /** Where the database is and how long to wait on it, as configuration reads them, and this process's pool size. */
-export interface PlatformSettings extends DatabaseLimits {
+export interface PlatformSettings extends DatabaseLimits, DatabaseConnection {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly localPostgresPort: number;
@@ -108,6 +108,9 @@ const openPlatformWith = async <S>(
       connectTimeoutMs: settings.connectTimeoutMs,
       statementTimeoutMs: settings.statementTimeoutMs,
       startTimeoutMs: settings.startTimeoutMs,
+      pooler: settings.pooler ?? "none",
+      preparedStatements: settings.preparedStatements ?? (settings.pooler === "transaction" ? "unnamed" : "named"),
+      listenUrl: settings.listenUrl,
       migrate: true,
       ...events,
     }, storage),

@@ -3,3 +3,4 @@ export * from "./fixtures.ts";
 export * from "./test-database.ts";
 export * from "./test-postgres.ts";
 export * from "./controlled-postgres.ts";
+export * from "./pgbouncer.ts";

@@ -6,6 +6,8 @@ import pg from "pg";
  * polling covers the gap meanwhile.
  */
 export interface DeliveryListener {
+  /** Whether it listens at all (false behind a transaction pooler without a LISTEN URL: poll). */
+  readonly listening: boolean;
   readonly close: () => Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export const listenForDeliveries = (url: string, onNotify: () => void, onError: 
   void connect();
 
   return {
+    listening: true,
     close: async () => {
       closed = true;
       clearTimeout(retry);

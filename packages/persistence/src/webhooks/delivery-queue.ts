@@ -424,14 +424,18 @@ export class DeliveryQueue extends Context.Service<
      * exactly; an open circuit counts from its end.
      */
     readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
-    /** Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own). */
+    /**
+     * Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own, to
+     * `Database.listenUrl`); without one (a transaction pooler and no `listenUrl`) it listens to
+     * nothing and says so (`listening: false`): the dispatcher polls.
+     */
     readonly listen: (onDelivery: () => void, onError: (error: unknown) => void) => DeliveryListener;
   }
 >()("platter/persistence/DeliveryQueue") {
   static readonly layer = Layer.effect(
     DeliveryQueue,
     Effect.gen(function* () {
-      const { rows, url } = yield* Database;
+      const { rows, listenUrl } = yield* Database;
       return DeliveryQueue.of({
         claimDue: traced("DeliveryQueue.claimDue")(Effect.fnUntraced(function* (
           limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots,
@@ -487,7 +491,8 @@ export class DeliveryQueue extends Context.Service<
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         })),
-        listen: (onDelivery, onError) => listenForDeliveries(url, onDelivery, onError),
+        listen: (onDelivery, onError) =>
+          listenUrl === undefined ? { listening: false, close: async () => {} } : listenForDeliveries(listenUrl, onDelivery, onError),
       });
     }),
   );

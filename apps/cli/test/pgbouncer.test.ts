@@ -1,0 +1,44 @@
+import { createOrganization, createTestDatabase, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/persistence/testing";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCli, runCliJson } from "./cli-process.ts";
+
+/**
+ * The CLI through a real PgBouncer in transaction mode (Debian's 1.18): `DATABASE_POOLER=transaction`
+ * lets `webhook add` and `key create` through; without it they fail on named statements. Skipped,
+ * saying so, on a machine without PgBouncer.
+ */
+
+const installed = pgBouncerBinary() !== undefined;
+if (!installed) console.warn("pgbouncer.test.ts: skipped, pgbouncer is not installed (apt install pgbouncer)");
+
+let db: TestDatabase;
+let bouncer: TestPgBouncer;
+beforeAll(async () => {
+  if (!installed) return;
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  bouncer = await startTestPgBouncer(inject("pgAdminUrl"), 4);
+});
+afterAll(async () => {
+  await bouncer?.stop();
+  await db?.dispose();
+});
+
+const rows = <Row>(sql: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(sql, params);
+
+describe.skipIf(!installed)("the CLI behind PgBouncer 1.18 in transaction mode", () => {
+  it("registers an endpoint and creates a key with DATABASE_POOLER=transaction", async () => {
+    const org = await createOrganization(db, "Pooled");
+    const env = { DATABASE_URL: bouncer.urlOf(new URL(db.url).pathname.slice(1)), DATABASE_POOLER: "transaction", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" };
+    const endpoint = await runCliJson(["webhook", "add", "--org", String(org.id), "--url", "https://93.184.216.34/pooled"], env);
+    const key = await runCliJson(["key", "create", "--org", String(org.id), "--access", "read"], env);
+    expect(await rows("select url from webhook_endpoints where id = ?", [endpoint.id])).toEqual([{ url: "https://93.184.216.34/pooled" }]);
+    expect(await rows("select organization_id::int from api_keys where id = ?", [key.id])).toEqual([{ organization_id: org.id }]);
+  });
+
+  it("fails without the setting, on named statements the pooler does not track", async () => {
+    const org = await createOrganization(db, "Unpooled");
+    const env = { DATABASE_URL: bouncer.urlOf(new URL(db.url).pathname.slice(1)), WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" };
+    const results = await Promise.all([1, 2, 3].map((n) => runCli(["webhook", "add", "--org", String(org.id), "--url", `https://93.184.216.34/${n}`, "--json"], env)));
+    expect(results.some((result) => result.code !== 0)).toBe(true);
+  });
+});
