@@ -144,7 +144,12 @@ export default tseslint.config(
         "error",
         {
           paths: [
-            scopeMakers,
+            // Nor may they act as the operator: their changes are their session's (or their key's).
+            {
+              ...scopeMakers,
+              importNames: [...scopeMakers.importNames, "operatorActor"],
+              message: `${scopeMakers.message} Changes here are made as the session, never as the operator (operatorActor).`,
+            },
             ...stores,
             { name: "@platter/persistence/operator", message: "The operator's storage is for the CLI: requests reach data through their scope." },
             { name: "@platter/persistence/dispatcher", message: "The delivery queue is the dispatcher's alone." },

@@ -22,13 +22,20 @@ export const Deliveries = {
    * another). Audited `delivery.replayed` for a finished one, `delivery.retried_now` for a pending one.
    */
   replay: (actor: Actor, id: number, envelopeId?: string) =>
-    Effect.gen(function* () {
-      const delivery = yield* DeliveryRepository.use((all) => all.find(actor.scope, id));
-      if (envelopeId !== undefined && delivery.envelope_id !== envelopeId) return yield* new NotFound();
-      const action = delivery.status === "pending" ? "delivery.retried_now" : "delivery.replayed";
-      return yield* audited(actor, DeliveryRepository.use((all) => all.retry(actor.scope, id)), ({ retried }) =>
-        retried > 0 ? { action, subject: `delivery ${id} of message ${delivery.envelope_id}` } : undefined);
-    }),
+    audited(
+      actor,
+      // Read in the change's transaction, just before it: the action named is the state it changed.
+      Effect.gen(function* () {
+        const delivery = yield* DeliveryRepository.use((all) => all.find(actor.scope, id));
+        if (envelopeId !== undefined && delivery.envelope_id !== envelopeId) return yield* new NotFound();
+        const { retried } = yield* DeliveryRepository.use((all) => all.retry(actor.scope, id));
+        return { retried, status: delivery.status, envelopeId: delivery.envelope_id };
+      }),
+      ({ retried, status, envelopeId: of }) => retried === 0 ? undefined : {
+        action: status === "pending" ? "delivery.retried_now" : "delivery.replayed",
+        subject: `delivery ${id} of message ${of}`,
+      },
+    ).pipe(Effect.map(({ retried }) => ({ retried }))),
 
   /** Sends every delivery of message `envelopeId` now, as `replay` does each; audited `message.replayed`. */
   replayMessage: (actor: Actor, envelopeId: string) =>

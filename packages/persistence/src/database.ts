@@ -34,7 +34,7 @@ export interface DatabaseLimits {
 export interface DatabaseConnection {
   /** `transaction`: the URL is a transaction-mode pooler (default `none`). */
   readonly pooler?: "none" | "transaction";
-  /** `unnamed`: no statement is prepared under a name (default `named`). */
+  /** `unnamed`: no statement is prepared under a name (default `named`, `unnamed` behind a transaction pooler). */
   readonly preparedStatements?: "named" | "unnamed";
   /** Where LISTEN connects: PostgreSQL itself when the URL is a transaction pooler (see `Database.listenUrl`). */
   readonly listenUrl?: string | undefined;
@@ -235,7 +235,7 @@ export class Database extends Context.Service<
         );
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
         yield* Effect.acquireRelease(Effect.sync(() => watchSilence(pool, options.statementTimeoutMs + 1_000)), (stop) => Effect.sync(stop));
-        const named = options.preparedStatements !== "unnamed";
+        const named = (options.preparedStatements ?? (options.pooler === "transaction" ? "unnamed" : "named")) === "named";
         const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.promise(async () => {
             const statement = prepared(text);

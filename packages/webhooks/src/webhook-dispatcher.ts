@@ -85,7 +85,7 @@ export class WebhookDispatcher {
   private readonly minimumClaim: number;
   /**
    * Attempts that must end after a claim before the next (unless `claimWaitMs` passes first, new
-   * deliveries are committed, or nothing is in flight): two thirds of those in flight after the
+   * deliveries are committed while this many slots are free, or nothing is in flight): two thirds of those in flight after the
    * last claim, at most two thirds of the slots. Counting attempts that ended, not free slots, a
    * dispatcher held back by caps (an endpoint's, an origin's connections, an organization's share)
    * claims in batches too, instead of once per attempt that ends.
@@ -93,7 +93,7 @@ export class WebhookDispatcher {
   private claimAt: number;
   /** Attempts that ended since the last claim. */
   private endedSinceClaim = 0;
-  /** Deliveries were committed since the last claim (`wake`): claim at once. */
+  /** Deliveries were committed since the last claim (`wake`): claim at once if `claimAt` slots are free. */
   private newWork = false;
   private lastClaimAt = 0;
   /** Moving average of attempt durations, for `claimWaitMs`. */
@@ -155,7 +155,7 @@ export class WebhookDispatcher {
     this.loop ??= this.run();
   }
 
-  /** New deliveries were committed (a NOTIFY arrived): the loop claims at once. */
+  /** New deliveries were committed (a NOTIFY arrived): the loop claims at once if `claimAt` slots are free. */
   wake(): void {
     this.newWork = true;
     this.rouse();
@@ -211,12 +211,13 @@ export class WebhookDispatcher {
     // worker and PostgreSQL, going from a quarter of the slots to two thirds with the writer's larger
     // batches). A claim waits until `claimAt` attempts have ended since the last, or CLAIM_WAIT_MS
     // since it, so slots held by slow endpoints never hold back the others for longer than that;
-    // new deliveries, or nothing in flight, are claimed at once. The attempt that makes `claimAt`
-    // wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction on each attempt
+    // with nothing in flight, or new deliveries and `claimAt` slots free (a dispatcher held back by
+    // caps), it claims at once. An attempt that ends with `claimAt` reached wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction on each attempt
     // still running, a tenth of the worker's CPU at 256 in flight.)
     const sinceClaim = this.time.now() - this.lastClaimAt;
     const wait = claimWaitMs(this.typicalAttemptMs);
-    const ready = this.newWork || this.inFlight.size === 0 || this.endedSinceClaim >= this.claimAt || sinceClaim >= wait;
+    const ready = this.inFlight.size === 0 || this.endedSinceClaim >= this.claimAt || sinceClaim >= wait ||
+      (this.newWork && free >= this.claimAt);
     if (free === 0 || !ready) {
       await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, wait - sinceClaim));
       return true;
@@ -254,7 +255,7 @@ export class WebhookDispatcher {
       this.countSlots();
       this.inFlight.delete(tracked);
       // Fewer ended than a claim waits for: the loop's own timer comes back for them.
-      if (++this.endedSinceClaim === this.claimAt || this.stopping) this.rouse();
+      if (++this.endedSinceClaim >= this.claimAt || this.stopping) this.rouse();
     });
     this.countSlots();
     this.inFlight.add(tracked);

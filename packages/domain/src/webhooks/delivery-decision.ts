@@ -6,7 +6,7 @@ import type { AttemptOutcome, DeliveryPolicy } from "./delivery.ts";
  * dispatcher's storage applies these (persistence's `recordAttempts`, whose endpoint update is
  * checked against `endpointAfterAttempts` by a property test), and the in-memory storage of the
  * dispatcher's unit tests applies them as they are. Times are milliseconds of one clock: the
- * dispatcher's `Clock`, passed into every statement.
+ * storage's (the database's `now()`; the test's clock for the in-memory storage).
  */
 
 /** Why an endpoint was disabled by its attempts' results (stored as `disabled_reason`). */

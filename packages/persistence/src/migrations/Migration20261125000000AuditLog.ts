@@ -13,7 +13,7 @@ export class Migration20261125000000AuditLog extends Migration {
       do $$
       declare c record;
       begin
-        for c in select conname from pg_constraint where conrelid = 'audit_log'::regclass and conname like 'developer\_audit\_log\_%' loop
+        for c in select conname from pg_constraint where conrelid = 'audit_log'::regclass and conname like 'developer\\_audit\\_log\\_%' loop
           execute format('alter table audit_log rename constraint %I to %I', c.conname, substr(c.conname, length('developer_') + 1));
         end loop;
       end $$;

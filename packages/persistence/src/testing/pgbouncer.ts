@@ -40,7 +40,8 @@ const freePort = (): Promise<number> =>
 /**
  * Starts PgBouncer in transaction mode with `serverConnections` server connections per database,
  * in front of the server of `adminUrl` (its user and password for every database). As root it
- * runs as `nobody` (PgBouncer refuses to run as root).
+ * runs as `nobody` (PgBouncer refuses to run as root). It ignores no startup parameter, so a
+ * process that sent `statement_timeout` as one would be refused.
  */
 export const startTestPgBouncer = async (adminUrl: string, serverConnections: number): Promise<TestPgBouncer> => {
   const binary = pgBouncerBinary();
@@ -60,7 +61,6 @@ auth_type = any
 pool_mode = transaction
 default_pool_size = ${serverConnections}
 max_client_conn = 500
-ignore_startup_parameters = statement_timeout
 logfile = ${join(dir, "pgbouncer.log")}
 pidfile = ${join(dir, "pgbouncer.pid")}
 `;
