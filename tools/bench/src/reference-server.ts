@@ -8,7 +8,9 @@ import pg from "pg";
  * The reference: what a hand-written server would do for `GET /v1/events`, with none of our
  * layers (no Koa, no Effect, no ORM). It does the same work per request as the API: one query on
  * `api_keys` by SHA-256 hash, then the same keyset SQL as the event repository, then a JSON
- * list envelope with a next cursor. Only this one endpoint exists; anything else is a 404.
+ * list envelope with a next cursor. Like the API it prepares its statements (named, so each
+ * connection parses and plans them once): the comparison is of the processes, not of what
+ * PostgreSQL is asked to do. Only this one endpoint exists; anything else is a 404.
  */
 
 export interface ReferenceServer {
@@ -90,7 +92,7 @@ const listEvents = async (pool: pg.Pool, req: IncomingMessage, res: ServerRespon
   const auth = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? "")?.[1];
   if (auth === undefined) return send(res, 401, { error: "Unauthenticated" });
   const hash = createHash("sha256").update(auth).digest("hex");
-  const { rows: keys } = await pool.query<KeyRow>(AUTHENTICATE, [hash]);
+  const { rows: keys } = await pool.query<KeyRow>({ name: "authenticate", text: AUTHENTICATE, values: [hash] });
   const key = keys[0];
   if (key === undefined) return send(res, 401, { error: "Unauthenticated" });
 
@@ -100,8 +102,8 @@ const listEvents = async (pool: pg.Pool, req: IncomingMessage, res: ServerRespon
   const after = cursor === null ? undefined : cursorKey(cursor);
   if (cursor !== null && after === undefined) return send(res, 400, { error: "Invalid cursor" });
   const { rows } = after === undefined
-    ? await pool.query<EventRow>(FIRST_PAGE, [key.organization_id, limit + 1])
-    : await pool.query<EventRow>(NEXT_PAGE, [key.organization_id, limit + 1, after[0], after[1]]);
+    ? await pool.query<EventRow>({ name: "first_page", text: FIRST_PAGE, values: [key.organization_id, limit + 1] })
+    : await pool.query<EventRow>({ name: "next_page", text: NEXT_PAGE, values: [key.organization_id, limit + 1, after[0], after[1]] });
 
   const hasMore = rows.length > limit;
   const data = (hasMore ? rows.slice(0, limit) : rows).map((row) => toEvent(row, key.currency));

@@ -95,7 +95,8 @@ tools/bench/src/main.ts); this report is from a run with the sizes below.
   limiter, its metrics, and a JSON log line per request written to /dev/null) and a hand-written
   reference for \`GET /v1/events\`
   (node:http and a \`pg\` pool: one \`api_keys\` lookup by SHA-256 hash, the event repository's
-  keyset SQL, \`JSON.stringify\` of the list envelope). Both have a pool of ${load.poolSize} connections.
+  keyset SQL, \`JSON.stringify\` of the list envelope), which prepares its statements by name as the
+  API does. Both have a pool of ${load.poolSize} connections.
   Before measuring, the run checks that the reference answers the same JSON as the API.
 - Load: autocannon on 127.0.0.1 with ${load.connections} connections; ${load.warmupS} s of warm-up per scenario
   (discarded), then ${load.durationS} s measured per scenario, one scenario at a time. The six list
