@@ -17,6 +17,7 @@ export * from "./resources/proposal.ts";
 export * from "./resources/recipe.ts";
 export * from "./webhooks/delivery.ts";
 export * from "./webhooks/delivery-decision.ts";
+export * from "./webhooks/delivery-storage.ts";
 export * from "./webhooks/delivery-log.ts";
 export * from "./webhooks/endpoint-input.ts";
 export * from "./webhooks/examples.ts";

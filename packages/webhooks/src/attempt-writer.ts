@@ -1,6 +1,5 @@
-import type { AttemptRecord, DeliveryPolicy } from "@platter/domain";
+import type { AttemptRecord, DeliveryPolicy, DeliveryStorage } from "@platter/domain";
 import { Effect } from "effect";
-import type { DeliveryStorage } from "./delivery-storage.ts";
 import { type DispatcherTime, realTime } from "./dispatcher-time.ts";
 
 /**

@@ -1,6 +1,5 @@
 export * from "./attempt-writer.ts";
 export * from "./delivery-attempt.ts";
-export * from "./delivery-storage.ts";
 export * from "./dispatcher-time.ts";
 export * from "./ssrf-guard.ts";
 export * from "./webhook-dispatcher.ts";

@@ -87,18 +87,7 @@ export const urlRefusal = async (
   return addresses.some((a) => isForbiddenAddress(a.address)) ? { reason: "forbidden", host } : undefined;
 };
 
-/** `urlRefusal` as one line (`10.1.2.3 is not allowed: …`), or `undefined` when the URL may receive webhooks. */
-export const refusedUrlReason = async (
-  url: string,
-  allowPrivateNetworks: boolean,
-  lookup: RegistrationLookup = {},
-): Promise<string | undefined> => {
-  const refusal = await urlRefusal(url, allowPrivateNetworks, lookup);
-  if (refusal === undefined) return undefined;
-  if (refusal.reason === "invalid") return refusal.message;
-  return refusal.reason === "unresolved" ? `could not resolve ${refusal.host}` : notAllowed(refusal.host);
-};
-
+/** The SSRF guard for sockets: an `ESSRF` error when any address of `hostname` is forbidden, else `undefined`. */
 export const refuseForbidden = (hostname: string, addresses: ReadonlyArray<LookupAddress>): NodeJS.ErrnoException | undefined => {
   if (!addresses.some((a) => isForbiddenAddress(a.address))) return undefined;
   const refused: NodeJS.ErrnoException = new Error(`refused: ${notAllowed(hostname)}`);

@@ -1,11 +1,10 @@
 import {
-  type AttemptOutcome, type AttemptResult, type DeliveryPolicy, type DueDelivery, organizationShare, originShare,
+  type AttemptOutcome, type AttemptResult, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, organizationShare, originShare,
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
 import { AttemptWriter } from "./attempt-writer.ts";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent, DEFAULT_ORIGIN_CONNECTIONS } from "./delivery-attempt.ts";
-import type { DeliveryStorage } from "./delivery-storage.ts";
 import { type DispatcherTime, realTime } from "./dispatcher-time.ts";
 import { DEFAULT_DNS_SETTINGS, type DnsSettings, WebhookResolver } from "./webhook-resolver.ts";
 

@@ -50,6 +50,14 @@ const start = (storage: InMemoryDeliveryStorage, attempt: (delivery: DueDelivery
   return dispatcher;
 };
 
+/** A new clock, and a queue on it with one endpoint at `url` and `count` deliveries to it, due now. */
+const oneEndpointQueue = (url: string, count: number) => {
+  clock = testClockTime();
+  const storage = new InMemoryDeliveryStorage(clock.time.now);
+  storage.addEndpoint(1, 1, url);
+  return { storage, deliveries: Array.from({ length: count }, () => storage.addDelivery(1)) };
+};
+
 /** Moves the clock forward by `ms` in steps of `step`, letting the loop act at each. */
 const advance = async (ms: number, step = 50) => {
   for (let passed = 0; passed < ms; passed += step) await clock.adjust(Math.min(step, ms - passed));
@@ -65,10 +73,7 @@ afterEach(async () => {
 
 describe("the dispatcher loop", () => {
   it("retries a failing delivery on the schedule's delays, counted from each failed try's result", async () => {
-    clock = testClockTime();
-    const storage = new InMemoryDeliveryStorage(clock.time.now);
-    storage.addEndpoint(1, 1, "https://hooks.example/a");
-    const delivery = storage.addDelivery(1);
+    const { storage, deliveries: [delivery] } = oneEndpointQueue("https://hooks.example/a", 1);
     const hook = receiver(clock, 100, (_delivery, call) => (call < 2 ? 500 : 200));
     start(storage, hook.attempt);
 
@@ -86,10 +91,7 @@ describe("the dispatcher loop", () => {
   });
 
   it("fails a delivery for good once the schedule is exhausted", async () => {
-    clock = testClockTime();
-    const storage = new InMemoryDeliveryStorage(clock.time.now);
-    storage.addEndpoint(1, 1, "https://hooks.example/a");
-    const delivery = storage.addDelivery(1);
+    const { storage, deliveries: [delivery] } = oneEndpointQueue("https://hooks.example/a", 1);
     const hook = receiver(clock, 10, () => 503);
     start(storage, hook.attempt, { ...SETTINGS, circuitThreshold: 100 });
     await advance(70_000, 100);
@@ -98,10 +100,7 @@ describe("the dispatcher loop", () => {
   });
 
   it("opens the circuit after failures in a row, sends one half-open probe per cooldown, and closes it on a success", async () => {
-    clock = testClockTime();
-    const storage = new InMemoryDeliveryStorage(clock.time.now);
-    storage.addEndpoint(1, 1, "https://hooks.example/flaky");
-    for (let i = 0; i < 5; i++) storage.addDelivery(1);
+    const { storage } = oneEndpointQueue("https://hooks.example/flaky", 5);
     let healthy = false;
     const hook = receiver(clock, 100, () => (healthy ? 200 : 500));
     start(storage, hook.attempt, { ...SETTINGS, retryScheduleMs: [0, 1_000, 1_000, 1_000, 1_000] });
@@ -129,10 +128,7 @@ describe("the dispatcher loop", () => {
   });
 
   it("lets another dispatcher take a delivery whose lease ran out while its holder hung, and ignores the holder's late result", async () => {
-    clock = testClockTime();
-    const storage = new InMemoryDeliveryStorage(clock.time.now);
-    storage.addEndpoint(1, 1, "https://hooks.example/a");
-    const delivery = storage.addDelivery(1);
+    const { storage, deliveries: [delivery] } = oneEndpointQueue("https://hooks.example/a", 1);
     const settings = { ...SETTINGS, leaseMs: 2_000 };
     const hung = receiver(clock, 10_000, () => 500);
     start(storage, hung.attempt, settings);
@@ -155,10 +151,7 @@ describe("the dispatcher loop", () => {
   });
 
   it("claims in batches when an endpoint's cap, not its slots, holds it back", async () => {
-    clock = testClockTime();
-    const storage = new InMemoryDeliveryStorage(clock.time.now);
-    storage.addEndpoint(1, 1, "https://hooks.example/capped");
-    for (let i = 0; i < 400; i++) storage.addDelivery(1);
+    const { storage } = oneEndpointQueue("https://hooks.example/capped", 400);
     // Attempts of 150 to 220 ms, so they end one by one.
     const hook = receiver(clock, 150, () => 200);
     const jittered = (delivery: DueDelivery) =>
@@ -172,10 +165,7 @@ describe("the dispatcher loop", () => {
   });
 
   it("stops claiming at shutdown, lets the attempts in flight finish and writes their results", async () => {
-    clock = testClockTime();
-    const storage = new InMemoryDeliveryStorage(clock.time.now);
-    storage.addEndpoint(1, 1, "https://hooks.example/slow");
-    for (let i = 0; i < 3; i++) storage.addDelivery(1);
+    const { storage } = oneEndpointQueue("https://hooks.example/slow", 3);
     const hook = receiver(clock, 1_000, () => 200);
     const dispatcher = start(storage, hook.attempt, { ...SETTINGS, endpointConcurrency: 1 });
     await advance(500);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { guardedLookup, isForbiddenAddress, refusedUrlReason } from "../src/ssrf-guard.ts";
+import { guardedLookup, isForbiddenAddress, urlRefusal } from "../src/ssrf-guard.ts";
 
 /** The refusal's wording after the host: it never says what the host resolves to. */
 const NOT_ALLOWED = "is not allowed: webhooks are sent only to public internet addresses";
@@ -64,20 +64,23 @@ describe("isForbiddenAddress", () => {
   });
 });
 
-describe("refusedUrlReason", () => {
+/** The guard's refusal of `host` for an internal address: it names the host given, never what it resolves to. */
+const forbidden = (host: string) => ({ reason: "forbidden", host });
+
+describe("urlRefusal", () => {
   it("refuses URLs that are not http(s), with or without the guard", async () => {
     for (const allowPrivate of [false, true]) {
-      expect(await refusedUrlReason("ftp://example.com/hook", allowPrivate)).toBe("url must use http or https");
-      expect(await refusedUrlReason("not-a-url", allowPrivate)).toBe("url must be an absolute http(s) URL");
+      expect(await urlRefusal("ftp://example.com/hook", allowPrivate)).toEqual({ reason: "invalid", message: "url must use http or https" });
+      expect(await urlRefusal("not-a-url", allowPrivate)).toEqual({ reason: "invalid", message: "url must be an absolute http(s) URL" });
     }
   });
 
   it("refuses literal internal addresses", async () => {
-    expect(await refusedUrlReason("http://127.0.0.1/x", false)).toBe(`127.0.0.1 ${NOT_ALLOWED}`);
-    expect(await refusedUrlReason("http://[::1]/", false)).toBe(`::1 ${NOT_ALLOWED}`);
-    expect(await refusedUrlReason("https://169.254.169.254/latest/meta-data", false)).toBe(`169.254.169.254 ${NOT_ALLOWED}`);
-    expect(await refusedUrlReason("http://10.1.2.3:8080/hook", false)).toBe(`10.1.2.3 ${NOT_ALLOWED}`);
-    expect(await refusedUrlReason("http://[::ffff:127.0.0.1]/x", false)).toBe(`::ffff:7f00:1 ${NOT_ALLOWED}`);
+    expect(await urlRefusal("http://127.0.0.1/x", false)).toEqual(forbidden("127.0.0.1"));
+    expect(await urlRefusal("http://[::1]/", false)).toEqual(forbidden("::1"));
+    expect(await urlRefusal("https://169.254.169.254/latest/meta-data", false)).toEqual(forbidden("169.254.169.254"));
+    expect(await urlRefusal("http://10.1.2.3:8080/hook", false)).toEqual(forbidden("10.1.2.3"));
+    expect(await urlRefusal("http://[::ffff:127.0.0.1]/x", false)).toEqual(forbidden("::ffff:7f00:1"));
   });
 
   it.each([
@@ -88,22 +91,22 @@ describe("refusedUrlReason", () => {
     ["http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
     ["http://[2002:7f00:1::1]/", "2002:7f00:1::1"],
   ])("refuses %s, an IPv6 spelling that embeds or reaches an internal IPv4", async (url, host) => {
-    expect(await refusedUrlReason(url, false)).toBe(`${host} ${NOT_ALLOWED}`);
+    expect(await urlRefusal(url, false)).toEqual(forbidden(host));
   });
 
   it("refuses a host name that resolves to loopback without saying what it resolves to", async () => {
-    expect(await refusedUrlReason("http://localhost/x", false)).toBe(`localhost ${NOT_ALLOWED}`);
-    expect(await refusedUrlReason("http://hooks.localhost/x", false)).toBe(`hooks.localhost ${NOT_ALLOWED}`);
+    expect(await urlRefusal("http://localhost/x", false)).toEqual(forbidden("localhost"));
+    expect(await urlRefusal("http://hooks.localhost/x", false)).toEqual(forbidden("hooks.localhost"));
   });
 
   it("accepts public literal addresses", async () => {
-    expect(await refusedUrlReason("https://8.8.8.8/hook", false)).toBeUndefined();
-    expect(await refusedUrlReason("https://[2606:4700::1111]/hook", false)).toBeUndefined();
+    expect(await urlRefusal("https://8.8.8.8/hook", false)).toBeUndefined();
+    expect(await urlRefusal("https://[2606:4700::1111]/hook", false)).toBeUndefined();
   });
 
   it("lets everything http(s) through when private networks are allowed", async () => {
     for (const url of ["http://127.0.0.1/x", "http://localhost/x", "http://[::1]/", "http://192.168.0.10:3000/hook"]) {
-      expect(await refusedUrlReason(url, true), url).toBeUndefined();
+      expect(await urlRefusal(url, true), url).toBeUndefined();
     }
   });
 });

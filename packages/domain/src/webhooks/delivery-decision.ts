@@ -35,11 +35,18 @@ export const deliveryAfterAttempt = (
   nowMs: number,
 ): DeliveryAfterAttempt => {
   if (outcome === "succeeded") return { status: "succeeded", nextAttemptAtMs: undefined, completedAtMs: nowMs };
-  const retryDelayMs = outcome === "failed" ? retryScheduleMs[attempt] : undefined;
+  const retryDelayMs = retryDelayAfter(attempt, outcome, retryScheduleMs);
   return retryDelayMs === undefined
     ? { status: "failed", nextAttemptAtMs: undefined, completedAtMs: nowMs }
     : { status: "pending", nextAttemptAtMs: nowMs + retryDelayMs, completedAtMs: undefined };
 };
+
+/**
+ * How long after try number `attempt` ended with `outcome` the next try is due: the schedule's delay
+ * for that many tries made, for a plain failure only; `undefined` when there is no next try.
+ */
+export const retryDelayAfter = (attempt: number, outcome: AttemptOutcome, retryScheduleMs: ReadonlyArray<number>): number | undefined =>
+  outcome === "failed" ? retryScheduleMs[attempt] : undefined;
 
 /** What the dispatcher knows of an endpoint's health. */
 export interface EndpointHealth {

@@ -1,6 +1,6 @@
 import {
-  type AttemptRecord, type CircuitState, circuitState, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DueDelivery, envelopeBody,
-  firstAttemptDelayMs, type HeldSlots,
+  type AttemptRecord, type CircuitState, circuitState, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, envelopeBody,
+  firstAttemptDelayMs, type HeldSlots, retryDelayAfter,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -333,8 +333,12 @@ const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
   error: storable(r.error),
   response_body: storable(r.responseBody),
   outcome: r.outcome,
-  retry_delay_ms: r.outcome === "failed" ? (policy.retryScheduleMs[r.delivery.attempt] ?? null) : null,
+  retry_delay_ms: retryDelayAfter(r.delivery.attempt, r.outcome, policy.retryScheduleMs) ?? null,
 });
+
+// The endpoint's next state, from the row the update finds (`e`, after any concurrent batch) and its results here (`x`).
+const FAILURES_IN_A_ROW = "(case when x.any_success then 0 else e.consecutive_failures + x.failures end)";
+const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now()) < now() - p.window_ms * interval '1 millisecond'))`;
 
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
@@ -347,10 +351,6 @@ const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
  * (`delivery-decision.test.ts`) checks the statement against those functions.
  * Parameters: results (jsonb), threshold, cooldown ms, failure window ms.
  */
-// The endpoint's next state, from the row the update finds (`e`, after any concurrent batch) and its results here (`x`).
-const FAILURES_IN_A_ROW = "(case when x.any_success then 0 else e.consecutive_failures + x.failures end)";
-const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now()) < now() - p.window_ms * interval '1 millisecond'))`;
-
 export const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
   p as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms),
   attempts as (
@@ -394,36 +394,11 @@ export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: Deli
 
 export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
-  {
-    /**
-     * Leases up to `limit` due deliveries for `leaseMs`, fairly and within this dispatcher's share
-     * of each endpoint's cap and each circuit (`policy`, `held`), with the bytes to send.
-     * `unreadable` are those whose stored message no longer matches its schema: nothing sensible
-     * can be sent, the caller settles them as failed.
-     */
-    readonly claimDue: (
-      limit: number,
-      leaseMs: number,
-      policy: DeliveryPolicy,
-      held: HeldSlots,
-    ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
-    /**
-     * Writes attempt results in one statement. A result whose lease was lost (expired and taken
-     * by another dispatcher) is still logged as an attempt but does not change the delivery.
-     * Moves each endpoint's circuit, and disables endpoints that answered 410 or failed for longer
-     * than the policy's failure window.
-     */
-    readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
+  DeliveryStorage & {
     /** Pending deliveries, for the queue-depth gauge. */
     readonly queueDepth: () => Effect.Effect<number>;
     /** Per endpoint with deliveries pending or a circuit not closed: depth, in flight, circuit. */
     readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>>;
-    /**
-     * For a dispatcher with nothing in flight (one with attempts running is woken as each ends):
-     * milliseconds until a claim may find something (undefined when nothing is pending), to sleep
-     * exactly; an open circuit counts from its end.
-     */
-    readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
     /**
      * Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own, to
      * `Database.listenUrl`); without one (a transaction pooler and no `listenUrl`) it listens to

@@ -1,9 +1,8 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, deliveryAfterAttempt, type DueDelivery, type EndpointHealth,
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, deliveryAfterAttempt, type DueDelivery, type EndpointHealth,
   endpointAfterAttempts, firstAttemptDelayMs, type HeldSlots,
 } from "@platter/domain";
 import { Effect } from "effect";
-import type { DeliveryStorage } from "../delivery-storage.ts";
 
 /**
  * The delivery queue in memory, for the dispatcher loop's unit tests: due times, leases and
