@@ -6,7 +6,7 @@ import { requestId } from "./middleware/request-id.ts";
 import type { ApiObservability } from "./observability.ts";
 import { clientAddressResolver, type TrustedProxies } from "./client-address.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
-import { createRouter } from "./routes.ts";
+import { createRouter, type ReplicaReadRouting } from "./routes.ts";
 import { BudgetedRunner } from "./budgeted-runner.ts";
 import { watchOutages } from "@platter/ops";
 import { pingDatabase, type RequestRuntime } from "@platter/persistence";
@@ -22,6 +22,8 @@ export interface ApiAppOptions {
    * (tests and benchmarks of other things), only the pool's own bounds apply.
    */
   readonly requestDatabaseTimeoutMs?: number;
+  /** Set when the platform has read replicas: GETs read from them (see `createRouter`). */
+  readonly replicaReads?: ReplicaReadRouting;
 }
 
 /**
@@ -42,7 +44,7 @@ export const createApiApp = (
   app.silent = true;
   const addressOf = clientAddressResolver(options.trustProxy ?? { kind: "none" });
   const runner = new BudgetedRunner(runtime, options.requestDatabaseTimeoutMs ?? Number.POSITIVE_INFINITY);
-  const router = createRouter(runner, limits, (ctx) => addressOf(ctx.req));
+  const router = createRouter(runner, limits, (ctx) => addressOf(ctx.req), options.replicaReads);
   const outages = watchOutages({
     probe: () => runtime.runPromise(pingDatabase),
     onDown: (reason) => logger.error({ err: reason }, "database unavailable: answering 503 until it is back"),

@@ -1,6 +1,6 @@
 import {
   ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, readBoolean, readDatabaseSettings, readDuration,
-  readInteger, readMatching, readProcessSettings,
+  readInteger, readMatching, readProcessSettings, readReplicaReadSettings, type ReplicaReadSettings,
 } from "@platter/ops";
 import proxyAddr from "proxy-addr";
 
@@ -25,6 +25,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly trustProxy: TrustedProxies;
   /** Longest one request waits on the database in all (its key lookup and its work); then 503. */
   readonly requestDatabaseTimeoutMs: number;
+  /** Streaming replicas for GETs (`DATABASE_REPLICA_URLS`; none by default) and the read-your-writes window. */
+  readonly replicas: ReplicaReadSettings;
 }
 
 const LIMIT = 1_000_000_000;
@@ -80,4 +82,5 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   rateLimits: readRateLimits(env),
   trustProxy: readTrustProxy(env),
   requestDatabaseTimeoutMs: readDuration(env, "REQUEST_DATABASE_TIMEOUT", 4_000, 100),
+  replicas: readReplicaReadSettings(env),
 });

@@ -1,4 +1,4 @@
-import { databasePoolStats, type RequestRuntime } from "@platter/persistence";
+import { databasePoolStats, databaseReadStats, type RequestRuntime } from "@platter/persistence";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
@@ -14,6 +14,62 @@ export interface ApiObservability {
   /** Times and counts every request; logs it when `logRequests`. Goes right after the request id. */
   readonly middleware: Middleware;
 }
+
+/**
+ * Where GETs' reads went with read replicas configured (nothing is reported without them): reads
+ * per pool, each replica's lag as this process last measured it and whether it takes reads, and
+ * the reads that fell back to the primary, by why.
+ */
+const addReadMetrics = (registry: Registry, runtime: RequestRuntime): void => {
+  const stats = () => runtime.runPromise(databaseReadStats);
+  new Counter({
+    name: "platter_database_reads_total",
+    help: "Read statements of GET requests, by the pool that served them: primary, or a replica (host:port/database).",
+    labelNames: ["pool"],
+    registers: [registry],
+    async collect() {
+      const now = await stats();
+      this.reset();
+      if (now === undefined) return;
+      this.inc({ pool: "primary" }, now.primaryReads);
+      for (const replica of now.replicas) this.inc({ pool: replica.name }, replica.reads);
+    },
+  });
+  new Gauge({
+    name: "platter_database_replica_lag_seconds",
+    help: "How far each replica was behind the primary at its last check (absent while it does not answer).",
+    labelNames: ["replica"],
+    registers: [registry],
+    async collect() {
+      const now = await stats();
+      this.reset();
+      for (const replica of now?.replicas ?? []) if (replica.lagMs !== undefined) this.set({ replica: replica.name }, replica.lagMs / 1000);
+    },
+  });
+  new Gauge({
+    name: "platter_database_replica_current",
+    help: "1 while a replica takes reads (within DATABASE_REPLICA_MAX_LAG), 0 while it is lagging, unavailable or not a standby.",
+    labelNames: ["replica"],
+    registers: [registry],
+    async collect() {
+      const now = await stats();
+      this.reset();
+      for (const replica of now?.replicas ?? []) this.set({ replica: replica.name }, replica.condition === "current" ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: "platter_database_replica_fallbacks_total",
+    help: "Reads that could have gone to a replica and ran on the primary: every replica lagging, every replica unavailable, or the replica failed the read.",
+    labelNames: ["reason"],
+    registers: [registry],
+    async collect() {
+      const now = await stats();
+      this.reset();
+      if (now === undefined) return;
+      for (const [reason, count] of Object.entries(now.fallbacks)) this.inc({ reason }, count);
+    },
+  });
+};
 
 export const createApiObservability = (runtime: RequestRuntime, logger: Logger, logRequests: boolean): ApiObservability => {
   const registry = new Registry();
@@ -45,6 +101,7 @@ export const createApiObservability = (runtime: RequestRuntime, logger: Logger, 
       this.set({ state: "waiting" }, stats.waiting);
     },
   });
+  addReadMetrics(registry, runtime);
   rateLimited.inc(0);
   unavailable.inc(0);
 

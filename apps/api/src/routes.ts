@@ -5,11 +5,12 @@ import {
   type IdempotencyRequest, parseIdempotencyKey, requestFingerprint,
 } from "@platter/domain";
 import {
-  ClientRepository, EventRepository, InvoiceRepository, OrganizationRepository, type RequestStorage, RecipeRepository,
+  ApiKeyRepository, ClientRepository, EventRepository, InvoiceRepository, onReplica, OrganizationRepository, type RequestStorage,
+  RecipeRepository,
 } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
-import { authenticate, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
+import { authenticate, requireWriteAccess, scopeOf, wroteWithin } from "./middleware/authenticate.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { readJsonBody } from "./request-body.ts";
 import type { BudgetedRunner } from "./budgeted-runner.ts";
@@ -50,19 +51,37 @@ const createRequestOf = async <A>(
   return { input: input.success, idempotency };
 };
 
-/** The v1 router: each route authenticates, then runs its one program within the request's database budget. */
-export const createRouter = (runner: BudgetedRunner, limits: KeyRateLimits, clientAddress: (ctx: Context) => string): Router => {
+/** Reads on replicas (`DATABASE_REPLICA_URLS` set): how long after a key's write its reads stay on the primary. */
+export interface ReplicaReadRouting {
+  readonly readYourWritesMs: number;
+}
+
+/**
+ * The v1 router: each route authenticates, then runs its one program within the request's
+ * database budget. With `replicas`, a GET reads from a replica unless its key wrote within the
+ * read-your-writes window, and a create first notes that its key writes.
+ */
+export const createRouter = (
+  runner: BudgetedRunner, limits: KeyRateLimits, clientAddress: (ctx: Context) => string, replicas?: ReplicaReadRouting,
+): Router => {
   const router = new Router({ prefix: "/v1", strict: true, sensitive: true });
   const auth = authenticate(runner, limits, clientAddress);
+  /** GETs only: their programs change nothing. */
   const respond = async <A>(ctx: Context, status: number, program: Program<A>): Promise<A> => {
-    const body = await runner.run(ctx, program(scopeOf(ctx)));
+    const read = program(scopeOf(ctx));
+    const body = await runner.run(ctx, replicas === undefined || wroteWithin(ctx, replicas.readYourWritesMs) ? read : onReplica(read));
     ctx.status = status;
     ctx.body = body;
     return body;
   };
   /** 201 `{id}` with a Location; a replay of an idempotent create says so in `Idempotent-Replayed`. */
   const created = async (ctx: Context, resource: string, program: Program<Created>) => {
-    const { id, replayed } = await runner.run(ctx, program(scopeOf(ctx)));
+    const scope = scopeOf(ctx);
+    const create = program(scope);
+    const { id, replayed } = await runner.run(
+      ctx,
+      replicas === undefined ? create : Effect.andThen(ApiKeyRepository.use((keys) => keys.recordWrite(scope)), create),
+    );
     ctx.status = 201;
     ctx.body = { id };
     ctx.set("location", `/v1/${resource}/${id}`);

@@ -55,6 +55,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   const { server: api, drain } = createApiServer(runtime, logger, limits, observability, {
     trustProxy: config.trustProxy,
     requestDatabaseTimeoutMs: config.requestDatabaseTimeoutMs,
+    ...(config.replicas.urls.length === 0 ? {} : { replicaReads: { readYourWritesMs: config.replicas.readYourWritesMs } }),
   });
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.

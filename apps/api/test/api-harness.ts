@@ -2,11 +2,12 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type DatabaseConnection, openPlatform } from "@platter/persistence";
 import {
-  createOrganization, createTestDatabase, DIRECT_CONNECTION, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase,
+  createOrganization, createTestDatabase, DIRECT_CONNECTION, NO_REPLICAS, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase,
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
 import type { ApiAppOptions } from "../src/app.ts";
+import type { ApiConfig } from "../src/config.ts";
 import { createApiObservability } from "../src/observability.ts";
 import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "../src/rate-limits.ts";
 import { createApiServer, startApi } from "../src/server.ts";
@@ -140,9 +141,14 @@ export const serveAnother = async (
 export const startAnotherInstance = async (
   db: TestDatabase,
   rateLimits: RateLimitSettings = UNTHROTTLED,
-  database: { readonly url: string; readonly connection: DatabaseConnection; readonly poolSize: number } =
-    { url: db.url, connection: DIRECT_CONNECTION, poolSize: 2 },
-): Promise<ApiClient & { readonly stop: () => Promise<void> }> => {
+  database: {
+    readonly url: string;
+    readonly connection: DatabaseConnection;
+    readonly poolSize: number;
+    /** Read replicas and the read-your-writes window (none by default). */
+    readonly replicas?: ApiConfig["replicas"];
+  } = { url: db.url, connection: DIRECT_CONNECTION, poolSize: 2 },
+): Promise<ApiClient & { readonly stop: () => Promise<void>; readonly opsUrl: string }> => {
   const config = {
     port: 0,
     opsPort: 0,
@@ -160,12 +166,14 @@ export const startAnotherInstance = async (
     pooler: database.connection.pooler ?? "none",
     preparedStatements: database.connection.preparedStatements ?? (database.connection.pooler === "transaction" ? "unnamed" : "named"),
     listenUrl: database.connection.listenUrl,
+    replicas: database.replicas ?? NO_REPLICAS,
     requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "silent" }), platform);
   return {
     ...clientFor(`http://127.0.0.1:${api.port}`),
+    opsUrl: `http://127.0.0.1:${api.opsPort}`,
     stop: async () => {
       await api.stop();
       await platform.dispose();

@@ -1,6 +1,6 @@
 import {
   ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
-  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readWebhookEndpointSettings,
+  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readWebhookEndpointSettings, type ReplicaReadSettings,
   type WebhookEndpointSettings,
 } from "@platter/ops";
 
@@ -33,6 +33,8 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
    */
   readonly frameAncestors: string;
   readonly limits: DeveloperAreaLimits;
+  /** Streaming replicas for the pages' reads (`DATABASE_REPLICA_URLS`; none by default) and the read-your-writes window. */
+  readonly replicas: ReplicaReadSettings;
 }
 
 /** No `;` or `,` (which would end the directive), no control characters: checked before each source is. */
@@ -91,4 +93,5 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   ...readWebhookEndpointSettings(env),
   frameAncestors: readFrameAncestors(env),
   limits: readDeveloperAreaLimits(env),
+  replicas: readReplicaReadSettings(env),
 });

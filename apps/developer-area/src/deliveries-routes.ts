@@ -30,9 +30,9 @@ export interface DeliveryRouteKit {
   /** Adds a signed-in POST route, its form checked first (`formRoutes`). */
   readonly post: FormRoute;
   /** The header's organization name and the session's form token. */
-  readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
-  /** Runs one storage program (see `runProgram`). */
-  readonly run: <A, E>(program: Effect.Effect<A, E, RequestStorage>) => Promise<A>;
+  readonly signedIn: (ctx: Context, session: DeveloperSession) => Promise<SignedIn>;
+  /** Runs one storage program of the request `ctx` (see `runProgram`; a GET's reads may go to a replica). */
+  readonly run: <A, E>(ctx: Context, program: Effect.Effect<A, E, RequestStorage>) => Promise<A>;
 }
 
 /** Rows per page of the log. */
@@ -62,28 +62,28 @@ const replayedNotice = (query: Context["query"]): string | undefined => {
 /** Adds the Deliveries, Event catalog and API reference routes to `router`. */
 export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void => {
   const { settings, signedInOnly, post, signedIn, run } = kit;
-  const endpointsOf = (session: DeveloperSession) => run(WebhookEndpoints.list(session));
+  const endpointsOf = (ctx: Context, session: DeveloperSession) => run(ctx, WebhookEndpoints.list(session));
 
   router.get("/deliveries", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
     const filter = parseDeliveryLogFilter(ctx.query);
     const pageRequest = parsePageRequest(deliveryLogListing, { limit: String(LOG_PAGE_SIZE), cursor: ctx.query["cursor"] });
-    const endpoints = await endpointsOf(session);
+    const endpoints = await endpointsOf(ctx, session);
     const notice = replayedNotice(ctx.query);
     if (Result.isFailure(filter) || Result.isFailure(pageRequest)) {
       const entered = Object.fromEntries(["status", "type", "endpoint", "from", "to"].map((name) => [name, String(ctx.query[name] ?? "")]));
       const error = Result.isFailure(filter) ? filter.failure.message : "This page link is not valid: start again from the newest deliveries.";
       const state: LogPageState = { filter: {}, entered, error, endpoints, deeper: false };
-      return page(ctx, 400, deliveriesPage(await signedIn(session), state, undefined));
+      return page(ctx, 400, deliveriesPage(await signedIn(ctx, session), state, undefined));
     }
     // Another organization's endpoint, or none: the 404 page, as on every other route.
     const endpointId = filter.success.endpointId;
     if (endpointId !== undefined && !endpoints.some((endpoint) => endpoint.id === endpointId)) throw new UnknownPage();
-    const log = await run(Deliveries.log(session, filter.success, pageRequest.success));
+    const log = await run(ctx, Deliveries.log(session, filter.success, pageRequest.success));
     const state: LogPageState = {
       filter: filter.success, endpoints, deeper: pageRequest.success.after !== undefined, ...(notice === undefined ? {} : { notice }),
     };
-    page(ctx, 200, deliveriesPage(await signedIn(session), state, log));
+    page(ctx, 200, deliveriesPage(await signedIn(ctx, session), state, log));
   });
 
   post("/deliveries/replay-failed", async (ctx, form, session) => {
@@ -91,23 +91,23 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     if (endpointId === undefined) throw new UnknownPage();
     const since = parseUtcTime(form["since"] ?? "");
     if (since === undefined) {
-      const endpoints = await endpointsOf(session);
+      const endpoints = await endpointsOf(ctx, session);
       if (!endpoints.some((endpoint) => endpoint.id === endpointId)) throw new UnknownPage();
       const state: LogPageState = {
         filter: { endpointId }, endpoints, deeper: false, error: "Choose the time to replay failed messages from (UTC).",
       };
-      const log = await run(Deliveries.log(session, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined }));
-      return page(ctx, 400, deliveriesPage(await signedIn(session), state, log));
+      const log = await run(ctx, Deliveries.log(session, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined }));
+      return page(ctx, 400, deliveriesPage(await signedIn(ctx, session), state, log));
     }
     await settings.limits.consume(session.scope.organizationId, "replays", `/deliveries${filterQuery({ endpointId })}`);
-    const { retried } = await run(Deliveries.replayFailed(session, endpointId, since));
+    const { retried } = await run(ctx, Deliveries.replayFailed(session, endpointId, since));
     redirect(ctx, `/deliveries${filterQuery({ endpointId }, { replayed: String(retried) })}`);
   });
 
   router.get("/deliveries/:envelopeId", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    const message = await run(Deliveries.message(session, envelopeIdOf(ctx)));
-    page(ctx, 200, messagePage(await signedIn(session), message, replayedNotice(ctx.query)));
+    const message = await run(ctx, Deliveries.message(session, envelopeIdOf(ctx)));
+    page(ctx, 200, messagePage(await signedIn(ctx, session), message, replayedNotice(ctx.query)));
   });
 
   post("/deliveries/:envelopeId/replay", async (ctx, form, session) => {
@@ -117,19 +117,19 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     // One delivery, and only one of this message, or all of them.
     const deliveryId = deliveryField === undefined ? undefined : parseRecordId(deliveryField);
     if (deliveryField !== undefined && deliveryId === undefined) throw new UnknownPage();
-    const { retried } = await run(
+    const { retried } = await run(ctx, 
       deliveryId === undefined ? Deliveries.replayMessage(session, envelopeId) : Deliveries.replay(session, deliveryId, envelopeId),
     );
     redirect(ctx, `${messagePath(envelopeId)}?replayed=${retried}`);
   });
 
   router.get("/event-catalog", signedInOnly, async (ctx) => {
-    page(ctx, 200, eventCatalogPage(await signedIn(sessionOf(ctx))));
+    page(ctx, 200, eventCatalogPage(await signedIn(ctx, sessionOf(ctx))));
   });
 
   router.get("/api-reference", signedInOnly, async (ctx) => {
     allowRedoc(ctx);
-    page(ctx, 200, apiReferencePage(await signedIn(sessionOf(ctx))));
+    page(ctx, 200, apiReferencePage(await signedIn(ctx, sessionOf(ctx))));
   });
 
   router.get("/api-reference/openapi.json", signedInOnly, (ctx) => {

@@ -1,4 +1,4 @@
-import { createLogger, runUntilSignalled } from "@platter/ops";
+import { createLogger, replicaLog, runUntilSignalled } from "@platter/ops";
 import { DatabaseUnreachable, requestStorage, startPlatform } from "@platter/persistence";
 import { ConfigError, loadDeveloperAreaConfig } from "./config.ts";
 import { startDeveloperArea } from "./server.ts";
@@ -9,6 +9,7 @@ runUntilSignalled(async (services) => {
   const logger = createLogger("platter-developer-area", config.logLevel);
   const platform = await services.add("platform", () => startPlatform(requestStorage, config, {
     onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
+    onReplica: replicaLog(logger),
   }));
   await services.add("developer-area", () => startDeveloperArea(config, logger, platform.runtime));
   return (message, fields) => logger.info(fields ?? {}, message);

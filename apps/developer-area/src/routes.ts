@@ -1,7 +1,7 @@
 import Router from "@koa/router";
 import { ApiKeys } from "@platter/application";
 import { ACCESS_LEVELS, type Access, parseApiKeyName, parseRecordId } from "@platter/domain";
-import { type DeveloperSession, DeveloperSessions, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
+import { type DeveloperSession, DeveloperSessions, onReplica, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
 import { Result } from "effect";
 import type { Context } from "koa";
 import type { WebhookEndpointSettings } from "@platter/ops";
@@ -16,6 +16,7 @@ import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import {
   clearSessionCookie, type CookiePolicy, findSession, formRoutes, requireSession, sessionOf, setSessionCookie, signInRoute,
+  wroteRecently,
 } from "./session.ts";
 
 /**
@@ -34,6 +35,11 @@ export interface RouteSettings {
   readonly webhooks: WebhookEndpointSettings;
   /** The organization's limits on test events, new endpoints and replays. */
   readonly limits: OrganizationLimits;
+  /**
+   * Set when the platform has read replicas: a GET page reads from them unless its browser sent a
+   * form within this window (then from the primary, so it sees what it just changed).
+   */
+  readonly readYourWritesMs?: number | undefined;
 }
 
 const idOf = (ctx: Context): number => recordIdOf(ctx);
@@ -49,12 +55,16 @@ const SIGN_IN_REFERRER_POLICY = "strict-origin";
 export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): Router => {
   const router = new Router({ strict: true, sensitive: true });
   const signedInOnly = requireSession(runtime, settings.cookies);
-  const post = formRoutes(router, signedInOnly, settings.origin);
-  const run = <A, E>(program: Parameters<typeof runProgram<A, E>>[1]) => runProgram(runtime, program);
+  const post = formRoutes(router, signedInOnly, settings.origin, settings.readYourWritesMs === undefined ? undefined : {
+    cookies: settings.cookies,
+    windowMs: settings.readYourWritesMs,
+  });
+  const run = <A, E>(ctx: Context, program: Parameters<typeof runProgram<A, E>>[1]) =>
+    runProgram(runtime, settings.readYourWritesMs !== undefined && ctx.method === "GET" && !wroteRecently(ctx, settings.cookies) ? onReplica(program) : program);
 
   /** The header's organization name and the session's form token. */
-  const signedIn = async (session: DeveloperSession): Promise<SignedIn> => ({
-    organizationName: (await run(OrganizationRepository.use((r) => r.current(session.scope)))).name,
+  const signedIn = async (ctx: Context, session: DeveloperSession): Promise<SignedIn> => ({
+    organizationName: (await run(ctx, OrganizationRepository.use((r) => r.current(session.scope)))).name,
     formToken: session.formSecret,
   });
 
@@ -62,10 +72,10 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   const listPage = async (ctx: Context, status: number, form?: CreateForm, revoked?: number) => {
     const session = sessionOf(ctx);
     // Newest first: the key just made is at the top.
-    const keys = [...(await run(ApiKeys.list(session)))].reverse();
+    const keys = [...(await run(ctx, ApiKeys.list(session)))].reverse();
     const gone = keys.find((key) => key.id === revoked && key.revoked_at !== null);
     const notice = gone === undefined ? undefined : `${gone.name || `Key ${gone.id}`} was revoked: the API refuses it from now on.`;
-    page(ctx, status, apiKeysPage(await signedIn(session), keys, form, notice));
+    page(ctx, status, apiKeysPage(await signedIn(ctx, session), keys, form, notice));
   };
 
   router.get("/", async (ctx) => {
@@ -80,20 +90,20 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     // The token is in this address: nothing on the way out may carry it as a referrer.
     ctx.set("referrer-policy", SIGN_IN_REFERRER_POLICY);
     const token = String(ctx.params["token"]);
-    const link = await run(DeveloperSessions.use((all) => all.checkLink(token)));
+    const link = await run(ctx, DeveloperSessions.use((all) => all.checkLink(token)));
     page(ctx, 200, continueSignInPage(link.organizationName, token));
   });
 
   // The page's button: uses the link and starts the session. There is no session (so no form
   // token) yet; the Origin check stops another site from signing a browser in to its organization.
   signInRoute(router, "/sign-in/:token", settings.origin, async (ctx) => {
-    const opened = await run(DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]))));
+    const opened = await run(ctx, DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]))));
     setSessionCookie(ctx, settings.cookies, opened.token, opened.expires_at);
     redirect(ctx, "/api-keys");
   });
 
   post("/sign-out", async (ctx, _form, session) => {
-    await run(DeveloperSessions.use((all) => all.signOut(session)));
+    await run(ctx, DeveloperSessions.use((all) => all.signOut(session)));
     clearSessionCookie(ctx, settings.cookies);
     redirect(ctx, "/signed-out");
   });
@@ -119,22 +129,22 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
       });
     }
     const access = entered.access as Access;
-    const created = await run(ApiKeys.create(session, access, name.success));
-    page(ctx, 201, createdKeyPage(await signedIn(session), { name: name.success, access, secret: created.key }));
+    const created = await run(ctx, ApiKeys.create(session, access, name.success));
+    page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.key }));
   });
 
   router.get("/api-keys/:id/revoke", signedInOnly, async (ctx) => {
     const id = idOf(ctx);
     const session = sessionOf(ctx);
-    const key = await run(ApiKeys.find(session, id));
+    const key = await run(ctx, ApiKeys.find(session, id));
     if (key.revoked_at !== null) return redirect(ctx, "/api-keys");
-    page(ctx, 200, confirmRevokePage(await signedIn(session), key));
+    page(ctx, 200, confirmRevokePage(await signedIn(ctx, session), key));
   });
 
   post("/api-keys/:id/revoke", async (ctx, _form, session) => {
     const id = idOf(ctx);
     // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
-    await run(ApiKeys.revoke(session, id));
+    await run(ctx, ApiKeys.revoke(session, id));
     redirect(ctx, `/api-keys?revoked=${id}`);
   });
 

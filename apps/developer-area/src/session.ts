@@ -27,8 +27,8 @@ export interface CookiePolicy {
 
 const cookieName = (policy: CookiePolicy) => (policy.secure ? "__Host-platter_developer_session" : "platter_developer_session");
 
-const cookie = (policy: CookiePolicy, value: string, maxAgeSeconds: number) =>
-  `${cookieName(policy)}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; ${policy.secure ? "SameSite=None; Secure; Partitioned" : "SameSite=Lax"}`;
+const cookie = (policy: CookiePolicy, value: string, maxAgeSeconds: number, name = cookieName(policy)) =>
+  `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; ${policy.secure ? "SameSite=None; Secure; Partitioned" : "SameSite=Lax"}`;
 
 /** Sets the session cookie to `token` until `expiresAt` (see `CookiePolicy` for its attributes). */
 export const setSessionCookie = (ctx: Context, policy: CookiePolicy, token: string, expiresAt: string): void => {
@@ -90,16 +90,38 @@ const requireOwnOrigin = (ctx: Context, origin: string): void => {
 /** A signed-in POST's work, given its form and session once both are checked. */
 type FormAction = (ctx: Context, form: Readonly<Record<string, string>>, session: DeveloperSession) => Promise<void>;
 
+/**
+ * Marks a browser that just sent a form, for the read-your-writes window: with read replicas, its
+ * pages read from the primary while the cookie lasts, so the page after a change shows it. The
+ * cookie holds nothing but its own expiry; dropping it early only costs that browser a stale page.
+ */
+export interface WriteMark {
+  readonly cookies: CookiePolicy;
+  readonly windowMs: number;
+}
+
+const wroteCookieName = (policy: CookiePolicy) => (policy.secure ? "__Host-platter_wrote" : "platter_wrote");
+
+/** Whether this request's browser sent a form within the read-your-writes window (see `WriteMark`). */
+export const wroteRecently = (ctx: Context, policy: CookiePolicy): boolean => ctx.cookies.get(wroteCookieName(policy)) !== undefined;
+
 /** Adds a signed-in POST route at `path` (see `formRoutes`). */
 export type FormRoute = (path: string, action: FormAction) => void;
 
 /**
  * The area's one way to add a signed-in POST route: the session is required (`signedInOnly`) and
  * the form checked (`readSessionForm`: sent from `origin`, with the session's form token) before
- * the action runs, so no route can forget either. Lint forbids `router.post` anywhere else.
+ * the action runs, so no route can forget either. Lint forbids `router.post` anywhere else. With
+ * `wrote` (read replicas), the browser is marked for the read-your-writes window first.
  */
-export const formRoutes = (router: Router, signedInOnly: Middleware, origin: string): FormRoute => (path, action) => {
-  router.post(path, signedInOnly, async (ctx) => action(ctx, await readSessionForm(ctx, origin), sessionOf(ctx)));
+export const formRoutes = (router: Router, signedInOnly: Middleware, origin: string, wrote?: WriteMark): FormRoute => (path, action) => {
+  router.post(path, signedInOnly, async (ctx) => {
+    const form = await readSessionForm(ctx, origin);
+    if (wrote !== undefined) {
+      ctx.append("set-cookie", cookie(wrote.cookies, "1", Math.ceil(wrote.windowMs / 1000), wroteCookieName(wrote.cookies)));
+    }
+    await action(ctx, form, sessionOf(ctx));
+  });
 };
 
 /**

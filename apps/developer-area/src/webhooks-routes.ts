@@ -30,9 +30,9 @@ export interface WebhookRouteKit {
   /** Adds a signed-in POST route, its form checked first (`formRoutes`). */
   readonly post: FormRoute;
   /** The header's organization name and the session's form token. */
-  readonly signedIn: (session: DeveloperSession) => Promise<SignedIn>;
-  /** Runs one storage program (see `runProgram`). */
-  readonly run: <A, E>(program: Effect.Effect<A, E, RequestStorage>) => Promise<A>;
+  readonly signedIn: (ctx: Context, session: DeveloperSession) => Promise<SignedIn>;
+  /** Runs one storage program of the request `ctx` (see `runProgram`; a GET's reads may go to a replica). */
+  readonly run: <A, E>(ctx: Context, program: Effect.Effect<A, E, RequestStorage>) => Promise<A>;
 }
 
 /** Why an endpoint is disabled when its developer disabled it here. */
@@ -55,17 +55,17 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
 
   const showEndpoint = async (ctx: Context, status: number, id: number, state: EndpointPageState = {}) => {
     const session = sessionOf(ctx);
-    const endpoint = await run(WebhookEndpoints.find(session, id));
-    page(ctx, status, endpointPage(await signedIn(session), endpoint, state));
+    const endpoint = await run(ctx, WebhookEndpoints.find(session, id));
+    page(ctx, status, endpointPage(await signedIn(ctx, session), endpoint, state));
   };
 
   router.get("/webhooks", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    page(ctx, 200, webhooksPage(await signedIn(session), await run(WebhookEndpoints.overview(session))));
+    page(ctx, 200, webhooksPage(await signedIn(ctx, session), await run(ctx, WebhookEndpoints.overview(session))));
   });
 
   router.get("/webhooks/new", signedInOnly, async (ctx) => {
-    page(ctx, 200, newEndpointPage(await signedIn(sessionOf(ctx)), EMPTY_ENDPOINT_FORM));
+    page(ctx, 200, newEndpointPage(await signedIn(ctx, sessionOf(ctx)), EMPTY_ENDPOINT_FORM));
   });
 
   post("/webhooks", async (ctx, form, session) => {
@@ -74,13 +74,13 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     if (Result.isFailure(types)) {
       // Both fields' problems at once: the URL's form too (the service checks it again, and guards it).
       const url = parseEndpointUrl(entered.url);
-      return page(ctx, 400, newEndpointPage(await signedIn(session), {
+      return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), {
         ...entered, typesError: types.failure.message, ...(Result.isFailure(url) ? { urlError: url.failure.message } : {}),
       }));
     }
     // Counted against the organization's new endpoints once the URL passed its checks (a refused form is not counted).
     const admit = Effect.promise(() => settings.limits.consume(session.scope.organizationId, "endpointCreates", "/webhooks"));
-    const created = await run(WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks, admit).pipe(
+    const created = await run(ctx, WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks, admit).pipe(
       // A URL that is not one or may not receive webhooks, or one endpoint too many: said beside the URL, and nothing written.
       Effect.catchTags({
         InvalidInput: (refusal) => Effect.succeed(refusal),
@@ -88,7 +88,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
         EndpointLimitReached: (refusal) => Effect.succeed(refusal),
       }),
     ));
-    if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(session), { ...entered, urlError: created.message }));
+    if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: created.message }));
     redirect(ctx, `/webhooks/${created.id}?done=added`);
   });
 
@@ -100,25 +100,25 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   // Revealing is a deliberate POST (never a link a browser may prefetch), and audited; no response is cached.
   post("/webhooks/:id/secret", async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
-    await showEndpoint(ctx, 200, id, { secret: await run(WebhookEndpoints.revealSecret(session, id)) });
+    await showEndpoint(ctx, 200, id, { secret: await run(ctx, WebhookEndpoints.revealSecret(session, id)) });
   });
 
   router.get("/webhooks/:id/rotate", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    const endpoint = await run(WebhookEndpoints.find(session, recordIdOf(ctx)));
-    page(ctx, 200, confirmRotatePage(await signedIn(session), endpoint, settings.webhooks.secretOverlapMs));
+    const endpoint = await run(ctx, WebhookEndpoints.find(session, recordIdOf(ctx)));
+    page(ctx, 200, confirmRotatePage(await signedIn(ctx, session), endpoint, settings.webhooks.secretOverlapMs));
   });
 
   post("/webhooks/:id/rotate", async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
-    const secret = await run(WebhookEndpoints.rotateSecret(session, id, settings.webhooks));
+    const secret = await run(ctx, WebhookEndpoints.rotateSecret(session, id, settings.webhooks));
     await showEndpoint(ctx, 200, id, { secret, notice: "The signing secret was rotated. Copy the new one into your receiver." });
   });
 
   for (const enabled of [true, false]) {
     post(`/webhooks/:id/${enabled ? "enable" : "disable"}`, async (ctx, _form, session) => {
       const id = recordIdOf(ctx);
-      await run(WebhookEndpoints.setEnabled(session, id, enabled, DISABLED_BY_HAND));
+      await run(ctx, WebhookEndpoints.setEnabled(session, id, enabled, DISABLED_BY_HAND));
       redirect(ctx, `/webhooks/${id}?done=${enabled ? "enabled" : "disabled"}`);
     });
   }
@@ -130,7 +130,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
       return showEndpoint(ctx, 400, id, { testForm: { type, error: "Choose an event type of the catalog." } });
     }
     await settings.limits.consume(session.scope.organizationId, "testEvents", `/webhooks/${id}`);
-    const sent = await run(WebhookEndpoints.sendTestMessage(session, id, type).pipe(
+    const sent = await run(ctx, WebhookEndpoints.sendTestMessage(session, id, type).pipe(
       Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
     ));
     if ("_tag" in sent) return showEndpoint(ctx, 409, id, { testForm: { type, error: sent.message } });
@@ -141,7 +141,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     const id = recordIdOf(ctx);
     const deliveryId = recordIdOf(ctx, "delivery");
     const session = sessionOf(ctx);
-    const [endpoint, delivery] = await run(Effect.all([WebhookEndpoints.find(session, id), WebhookEndpoints.delivery(session, id, deliveryId)]));
-    page(ctx, 200, testDeliveryPage(await signedIn(session), endpoint, delivery));
+    const [endpoint, delivery] = await run(ctx, Effect.all([WebhookEndpoints.find(session, id), WebhookEndpoints.delivery(session, id, deliveryId)]));
+    page(ctx, 200, testDeliveryPage(await signedIn(ctx, session), endpoint, delivery));
   });
 };

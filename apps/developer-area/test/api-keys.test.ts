@@ -37,7 +37,7 @@ describe("creating a key", () => {
     expect(secret).toMatch(/^platter_ro_/);
     expect(page).toContain('data-copy-from="new-key"');
     expect(page).toContain("it cannot be shown again");
-    const scope = await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(secret!)));
+    const { scope } = await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(secret!)));
     expect(scope.organizationId).toBe(a.id);
     const [key] = await rows<{ id: string; name: string; access: string }>("select id, name, access from api_keys where key_hash = encode(sha256(?::bytea), 'hex')", [secret]);
     expect(key).toMatchObject({ name: "Website booking form", access: "read" });
@@ -107,7 +107,7 @@ describe("revoking a key", () => {
     expect(confirmPage).toContain("Revoke this key?");
     expect(confirmPage).toContain(`action="/api-keys/${id}/revoke"`);
     // Seeing the confirmation changes nothing.
-    expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(secret)))).toMatchObject({ organizationId: a.id });
+    expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(secret)))).toMatchObject({ scope: { organizationId: a.id } });
 
     const revoked = await postForm(area, `/api-keys/${id}/revoke`, { form_token: session.formToken }, { cookie: session.cookie });
     expect(revoked.status).toBe(303);
@@ -146,7 +146,7 @@ describe("another organization's keys", () => {
     expect((await getPage(`/api-keys/${id()}/revoke`)).status).toBe(404);
     const revoke = await postForm(area, `/api-keys/${id()}/revoke`, { form_token: session.formToken }, { cookie: session.cookie });
     expect(revoke.status).toBe(404);
-    expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(b.readKey)))).toMatchObject({ organizationId: b.id });
+    expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(b.readKey)))).toMatchObject({ scope: { organizationId: b.id } });
     expect(await rows("select count(*)::int as n from audit_log where subject = ?", [`api_key ${id()}`])).toEqual([{ n: 0 }]);
   });
 });

@@ -191,6 +191,35 @@ export const readDatabaseSettings = (env: Environment): DatabaseSettings => {
   };
 };
 
+/** Streaming replicas that may serve a request process's reads, and how stale a read may be. */
+export interface ReplicaReadSettings {
+  /** `DATABASE_REPLICA_URLS`: none (an empty list) unless set. */
+  readonly urls: ReadonlyArray<string>;
+  /** A replica more than this behind the primary takes no reads until it catches up. */
+  readonly maxLagMs: number;
+  /** Longest a replica may take to connect or answer one read before that read runs on the primary. */
+  readonly timeoutMs: number;
+  /** After a key (or a Developer-area browser) writes, its reads go to the primary for this long. */
+  readonly readYourWritesMs: number;
+}
+
+/**
+ * `DATABASE_REPLICA_URLS` (comma-separated postgres:// URLs of hot standbys of `DATABASE_URL`),
+ * `DATABASE_REPLICA_MAX_LAG`, `DATABASE_REPLICA_TIMEOUT` and `READ_YOUR_WRITES_WINDOW`, which may
+ * not be shorter than the lag bound: a replica serving reads is never further behind than the
+ * bound, so once the window has passed, any replica allowed to answer has the write.
+ */
+export const readReplicaReadSettings = (env: Environment): ReplicaReadSettings => {
+  const urls = (present(env, "DATABASE_REPLICA_URLS") ?? "").split(",").map((url) => url.trim()).filter((url) => url !== "");
+  urls.forEach((url, index) => readDatabaseUrl({ [`DATABASE_REPLICA_URLS (entry ${index + 1})`]: url }, `DATABASE_REPLICA_URLS (entry ${index + 1})`));
+  const maxLagMs = readDuration(env, "DATABASE_REPLICA_MAX_LAG", 1_000, 100);
+  const readYourWritesMs = readDuration(env, "READ_YOUR_WRITES_WINDOW", 5_000, 100);
+  if (readYourWritesMs < maxLagMs) {
+    throw new ConfigError(`READ_YOUR_WRITES_WINDOW (${readYourWritesMs}ms) must be at least DATABASE_REPLICA_MAX_LAG (${maxLagMs}ms): a replica may be that far behind`);
+  }
+  return { urls, maxLagMs, timeoutMs: readDuration(env, "DATABASE_REPLICA_TIMEOUT", 1_000, 50), readYourWritesMs };
+};
+
 /** What every server process reads the same way: where to listen, how much to log, its pool. */
 export interface ProcessSettings {
   readonly host: string;

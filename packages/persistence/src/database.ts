@@ -1,13 +1,13 @@
 import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
-import type { Socket } from "node:net";
-import type pg from "pg";
 import { Context, Effect, Layer } from "effect";
 import { allEntities } from "./entities/index.ts";
 import { waitForDatabase } from "./database-availability.ts";
 import { startLocalPostgres } from "./local-postgres.ts";
 import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
+import { openReadReplicas, type ReadStats, type ReplicaCondition, type ReplicaSettings } from "./read-replicas.ts";
+import { watchSilence } from "./silence-watchdog.ts";
 
 /**
  * The database: one MikroORM (its pool, its schema model, its migrations) per process. Every other
@@ -38,6 +38,8 @@ export interface DatabaseConnection {
   readonly preparedStatements?: "named" | "unnamed";
   /** Where LISTEN connects: PostgreSQL itself when the URL is a transaction pooler (see `Database.listenUrl`). */
   readonly listenUrl?: string | undefined;
+  /** Streaming replicas that may serve reads (`onReplica`); none when omitted. */
+  readonly replicas?: ReplicaSettings | undefined;
 }
 
 /** Where the database is and how to open it. */
@@ -54,6 +56,8 @@ export interface DatabaseOptions extends DatabaseLimits, DatabaseConnection {
   readonly onCreated?: (dataDir: string) => void;
   /** Told why each try failed while a configured server does not answer at start. */
   readonly onWaiting?: (address: string, reason: string) => void;
+  /** Told each time a replica leaves the reads (lagging, unavailable, not a standby) or comes back (current). */
+  readonly onReplica?: (name: string, condition: ReplicaCondition, lagMs: number | undefined) => void;
 }
 
 /**
@@ -86,55 +90,6 @@ export const openOrm = (
     debug: false,
     allowGlobalContext: false,
   });
-
-/** How long a dead connection may stay checked out before the watchdog hands it back to the pool itself. */
-const DEAD_CONNECTION_GRACE_MS = 1_000;
-
-/**
- * Gives up on a checked-out connection whose server has sent nothing for `silenceMs` (a frozen or
- * vanished server; a live one answers or cancels within `statement_timeout`): its socket is
- * destroyed, so whatever waits on it fails at once with "Query read timeout", an outage. One
- * interval for the pool and nothing per statement: node-postgres's own `query_timeout` arms a timer
- * per statement, and the garbage that left cost about a fifth of a list request's CPU (an A/B of
- * tools/bench on this machine, 2026-11-23: 1,394 µs per request with it, 1,111 without).
- *
- * It also returns to the pool a checked-out connection that has been dead (its socket destroyed,
- * by the watchdog or by the server going away) for `DEAD_CONNECTION_GRACE_MS` without its holder
- * releasing it: Kysely (under MikroORM) releases a transaction's connection only after its
- * `commit`/`rollback` succeeded, so a transaction caught by an outage kept its pool slot forever
- * (seen after a 10 s freeze under load: most of the pool gone until the process restarted, apps/api/test/database-outage.test.ts).
- * Returns the stop.
- */
-const watchSilence = (pool: pg.Pool, silenceMs: number): (() => void) => {
-  const streamOf = (client: pg.PoolClient) => (client as unknown as { connection: { stream: Socket } }).connection.stream;
-  /** Checked-out connections: bytes read when last looked at, since when that count stands, and since when it is dead. */
-  const held = new Map<pg.PoolClient, { bytesRead: number; since: number; deadSince?: number }>();
-  pool.on("acquire", (client) => void held.set(client, { bytesRead: streamOf(client).bytesRead, since: performance.now() }));
-  pool.on("release", (_error: unknown, client: pg.PoolClient) => void held.delete(client));
-  pool.on("remove", (client) => void held.delete(client as pg.PoolClient));
-  const timer = setInterval(() => {
-    const now = performance.now();
-    for (const [client, seen] of held) {
-      const stream = streamOf(client);
-      if (stream.destroyed) {
-        seen.deadSince ??= now;
-        if (now - seen.deadSince > DEAD_CONNECTION_GRACE_MS) {
-          held.delete(client);
-          // With an error, the pool drops the connection and opens a new one when needed.
-          client.release(new Error("the connection died while checked out and its holder never released it"));
-        }
-      } else if (stream.bytesRead !== seen.bytesRead) {
-        seen.bytesRead = stream.bytesRead;
-        seen.since = now;
-      } else if (now - seen.since > silenceMs) {
-        seen.deadSince = now;
-        stream.destroy(new Error(`Query read timeout: the database sent nothing for ${silenceMs} ms`));
-      }
-    }
-  }, Math.min(250, silenceMs / 4));
-  timer.unref();
-  return () => clearInterval(timer);
-};
 
 /** Applies every pending migration; safe to run at every start and from several processes at once. */
 export const migrateOrm = async (orm: MikroORM): Promise<void> => {
@@ -190,6 +145,13 @@ export class Database extends Context.Service<
      * request. Same pool, same type parsers.
      */
     readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    /**
+     * Rows of a read-only statement on a replica that is current within the bound, else on the
+     * primary (see read-replicas.ts); the primary's `rows` when no replica is configured.
+     */
+    readonly replicaRows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    /** Where the reads that could go to a replica went, and each replica's condition (metrics). */
+    readonly readStats: () => ReadStats | undefined;
     /** Succeeds when the database answers a trivial query. */
     readonly ping: Effect.Effect<void>;
     /** The pool right now: connections open, idle, and callers waiting for one. */
@@ -236,15 +198,27 @@ export class Database extends Context.Service<
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());
         yield* Effect.acquireRelease(Effect.sync(() => watchSilence(pool, options.statementTimeoutMs + 1_000)), (stop) => Effect.sync(stop));
         const named = (options.preparedStatements ?? (options.pooler === "transaction" ? "unnamed" : "named")) === "named";
+        const queryOf = (text: string, values: ReadonlyArray<unknown>) => {
+          const statement = prepared(text);
+          const query = statement.name === undefined || !named ? { text: statement.text, values } : { ...statement, values };
+          return query as { text: string; values: unknown[] };
+        };
         const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
-          Effect.promise(async () => {
-            const statement = prepared(text);
-            const query = statement.name === undefined || !named ? { text: statement.text, values } : { ...statement, values };
-            return (await pool.query(query as { text: string; values: unknown[] })).rows as Row[];
-          });
+          Effect.promise(async () => (await pool.query(queryOf(text, values))).rows as Row[]);
+        const replicas = options.replicas === undefined || options.replicas.urls.length === 0
+          ? undefined
+          : yield* Effect.acquireRelease(
+            Effect.sync(() => openReadReplicas(pool, options.replicas!, options.poolSize, options.onReplica)),
+            (replicas) => Effect.promise(replicas.close),
+          );
+        const replicaRows = replicas === undefined
+          ? rows
+          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => Effect.promise(() => replicas.rows<Row>(queryOf(text, values)));
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
         const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
-        return Database.of({ orm, url, listenUrl, rows, ping: Effect.asVoid(rows("select 1")), poolStats });
+        return Database.of({
+          orm, url, listenUrl, rows, replicaRows, readStats: () => replicas?.stats(), ping: Effect.asVoid(rows("select 1")), poolStats,
+        });
       }),
     );
 }
@@ -258,6 +232,9 @@ export interface PoolStats {
 
 /** The platform's pool right now (metrics). */
 export const databasePoolStats: Effect.Effect<PoolStats, never, Database> = Database.use((database) => Effect.sync(database.poolStats));
+
+/** Where this process's replica-eligible reads went; undefined without replicas (metrics). */
+export const databaseReadStats: Effect.Effect<ReadStats | undefined, never, Database> = Database.use((database) => Effect.sync(database.readStats));
 
 /** Succeeds when the platform's database answers (readiness probes). */
 export const pingDatabase: Effect.Effect<void, never, Database> = Database.use((database) => database.ping);

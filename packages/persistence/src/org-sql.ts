@@ -156,6 +156,8 @@ export interface OrgSql {
 /** How statements run: on the pool (or the fiber's transaction), or on one transaction's connection. */
 interface Executor {
   readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[]>;
+  /** A select: on a replica when the fiber reads from one (see `onReplica`), else as `rows`. */
+  readonly read: <Row>(statement: Statement) => Effect.Effect<Row[]>;
   readonly em: Effect.Effect<EntityManager>;
   readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>;
 }
@@ -167,6 +169,21 @@ interface Executor {
 const CurrentTransaction = Context.Reference<EntityManager | undefined>("platter/persistence/CurrentTransaction", {
   defaultValue: () => undefined,
 });
+
+/**
+ * Whether this fiber's selects outside a transaction may read from a replica (see `onReplica`):
+ * false unless a request that changes nothing and accepts data a bounded time behind says so.
+ */
+const ReplicaReads = Context.Reference<boolean>("platter/persistence/ReplicaReads", { defaultValue: () => false });
+
+/**
+ * Runs `program` with its organization selects on a replica current within the configured bound
+ * (the primary when none is, or none is configured). Statements in a transaction, changes, and
+ * everything outside `OrgSql` (authentication, sessions) stay on the primary. For a request that
+ * changes nothing and whose caller has not written within the read-your-writes window.
+ */
+export const onReplica = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(program, ReplicaReads, true);
 
 const organizationFilter = (scope: OrgScope, table: OrgTable, as: string): Statement =>
   sql`${raw(`${as}.${ORGANIZATION_TABLES[table]}`)} = ${scope.organizationId}`;
@@ -188,7 +205,7 @@ const joinStatement = (scope: OrgScope, join: Join): Statement => {
 };
 
 const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
-  const select = <Row>(query: Select) => executor.rows<Row>(selectStatement(scope, query));
+  const select = <Row>(query: Select) => executor.read<Row>(selectStatement(scope, query));
   const withOrganization = <T extends object>(data: T) => ({ ...data, organization: scope.organizationId }) as never;
   /** How many rows a data-changing statement (without its own `returning`) touched. */
   const rowsChanged = (change: Statement) =>
@@ -238,12 +255,16 @@ const inTransaction = <A, E, R>(em: EntityManager, work: (em: EntityManager) => 
     (fork, exit) => Effect.promise(() => (Exit.isSuccess(exit) ? fork.commit() : fork.rollback())),
   );
 
-const transactionExecutor = (em: EntityManager): Executor => ({
-  rows: <Row>(statement: Statement) => Effect.promise(() => em.execute<Row[]>(statement.text, [...statement.values])),
+const transactionExecutor = (em: EntityManager): Executor => {
+  const rows = <Row>(statement: Statement) => Effect.promise(() => em.execute<Row[]>(statement.text, [...statement.values]));
+  return {
+    rows,
+    read: rows,
   em: Effect.succeed(em),
-  // Nested: the outer transaction already holds everything together.
-  transaction: (work) => work(em),
-});
+    // Nested: the outer transaction already holds everything together.
+    transaction: (work) => work(em),
+  };
+};
 
 /** Runs `work` in a transaction of its own, which the storage calls inside it join. */
 const ownTransaction = <A, E, R>(database: Database["Service"], work: (em: EntityManager) => Effect.Effect<A, E, R>) =>
@@ -253,6 +274,12 @@ const poolExecutor = (database: Database["Service"]): Executor => ({
   rows: (statement) =>
     Effect.flatMap(CurrentTransaction, (em) =>
       em === undefined ? database.rows(statement.text, statement.values) : transactionExecutor(em).rows(statement)),
+  read: (statement) =>
+    Effect.flatMap(CurrentTransaction, (em) =>
+      em !== undefined
+        ? transactionExecutor(em).rows(statement)
+        : Effect.flatMap(ReplicaReads, (replica) =>
+          replica ? database.replicaRows(statement.text, statement.values) : database.rows(statement.text, statement.values))),
   em: Effect.map(CurrentTransaction, (em) => em ?? database.orm.em.fork()),
   transaction: (work) => Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, work) : work(em))),
 });

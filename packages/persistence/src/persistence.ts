@@ -89,6 +89,8 @@ export interface PlatformEvents {
   readonly onCreated?: (dataDir: string) => void;
   /** A configured server did not answer yet; another try follows within a second. */
   readonly onWaiting?: (address: string, reason: string) => void;
+  /** A replica left the reads or came back (see `DatabaseOptions.onReplica`). */
+  readonly onReplica?: DatabaseOptions["onReplica"];
 }
 
 /**
@@ -111,6 +113,7 @@ const openPlatformWith = async <S>(
       ...(settings.pooler === undefined ? {} : { pooler: settings.pooler }),
       ...(settings.preparedStatements === undefined ? {} : { preparedStatements: settings.preparedStatements }),
       listenUrl: settings.listenUrl,
+      replicas: settings.replicas,
       migrate: true,
       ...events,
     }, storage),

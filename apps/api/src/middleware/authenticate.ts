@@ -1,13 +1,13 @@
 import { Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain";
-import { ApiKeyRepository } from "@platter/persistence";
+import { ApiKeyRepository, type AuthenticatedKey } from "@platter/persistence";
 import type { Context, Middleware } from "koa";
 import { addressGroup } from "../client-address.ts";
 import { RateLimited } from "../http-errors.ts";
 import type { KeyRateLimits, RateLimitDecision } from "../rate-limits.ts";
 import type { BudgetedRunner } from "../budgeted-runner.ts";
 
-/** The scope of each authenticated request, as authentication made it. */
-const scopes = new WeakMap<Context, OrgScope>();
+/** The key of each authenticated request, as authentication found it. */
+const keys = new WeakMap<Context, AuthenticatedKey>();
 
 /** Tells the caller where it stands; throws `RateLimited` when the decision refused the request. */
 const apply = (ctx: Context, decision: RateLimitDecision): void => {
@@ -37,15 +37,15 @@ export const authenticate =
     const key = await limits.countKey(keyHash);
     const keyRefusal = limits.keyRefusal(key);
     if (keyRefusal !== undefined) apply(ctx, keyRefusal);
-    let scope: OrgScope;
+    let found: AuthenticatedKey;
     try {
-      scope = await runner.run(ctx, ApiKeyRepository.use((keys) => keys.authenticate(secret)));
+      found = await runner.run(ctx, ApiKeyRepository.use((repository) => repository.authenticate(secret)));
     } catch (error) {
       if (error instanceof Unauthenticated) await limits.failedAuthentication(address, keyHash);
       throw error;
     }
-    scopes.set(ctx, scope);
-    apply(ctx, await limits.countOrganization(keyHash, key, scope.organizationId, ctx.method === "POST"));
+    keys.set(ctx, found);
+    apply(ctx, await limits.countOrganization(keyHash, key, found.scope.organizationId, ctx.method === "POST"));
     await next();
   };
 
@@ -56,11 +56,17 @@ export const requireWriteAccess: Middleware = async (ctx, next) => {
 };
 
 /** The caller of this request if it was authenticated (logs), without requiring it. */
-export const peekScope = (ctx: Context): OrgScope | undefined => scopes.get(ctx);
+export const peekScope = (ctx: Context): OrgScope | undefined => keys.get(ctx)?.scope;
 
 /** The authenticated caller of this request. */
 export const scopeOf = (ctx: Context): OrgScope => {
-  const scope = scopes.get(ctx);
-  if (scope === undefined) throw new Unauthenticated();
-  return scope;
+  const key = keys.get(ctx);
+  if (key === undefined) throw new Unauthenticated();
+  return key.scope;
+};
+
+/** Whether this request's key wrote within the last `windowMs` (its reads then go to the primary). */
+export const wroteWithin = (ctx: Context, windowMs: number): boolean => {
+  const since = keys.get(ctx)?.msSinceWrite;
+  return since !== undefined && since < windowMs;
 };

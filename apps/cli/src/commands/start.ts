@@ -1,7 +1,7 @@
 import { loadApiConfig, startApi } from "@platter/api";
 import { createSignInLink, loadDeveloperAreaConfig, startDeveloperArea } from "@platter/developer-area";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
-import { createLogger, createServiceGroup, shutdownSignal } from "@platter/ops";
+import { createLogger, createServiceGroup, replicaLog, shutdownSignal } from "@platter/ops";
 import { startPlatform, storageServices } from "@platter/persistence";
 import { defineCommand } from "citty";
 import { CommandFailed } from "../failures.ts";
@@ -32,6 +32,7 @@ export const startCommand = defineCommand({
         startPlatform(storageServices, config, {
           onCreated: (dataDir) => logger.info({ dataDir }, "created a new local database"),
           onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
+          onReplica: replicaLog(logger),
         }),
       );
       const welcome = await prepareFirstRun(platform);

@@ -28,6 +28,7 @@ export const ApiKeyEntity = defineEntity({
     createdAt: p.datetime(3).defaultRaw("now()"),
     revokedAt: p.datetime(3).nullable(),
     lastUsedAt: p.datetime(3).nullable(),
+    wroteAt: p.datetime(3).nullable(),
   },
   checks: [{ name: "api_keys_access_check", expression: "access in ('read', 'read_write')" }],
 });

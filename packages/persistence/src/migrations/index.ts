@@ -14,6 +14,7 @@ import { Migration20261124070000RetentionByMessage } from "./Migration2026112407
 import { Migration20261124080000EndpointOrigins } from "./Migration20261124080000EndpointOrigins.ts";
 import { Migration20261124090000BoundedClaims } from "./Migration20261124090000BoundedClaims.ts";
 import { Migration20261125000000AuditLog } from "./Migration20261125000000AuditLog.ts";
+import { Migration20261125010000KeyWrites } from "./Migration20261125010000KeyWrites.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -33,4 +34,5 @@ export const migrationsList = [
   { name: "Migration20261124080000EndpointOrigins", class: Migration20261124080000EndpointOrigins },
   { name: "Migration20261124090000BoundedClaims", class: Migration20261124090000BoundedClaims },
   { name: "Migration20261125000000AuditLog", class: Migration20261125000000AuditLog },
+  { name: "Migration20261125010000KeyWrites", class: Migration20261125010000KeyWrites },
 ];

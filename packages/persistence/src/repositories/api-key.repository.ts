@@ -18,6 +18,13 @@ interface KeyRow {
   organization_id: string;
   access: Access;
   currency: string;
+  since_write_ms: number | null;
+}
+
+/** A live key: its request scope, and how long ago it last wrote (`recordWrite`), if it ever did. */
+export interface AuthenticatedKey {
+  readonly scope: OrgScope;
+  readonly msSinceWrite: number | undefined;
 }
 
 /** A key as its organization sees it: never the secret, only its recognisable prefix. */
@@ -44,7 +51,12 @@ export class ApiKeyRepository extends Context.Service<
   ApiKeyRepository,
   {
     /** The scope of a live key, or `Unauthenticated`. The only maker of request scopes. */
-    readonly authenticate: (secret: string) => Effect.Effect<OrgScope, Unauthenticated>;
+    readonly authenticate: (secret: string) => Effect.Effect<AuthenticatedKey, Unauthenticated>;
+    /**
+     * Notes that the scope's key writes now (the API, before a create, when reads may go to
+     * replicas): its reads go to the primary for the read-your-writes window after it.
+     */
+    readonly recordWrite: (scope: OrgScope) => Effect.Effect<void>;
     /** A new key with `name` (what its organization calls it); its secret is returned this once. */
     readonly create: (scope: OrgScope, access: Access, name?: string) => Effect.Effect<{ readonly id: number; readonly key: string }>;
     /** Revokes a key at once; revoking it again is harmless and changes nothing (`changed` false). */
@@ -78,7 +90,9 @@ export class ApiKeyRepository extends Context.Service<
         authenticate: traced("ApiKeyRepository.authenticate")(Effect.fnUntraced(function* (secret: string) {
           // Before a scope exists: the key's hash is the only thing that selects the organization.
           const [row] = yield* database.rows<KeyRow>(
-            `select k.id, k.organization_id, k.access, o.currency from api_keys k
+            `select k.id, k.organization_id, k.access, o.currency,
+               (extract(epoch from now() - k.wrote_at) * 1000)::float8 as since_write_ms
+             from api_keys k
              join organizations o on o.id = k.organization_id
              where k.key_hash = ? and k.revoked_at is null`,
             [hashApiKey(secret)],
@@ -91,8 +105,15 @@ export class ApiKeyRepository extends Context.Service<
             apiKeyId: Number(row.id),
           });
           touch(scope);
-          return scope;
+          return { scope, msSinceWrite: row.since_write_ms ?? undefined };
         })),
+        recordWrite: traced("ApiKeyRepository.recordWrite")((scope: OrgScope) =>
+          Effect.asVoid(orgSql(database, scope).update({
+            table: "api_keys",
+            as: "k",
+            set: sql`wrote_at = now()`,
+            where: sql`k.id = ${scope.apiKeyId}`,
+          }))),
         create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "") {
           const key = generateApiKey(access);
           const id = yield* orgSql(database, scope).insert(ApiKeyEntity, {

@@ -19,8 +19,8 @@ export interface ControlledPostgres {
   readonly dispose: () => Promise<void>;
 }
 
-/** The server process and every process it started (its backends and workers). */
-const processTree = async (root: number): Promise<number[]> => {
+/** The server process and every process it started (its backends and workers), by pid. */
+export const processTree = async (root: number): Promise<number[]> => {
   const parents = new Map<number, number>();
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -4,3 +4,4 @@ export * from "./test-database.ts";
 export * from "./test-postgres.ts";
 export * from "./controlled-postgres.ts";
 export * from "./pgbouncer.ts";
+export * from "./streaming-replica.ts";

@@ -28,8 +28,11 @@ const withAdmin = async (adminUrl: string, statement: string): Promise<void> => 
   }
 };
 
-/** A server reached directly (no pooler), as configuration reads it when nothing is set. */
-export const DIRECT_CONNECTION = { pooler: "none", preparedStatements: "named", listenUrl: undefined } as const;
+/** No read replicas, as configuration reads it when nothing is set. */
+export const NO_REPLICAS = { urls: [], maxLagMs: 1_000, timeoutMs: 1_000, readYourWritesMs: 5_000 } as const;
+
+/** A server reached directly (no pooler) and no replicas, as configuration reads it when nothing is set. */
+export const DIRECT_CONNECTION = { pooler: "none", preparedStatements: "named", listenUrl: undefined, replicas: NO_REPLICAS } as const;
 
 /** Waits for tests: generous, since a loaded test machine is slow, but bounded. */
 export const TEST_DATABASE_LIMITS = { connectTimeoutMs: 10_000, statementTimeoutMs: 60_000, startTimeoutMs: 30_000 } as const;
