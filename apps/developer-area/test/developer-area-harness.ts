@@ -1,10 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { SignInRequester } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { openPlatform } from "@platter/persistence";
+import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
-import { createDeveloperAreaApp, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
+import { createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
 
 /**
  * The Developer area as tests meet it: a fresh database, the area listening on 127.0.0.1 with its
@@ -38,17 +39,30 @@ const close = (server: Server) =>
  * Starts the area on a new test database; `frameAncestors` as `DEVELOPER_AREA_FRAME_ANCESTORS`
  * would set it, `webhooks` as `WEBHOOK_ALLOW_PRIVATE_NETWORKS`, `WEBHOOK_SECRET_OVERLAP` and
  * `WEBHOOK_ENDPOINTS_PER_ORGANIZATION` would, and `limits` as the `DEVELOPER_AREA_*` limits would
- * (their defaults when not given).
+ * (their defaults when not given). With `replicas`, the area runs on a platform of its own whose
+ * pages read from the replica `replicaUrlOf` gives for the test database (`DATABASE_REPLICA_URLS`).
  */
 export const startArea = async (
   adminUrl: string,
   frameAncestors = "'self'",
-  webhooks: Partial<WebhookEndpointSettings> & { readonly limits?: DeveloperAreaLimits } = {},
+  webhooks: Partial<WebhookEndpointSettings> & {
+    readonly limits?: DeveloperAreaLimits;
+    readonly replicas?: Omit<DeveloperAreaConfig["replicas"], "urls"> & { readonly replicaUrlOf: (databaseUrl: string) => string };
+  } = {},
 ): Promise<RunningArea> => {
   const db = await createTestDatabase(adminUrl);
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const app = createDeveloperAreaApp(db.runtime, { developerAreaUrl: origin, frameAncestors, ...webhooks }, pino({ level: "silent" }));
+  const { replicas: replicaOptions, ...settings } = webhooks;
+  const replicas = replicaOptions === undefined ? undefined : { ...replicaOptions, urls: [replicaOptions.replicaUrlOf(db.url)] };
+  const platform = replicas === undefined
+    ? undefined
+    : await openPlatform({ databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 4, ...TEST_DATABASE_LIMITS, ...DIRECT_CONNECTION, replicas });
+  const app = createDeveloperAreaApp(
+    platform ?? db.runtime,
+    { developerAreaUrl: origin, frameAncestors, ...settings, ...(replicas === undefined ? {} : { replicas }) },
+    pino({ level: "silent" }),
+  );
   const server = createServer(app.callback());
   await new Promise<void>((done) => server.listen(port, "127.0.0.1", done));
   return {
@@ -57,6 +71,7 @@ export const startArea = async (
     link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
     stop: async () => {
       await close(server);
+      await platform?.dispose();
       await db.dispose();
     },
   };
