@@ -12,6 +12,19 @@ describe("API configuration", () => {
     });
     expect(config.trustProxy).toEqual({ kind: "none" });
     expect(config.requestDatabaseTimeoutMs).toBe(4_000);
+    expect(config.replicas).toEqual({ urls: [], maxLagMs: 1_000, timeoutMs: 1_000, readYourWritesMs: 5_000 });
+  });
+
+  it("reads the replicas and their bounds", () => {
+    const config = loadApiConfig({
+      DATABASE_REPLICA_URLS: "postgres://r1.internal/platter, postgresql://r2.internal:6432/platter",
+      DATABASE_REPLICA_MAX_LAG: "2s",
+      DATABASE_REPLICA_TIMEOUT: "300ms",
+      READ_YOUR_WRITES_WINDOW: "10s",
+    });
+    expect(config.replicas).toEqual({
+      urls: ["postgres://r1.internal/platter", "postgresql://r2.internal:6432/platter"], maxLagMs: 2_000, timeoutMs: 300, readYourWritesMs: 10_000,
+    });
   });
 
   it("reads a key's own limit, which follows the organization's unless set", () => {
@@ -41,6 +54,10 @@ describe("API configuration", () => {
     [{ TRUST_PROXY: "true" }, /^TRUST_PROXY must be false, a number of proxies/],
     [{ REQUEST_DATABASE_TIMEOUT: "5" }, /^REQUEST_DATABASE_TIMEOUT must be a duration/],
     [{ REQUEST_DATABASE_TIMEOUT: "50ms" }, /^REQUEST_DATABASE_TIMEOUT must be at least 100ms/],
+    [{ DATABASE_REPLICA_URLS: "postgres://r1/p,mysql://r2/p" }, /^DATABASE_REPLICA_URLS \(entry 2\) must be a postgres:\/\/ URL/],
+    [{ DATABASE_REPLICA_MAX_LAG: "50ms" }, /^DATABASE_REPLICA_MAX_LAG must be at least 100ms/],
+    [{ DATABASE_REPLICA_MAX_LAG: "10s" }, /^READ_YOUR_WRITES_WINDOW \(5000ms\) must be at least DATABASE_REPLICA_MAX_LAG \(10000ms\)/],
+    [{ DATABASE_REPLICA_TIMEOUT: "soon" }, /^DATABASE_REPLICA_TIMEOUT must be a duration/],
   ])("refuses %o, naming the variable", (env, message) => {
     expect(() => loadApiConfig(env)).toThrow(ConfigError);
     expect(() => loadApiConfig(env)).toThrow(message);

@@ -89,6 +89,11 @@ const cases = (scope: OrgScope) => ({
     revoke: () => notFound(ApiKeyRepository.use((r) => r.revoke(scope, target.apiKey))),
     list: async () => expectOnlyB("api_keys", (await run(ApiKeyRepository.use((r) => r.list(scope)))).map((k) => k.id)),
     find: () => notFound(ApiKeyRepository.use((r) => r.find(scope, target.apiKey))),
+    // Even a scope naming A's key id marks nothing of A's: the update is confined to B's keys.
+    recordWrite: async () => {
+      await run(ApiKeyRepository.use((r) => r.recordWrite({ ...scope, apiKeyId: target.apiKey })));
+      expect(await rows("select id from api_keys where organization_id = ? and wrote_at is not null", [a.id])).toEqual([]);
+    },
   },
   OrganizationRepository: {
     current: async () => expect((await run(OrganizationRepository.use((r) => r.current(scope)))).id).toBe(b.id),
