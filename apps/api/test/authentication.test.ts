@@ -124,6 +124,29 @@ describe("revoked keys", () => {
   });
 });
 
+describe("expired and rolled keys", () => {
+  it("refuses a key once it has expired, with the body of an unknown key", async () => {
+    const own = await api.newOrganization("Expiring");
+    const unknown = await api.call("GET", "/v1/me", { key: "platter_ro_notarealkey" });
+    const key = await api.db.run(ApiKeyRepository.use((keys) => keys.create(own.scope, "read", "Expiring", 3_600_000)));
+    expect((await api.call("GET", "/v1/me", { key: key.key })).status).toBe(200);
+    await api.sql("update api_keys set expires_at = now() - interval '1 second' where id = ?", [key.id]);
+    const refused = await api.call("GET", "/v1/me", { key: key.key });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual(unknown.body);
+  });
+
+  it("keeps a rolled key working until its overlap ends, and its replacement after", async () => {
+    const own = await api.newOrganization("Rolling");
+    const rolled = await api.db.run(ApiKeyRepository.use((keys) => keys.roll(own.scope, own.writeKeyId, 3_600_000)));
+    expect((await api.call("GET", "/v1/me", { key: own.writeKey })).status).toBe(200);
+    expect((await api.call("POST", "/v1/clients", { key: rolled.key, body: { name: "With the new key" } })).status).toBe(201);
+    await api.sql("update api_keys set expires_at = now() - interval '1 second' where id = ?", [own.writeKeyId]);
+    expect((await api.call("GET", "/v1/me", { key: own.writeKey })).status).toBe(401);
+    expect((await api.call("GET", "/v1/me", { key: rolled.key })).status).toBe(200);
+  });
+});
+
 describe("read-only keys", () => {
   it("may use every GET endpoint", async () => {
     for (const path of readPaths) {

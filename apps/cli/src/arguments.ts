@@ -1,3 +1,4 @@
+import { parseDuration } from "@platter/ops";
 import { UsageError } from "./failures.ts";
 
 /** Argument definitions and checks shared by the commands. */
@@ -32,4 +33,11 @@ export const oneOf = <T extends string>(name: string, raw: string | undefined, a
     throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, got "${raw ?? ""}"`);
   }
   return raw as T;
+};
+
+/** A duration argument such as `30d`, `24h`, `90m` or `0`, in ms, or a usage error naming it. */
+export const duration = (name: string, raw: string | undefined): number => {
+  const ms = raw === "0" ? 0 : raw === undefined ? undefined : parseDuration(raw);
+  if (ms === undefined) throw new UsageError(`--${name} must be a duration such as 30d, 24h or 90m, got "${raw ?? ""}"`);
+  return ms;
 };

@@ -67,6 +67,63 @@ describe("platter org create, key create, key revoke", () => {
     expect(await runCliJson(["key", "revoke", "--id", String(read.id)], env)).toEqual({ id: read.id, revoked: true });
   });
 
+  it("creates a key that expires, and rolls a key: both secrets work for the overlap, audited as the operator's", async () => {
+    const org = await runCliJson(["org", "create", "--name", "Rolling Kitchen", "--currency", "EUR"], env);
+    const expiring = await runCliJson(["key", "create", "--org", String(org.id), "--access", "read", "--expires-in", "90d"], env);
+    const [row] = await db.orm.em.getConnection().execute<{ days: number }[]>(
+      "select round(extract(epoch from expires_at - now()) / 86400)::int as days from api_keys where id = ?", [expiring.id],
+    );
+    expect(row!.days).toBe(90);
+    expect((await me(expiring.key)).status).toBe(200);
+
+    const rolled = await runCliJson(["key", "roll", "--id", String(expiring.id), "--overlap", "2h"], env);
+    expect(rolled).toEqual({
+      id: expect.any(Number), key: expect.stringMatching(/^platter_ro_[0-9a-f]{64}$/), replaced: expiring.id,
+      old_key_expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect((await me(expiring.key)).status).toBe(200);
+    expect((await me(rolled.key)).status).toBe(200);
+    const audit = await db.orm.em.getConnection().execute<{ action: string; operator: string }[]>(
+      "select action, operator from audit_log where subject = ? order by id", [`api_key ${expiring.id}`],
+    );
+    expect(audit.map((entry) => entry.action)).toEqual(["api_key.created", "api_key.rolled"]);
+    expect(audit[1]!.operator).toMatch(/ via the CLI$/);
+
+    // Rolling it again is refused (roll its replacement), with exit 1 and nothing written.
+    const before = await count("api_keys");
+    const again = await runCli(["key", "roll", "--id", String(expiring.id), "--json"], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("This key was already rolled: roll its replacement instead");
+    expect(await count("api_keys")).toBe(before);
+
+    // With --overlap 0 the old key stops at once.
+    const now = await runCliJson(["key", "roll", "--id", String(rolled.id), "--overlap", "0"], env);
+    expect((await me(rolled.key)).status).toBe(401);
+    expect((await me(now.key)).status).toBe(200);
+  });
+
+  it.each([
+    { args: ["--expires-in", "soon"], message: '--expires-in must be a duration such as 30d, 24h or 90m, got "soon"' },
+    { args: ["--expires-in", "5m"], message: "A key may expire in 1 hour at the soonest and in 3 years at the latest" },
+    { args: ["--expires-in", "4000d"], message: "A key may expire in 1 hour at the soonest and in 3 years at the latest" },
+  ])("refuses key create $args with exit 2 and creates no key", async ({ args, message }) => {
+    const org = await runCliJson(["org", "create", "--name", "Expiry Test", "--currency", "EUR"], env);
+    const before = await count("api_keys");
+    const result = await runCli(["key", "create", "--org", String(org.id), "--access", "read", ...args, "--json"], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(await count("api_keys")).toBe(before);
+  });
+
+  it("refuses an overlap over 30 days with exit 2 and changes nothing", async () => {
+    const org = await runCliJson(["org", "create", "--name", "Overlap Test", "--currency", "EUR"], env);
+    const key = await runCliJson(["key", "create", "--org", String(org.id), "--access", "read"], env);
+    const result = await runCli(["key", "roll", "--id", String(key.id), "--overlap", "31d", "--json"], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("The old key may keep working for 30 days at most");
+    expect(await db.orm.em.getConnection().execute("select replaced_by from api_keys where id = ?", [key.id])).toEqual([{ replaced_by: null }]);
+  });
+
   it("prints a human-readable report without --json", async () => {
     const result = await runCli(["org", "create", "--name", "Plain Output Ltd", "--currency", "EUR"], env);
     expect(result.code).toBe(0);

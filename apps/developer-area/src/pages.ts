@@ -1,3 +1,4 @@
+import { KEY_LIFETIME_CHOICES, ROLL_OVERLAP_CHOICES } from "@platter/domain";
 import { type ApiKeyView } from "@platter/persistence";
 import { html, type HtmlValue } from "./html.ts";
 import { cardPage, formTokenField, type SignedIn, signedInPage } from "./layout.ts";
@@ -36,21 +37,38 @@ const keyName = (key: ApiKeyView) => (key.name === "" ? html`<span class="muted"
 export interface CreateForm {
   readonly name: string;
   readonly access: string;
+  /** The lifetime chosen (`KEY_LIFETIME_CHOICES`' value; `never` by default). */
+  readonly expires?: string;
+  /** What is wrong with the lifetime, shown under it. */
+  readonly expiresError?: string;
   /** What is wrong with the name, shown under it. */
   readonly nameError?: string;
   /** What is wrong with the access level, shown under its choices. */
   readonly accessError?: string;
 }
 
-const keyRow = (key: ApiKeyView) => html`<tr${key.revoked_at !== null ? html` class="revoked"` : ""}>
+/** Whether a key works now: neither revoked nor expired (a rolled key works until its overlap ends). */
+const live = (key: ApiKeyView) => key.revoked_at === null && !key.expired;
+
+/** A key's state in words: active, rolled (until when), expired, revoked. */
+const keyStatus = (key: ApiKeyView): HtmlValue =>
+  key.revoked_at !== null ? html`<span class="badge badge-revoked">Revoked</span> ${when(key.revoked_at)}`
+  : key.expired ? html`<span class="badge badge-revoked">${key.replaced_by === null ? "Expired" : "Rolled"}</span> ${when(key.expires_at)}`
+  : key.replaced_by !== null ? html`<span class="badge badge-warning">Rolled</span> <span class="hint">works until</span> ${when(key.expires_at)}`
+  : key.expires_at !== null ? html`<span class="badge badge-active">Active</span> <span class="hint">expires</span> ${when(key.expires_at)}`
+  : html`<span class="badge badge-active">Active</span>`;
+
+const keyRow = (key: ApiKeyView) => html`<tr${live(key) ? "" : html` class="revoked"`}>
       <td class="name">${keyName(key)}</td>
       <td>${accessBadge(key.access)}</td>
       <td><code>${key.prefix}…</code></td>
       <td>${when(key.created_at)}</td>
       <td>${when(key.last_used_at)}</td>
-      <td>${key.revoked_at === null ? html`<span class="badge badge-active">Active</span>` : html`<span class="badge badge-revoked">Revoked</span> ${when(key.revoked_at)}`}</td>
-      <td class="actions">${key.revoked_at === null
-        ? html`<a class="button button-small button-danger-quiet" href="/api-keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name || `key ${key.id}`}</span></a>`
+      <td>${keyStatus(key)}</td>
+      <td class="actions">${live(key)
+        ? html`<div class="row-actions">${key.replaced_by === null
+          ? html`<a class="button button-small" href="/api-keys/${key.id}/roll">Roll<span class="visually-hidden"> ${key.name || `key ${key.id}`}</span></a>`
+          : ""}<a class="button button-small button-danger-quiet" href="/api-keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name || `key ${key.id}`}</span></a></div>`
         : ""}</td>
     </tr>`;
 
@@ -84,6 +102,13 @@ export const apiKeysPage = (
           <label class="choice"><input type="radio" name="access" value="read_write"${form.access === "read_write" ? html` checked` : ""}> Read/write <span class="hint">also creates records</span></label>
           ${form.accessError ? html`<p class="field-error" id="key-access-error">${form.accessError}</p>` : ""}
         </fieldset>
+        <div class="field">
+          <label for="key-expires">Expires</label>
+          <select id="key-expires" name="expires"${form.expiresError ? html` aria-invalid="true" aria-describedby="key-expires-error"` : ""}>
+            ${KEY_LIFETIME_CHOICES.map((choice) => html`<option value="${choice.value}"${(form.expires ?? "never") === choice.value ? html` selected` : ""}>${choice.label}</option>`)}
+          </select>
+          ${form.expiresError ? html`<p class="field-error" id="key-expires-error">${form.expiresError}</p>` : html`<p class="hint">An expired key is refused like a revoked one (401).</p>`}
+        </div>
         <div class="form-actions"><button type="submit" class="button button-primary">Create key</button></div>
       </form>
     </section>
@@ -99,8 +124,11 @@ export const apiKeysPage = (
       </table></div>`}
     </section>`);
 
-/** A new key's secret, shown this once, with a copy button. */
-export const createdKeyPage = (signedIn: SignedIn, key: { readonly name: string; readonly access: ApiKeyView["access"]; readonly secret: string }): string =>
+/** A new key's secret, shown this once, with a copy button; for a rolled key, until when the old one works. */
+export const createdKeyPage = (
+  signedIn: SignedIn,
+  key: { readonly name: string; readonly access: ApiKeyView["access"]; readonly secret: string; readonly oldKeyWorksUntil?: string },
+): string =>
   signedInPage(signedIn, "api-keys", "Your new API key", html`
     <div class="page-header">
       <p class="breadcrumb"><a href="/api-keys">API keys</a></p>
@@ -108,6 +136,7 @@ export const createdKeyPage = (signedIn: SignedIn, key: { readonly name: string;
     </div>
     <section class="panel">
       <div class="callout callout-warning" role="note"><strong>Copy this key now.</strong> For your security it is shown only once: it cannot be shown again, only revoked and replaced.</div>
+      ${key.oldKeyWorksUntil === undefined ? "" : html`<p role="status">It replaces the rolled key, which keeps working until ${when(key.oldKeyWorksUntil)}: deploy the new key before then.</p>`}
       <dl class="facts">
         <div><dt>Name</dt><dd>${key.name}</dd></div>
         <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
@@ -136,6 +165,35 @@ export const confirmRevokePage = (signedIn: SignedIn, key: ApiKeyView): string =
         ${formTokenField(signedIn.formToken)}
         <button type="submit" class="button button-danger">Revoke key</button>
         <a class="button" href="/api-keys">Cancel</a>
+      </form>
+    </section>`);
+
+/** The confirmation step before a key is rolled: how long the old secret keeps working. */
+export const confirmRollPage = (signedIn: SignedIn, key: ApiKeyView, error?: string): string =>
+  signedInPage(signedIn, "api-keys", "Roll API key", html`
+    <div class="page-header">
+      <p class="breadcrumb"><a href="/api-keys">API keys</a></p>
+      <h1>Roll this key?</h1>
+      <p class="lede">Rolling makes a new key with a new secret (same name, access and lifetime) and stops the old one after the overlap you choose, so you can deploy the new key first.</p>
+    </div>
+    <section class="panel">
+      <dl class="facts">
+        <div><dt>Name</dt><dd>${keyName(key)}</dd></div>
+        <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
+        <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
+        <div><dt>Last used</dt><dd>${when(key.last_used_at)}</dd></div>
+      </dl>
+      <form method="post" action="/api-keys/${key.id}/roll">
+        ${formTokenField(signedIn.formToken)}
+        <fieldset class="field"${error ? html` aria-describedby="roll-overlap-error"` : ""}>
+          <legend>The old key keeps working for</legend>
+          ${ROLL_OVERLAP_CHOICES.map((choice) => html`<label class="choice"><input type="radio" name="overlap" value="${choice.value}"${choice.value === "24h" ? html` checked` : ""}> ${choice.label}</label>`)}
+          ${error ? html`<p class="field-error" id="roll-overlap-error">${error}</p>` : ""}
+        </fieldset>
+        <div class="form-actions">
+          <button type="submit" class="button button-primary">Roll key</button>
+          <a class="button" href="/api-keys">Cancel</a>
+        </div>
       </form>
     </section>`);
 

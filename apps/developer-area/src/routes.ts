@@ -1,15 +1,17 @@
 import Router from "@koa/router";
 import { ApiKeys } from "@platter/application";
-import { ACCESS_LEVELS, type Access, parseApiKeyName, parseRecordId } from "@platter/domain";
+import {
+  ACCESS_LEVELS, type Access, checkKeyLifetime, KEY_LIFETIME_CHOICES, parseApiKeyName, parseRecordId, pickChoice, ROLL_OVERLAP_CHOICES,
+} from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
-import { Result } from "effect";
+import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import type { SignedIn } from "./layout.ts";
 import { runProgram } from "./run-program.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
-  apiKeysPage, confirmRevokePage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
+  apiKeysPage, confirmRevokePage, confirmRollPage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
 } from "./pages.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
@@ -117,20 +119,47 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   });
 
   post("/api-keys", async (ctx, form, session) => {
-    const entered = { name: form["name"] ?? "", access: form["access"] ?? "" };
+    const entered = { name: form["name"] ?? "", access: form["access"] ?? "", expires: form["expires"] ?? "never" };
     const name = parseApiKeyName(entered.name);
     const accessKnown = (ACCESS_LEVELS as readonly string[]).includes(entered.access);
-    if (Result.isFailure(name) || !accessKnown) {
+    const lifetime = pickChoice(KEY_LIFETIME_CHOICES, entered.expires, "when the key expires");
+    if (Result.isFailure(name) || !accessKnown || Result.isFailure(lifetime)) {
       // Each problem under its own field; an unknown access level leaves neither choice ticked.
       return listPage(ctx, 400, {
         ...entered,
         ...(Result.isFailure(name) ? { nameError: name.failure.message } : {}),
         ...(accessKnown ? {} : { accessError: "Choose read-only or read/write access" }),
+        ...(Result.isFailure(lifetime) ? { expires: "never", expiresError: lifetime.failure.message } : {}),
       });
     }
     const access = entered.access as Access;
-    const created = await run(ctx, ApiKeys.create(session, access, name.success));
+    const lifetimeMs = Result.getOrThrow(checkKeyLifetime(lifetime.success.ms));
+    const created = await run(ctx, ApiKeys.create(session, access, name.success, lifetimeMs));
     page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.key }));
+  });
+
+  router.get("/api-keys/:id/roll", signedInOnly, async (ctx) => {
+    const session = sessionOf(ctx);
+    const key = await run(ctx, ApiKeys.find(session, idOf(ctx)));
+    if (key.revoked_at !== null || key.expired || key.replaced_by !== null) return redirect(ctx, "/api-keys");
+    page(ctx, 200, confirmRollPage(await signedIn(ctx, session), key));
+  });
+
+  post("/api-keys/:id/roll", async (ctx, form, session) => {
+    const id = idOf(ctx);
+    const overlap = pickChoice(ROLL_OVERLAP_CHOICES, form["overlap"] ?? "", "how long the old key keeps working");
+    if (Result.isFailure(overlap)) {
+      return page(ctx, 400, confirmRollPage(await signedIn(ctx, session), await run(ctx, ApiKeys.find(session, id)), overlap.failure.message));
+    }
+    const rolled = await run(ctx, ApiKeys.roll(session, id, overlap.success.ms).pipe(
+      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
+    ));
+    // Already rolled, revoked or expired meanwhile (a second click, an old page): the list says how it stands.
+    if ("_tag" in rolled) return redirect(ctx, "/api-keys");
+    const key = await run(ctx, ApiKeys.find(session, rolled.id));
+    page(ctx, 201, createdKeyPage(await signedIn(ctx, session), {
+      name: key.name, access: key.access, secret: rolled.key, oldKeyWorksUntil: rolled.old_key_expires_at,
+    }));
   });
 
   router.get("/api-keys/:id/revoke", signedInOnly, async (ctx) => {

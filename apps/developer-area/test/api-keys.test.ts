@@ -23,8 +23,8 @@ afterAll(() => area?.stop());
 
 const rows = <Row>(statement: string, params: unknown[] = []) => area.db.orm.em.getConnection().execute<Row[]>(statement, params);
 const getPage = (path: string) => fetch(area.origin + path, { headers: { cookie: session.cookie }, redirect: "manual" });
-const create = (name: string, access: string) =>
-  postForm(area, "/api-keys", { form_token: session.formToken, name, access }, { cookie: session.cookie });
+const create = (name: string, access: string, expires?: string) =>
+  postForm(area, "/api-keys", { form_token: session.formToken, name, access, ...(expires === undefined ? {} : { expires }) }, { cookie: session.cookie });
 const secretIn = (page: string) => /id="new-key"[^>]*value="(platter_r[ow]_[0-9a-f]{64})"/.exec(page)?.[1];
 
 describe("creating a key", () => {
@@ -94,6 +94,72 @@ describe("creating a key", () => {
   it("accepts a name of 100 characters, emoji counted as one", async () => {
     const response = await create("🍰".repeat(100), "read");
     expect(response.status).toBe(201);
+  });
+});
+
+describe("a key's expiry", () => {
+  it("is chosen at creation, stored on the database's clock and shown on the keys page", async () => {
+    const response = await create("Expires in a month", "read", "30d");
+    expect(response.status).toBe(201);
+    const [key] = await rows<{ id: string; days: number }>(
+      "select id, round(extract(epoch from expires_at - now()) / 86400)::int as days from api_keys where name = 'Expires in a month'",
+    );
+    expect(key!.days).toBe(30);
+    const list = await (await getPage("/api-keys")).text();
+    expect(list).toMatch(/<span class="hint">expires<\/span> <time datetime="\d{4}-/);
+    expect(list).toContain('<option value="365d">In a year</option>');
+  });
+
+  it.each([["an unknown lifetime", "42d"], ["an empty lifetime", ""]])("refuses %s with 400 and creates nothing", async (_case, expires) => {
+    const before = await rows("select count(*)::int as n from api_keys");
+    const response = await create("Fine name", "read", expires);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('<p class="field-error" id="key-expires-error">Choose when the key expires</p>');
+    expect(await rows("select count(*)::int as n from api_keys")).toEqual(before);
+  });
+});
+
+describe("rolling a key", () => {
+  it("asks how long the old key keeps working, then shows the new secret once and audits the roll", async () => {
+    const old = await area.db.run(ApiKeyRepository.use((keys) => keys.create(a.scope, "read_write", "To be rolled")));
+    const confirm = await getPage(`/api-keys/${old.id}/roll`);
+    expect(confirm.status).toBe(200);
+    const form = await confirm.text();
+    expect(form).toContain('name="overlap" value="24h" checked');
+    const rolled = await postForm(area, `/api-keys/${old.id}/roll`, { form_token: session.formToken, overlap: "1h" }, { cookie: session.cookie });
+    expect(rolled.status).toBe(201);
+    const page = await rolled.text();
+    const secret = secretIn(page);
+    expect(secret).toMatch(/^platter_rw_/);
+    expect(page).toContain("keeps working until");
+    expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(secret!)))).toMatchObject({ scope: { organizationId: a.id } });
+    expect(await area.db.run(ApiKeyRepository.use((keys) => keys.authenticate(old.key)))).toMatchObject({ scope: { organizationId: a.id } });
+    const [row] = await rows<{ hours: number; replaced_by: string | null }>(
+      "select round(extract(epoch from expires_at - now()) / 3600)::int as hours, replaced_by from api_keys where id = ?", [old.id],
+    );
+    expect(row!.hours).toBe(1);
+    expect(row!.replaced_by).not.toBeNull();
+    expect(await rows("select action from audit_log where subject = ? and session_id is not null", [`api_key ${old.id}`])).toEqual([{ action: "api_key.rolled" }]);
+    // A rolled key cannot be rolled again: its confirmation page leads back to the list.
+    expect((await getPage(`/api-keys/${old.id}/roll`)).headers.get("location")).toBe("/api-keys");
+    const list = await (await getPage("/api-keys")).text();
+    expect(list).toContain("works until");
+  });
+
+  it.each([["an unknown overlap", "3d"], ["no overlap", ""]])("refuses %s with 400 and changes nothing", async (_case, overlap) => {
+    const key = await area.db.run(ApiKeyRepository.use((keys) => keys.create(a.scope, "read", "Not rolled")));
+    const before = await rows("select count(*)::int as keys, (select count(*)::int from audit_log) as audit from api_keys");
+    const response = await postForm(area, `/api-keys/${key.id}/roll`, { form_token: session.formToken, overlap }, { cookie: session.cookie });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('id="roll-overlap-error">Choose how long the old key keeps working</p>');
+    expect(await rows("select count(*)::int as keys, (select count(*)::int from audit_log) as audit from api_keys")).toEqual(before);
+  });
+
+  it("cannot roll another organization's key: a 404 page, and nothing changes", async () => {
+    expect((await getPage(`/api-keys/${b.readKeyId}/roll`)).status).toBe(404);
+    const response = await postForm(area, `/api-keys/${b.readKeyId}/roll`, { form_token: session.formToken, overlap: "0" }, { cookie: session.cookie });
+    expect(response.status).toBe(404);
+    expect(await rows("select expires_at, replaced_by from api_keys where id = ?", [b.readKeyId])).toEqual([{ expires_at: null, replaced_by: null }]);
   });
 });
 

@@ -12,7 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
-import { listen, type RunningArea, startArea } from "./developer-area-harness.ts";
+import { listen, type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 
 /**
  * End to end in a real headless Chromium (the binary ships inside the npm package
@@ -124,6 +124,56 @@ describe("the Developer area in a browser", () => {
 
     expect(problems).toEqual([]);
     // The context stays open until the browser closes: the package's Chromium is one process, which ends with the first context closed.
+    await page.close();
+  });
+
+  it("creates a key that expires, rolls it with an overlap, and the API takes both secrets until the old one's overlap ends", async () => {
+    const { page, problems } = await watchedPage(browser, { clipboardFor: area.origin });
+    await signInInBrowser(page, await area.link(org.id));
+    await page.getByLabel("Name").fill("Kitchen display");
+    await page.getByRole("radio", { name: /Read-only/ }).check();
+    await page.getByLabel("Expires").selectOption("90d");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await heading(page, "Your new API key");
+    const first = await page.getByLabel("API key").inputValue();
+    await page.getByRole("link", { name: "Done" }).click();
+    const row = page.getByRole("row").filter({ hasText: "Kitchen display" });
+    await row.waitFor();
+    expect(await row.locator("td").nth(5).textContent()).toContain("expires");
+    expect(await row.locator("td").nth(5).locator("time").getAttribute("datetime")).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Every key's actions are in view at 1280 px, without scrolling the table.
+    const actions = (await row.getByRole("link", { name: "Revoke Kitchen display" }).boundingBox())!;
+    const panel = (await page.locator(".table-scroll").boundingBox())!;
+    expect(actions.x + actions.width).toBeLessThanOrEqual(panel.x + panel.width);
+    await screenshot(page, "10-api-keys-expiring");
+
+    await page.getByRole("link", { name: "Roll Kitchen display" }).click();
+    await heading(page, "Roll this key?");
+    await screenshot(page, "11-confirm-roll");
+    await page.getByRole("radio", { name: "1 hour" }).check();
+    await page.getByRole("button", { name: "Roll key" }).click();
+    await heading(page, "Your new API key");
+    await page.getByRole("status").filter({ hasText: "keeps working until" }).waitFor();
+    const second = await page.getByLabel("API key").inputValue();
+    expect(second).toMatch(/^platter_ro_[0-9a-f]{64}$/);
+    expect(second).not.toBe(first);
+    await screenshot(page, "12-rolled-key");
+    expect(await callApi("GET", "/v1/me", first)).toBe(200);
+    expect(await callApi("GET", "/v1/me", second)).toBe(200);
+
+    // The overlap ends (the row is moved as time would move it): the old secret is refused, the new one goes on.
+    await area.db.orm.em.getConnection().execute(
+      "update api_keys set expires_at = now() - interval '1 second' where name = 'Kitchen display' and replaced_by is not null",
+    );
+    expect(await callApi("GET", "/v1/me", first)).toBe(401);
+    expect(await callApi("GET", "/v1/me", second)).toBe(200);
+    await page.getByRole("link", { name: "Done" }).click();
+    await page.getByRole("row").filter({ hasText: "Kitchen display" }).filter({ hasText: "Rolled" }).waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "13-api-keys-rolled-390px");
+    expect(await page.locator("html").evaluate((root) => root.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(problems).toEqual([]);
     await page.close();
   });
 

@@ -8,11 +8,23 @@ export const ApiKeys = {
   list: (actor: Actor) => ApiKeyRepository.use((keys) => keys.list(actor.scope)),
   /** One of the organization's keys; `NotFound` for another organization's. */
   find: (actor: Actor, id: number) => ApiKeyRepository.use((keys) => keys.find(actor.scope, id)),
-  /** A new key named `name` (already checked with `parseApiKeyName`), audited `api_key.created`. */
-  create: (actor: Actor, access: Access, name = "") =>
-    audited(actor, ApiKeyRepository.use((keys) => keys.create(actor.scope, access, name)), (key) => ({
+  /**
+   * A new key named `name` (already checked with `parseApiKeyName`) that expires `lifetimeMs` from
+   * now (never when undefined; checked with `checkKeyLifetime`), audited `api_key.created`.
+   */
+  create: (actor: Actor, access: Access, name = "", lifetimeMs?: number) =>
+    audited(actor, ApiKeyRepository.use((keys) => keys.create(actor.scope, access, name, lifetimeMs)), (key) => ({
       action: "api_key.created",
       subject: `api_key ${key.id}`,
+    })),
+  /**
+   * Replaces a live key with a new one whose secret is returned once; the old one keeps working for
+   * `overlapMs` (checked with `checkRollOverlap`). Audited `api_key.rolled` on the old key.
+   */
+  roll: (actor: Actor, id: number, overlapMs: number) =>
+    audited(actor, ApiKeyRepository.use((keys) => keys.roll(actor.scope, id, overlapMs)), () => ({
+      action: "api_key.rolled",
+      subject: `api_key ${id}`,
     })),
   /** Revokes a key at once, audited `api_key.revoked`; revoking a revoked key changes (and records) nothing. */
   revoke: (actor: Actor, id: number) =>

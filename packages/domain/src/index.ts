@@ -23,3 +23,4 @@ export * from "./webhooks/endpoint-input.ts";
 export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
 export * from "./webhooks/signing.ts";
+export * from "./api-key-lifetime.ts";

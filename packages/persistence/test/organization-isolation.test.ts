@@ -89,6 +89,7 @@ const cases = (scope: OrgScope) => ({
     revoke: () => notFound(ApiKeyRepository.use((r) => r.revoke(scope, target.apiKey))),
     list: async () => expectOnlyB("api_keys", (await run(ApiKeyRepository.use((r) => r.list(scope)))).map((k) => k.id)),
     find: () => notFound(ApiKeyRepository.use((r) => r.find(scope, target.apiKey))),
+    roll: () => notFound(ApiKeyRepository.use((r) => r.roll(scope, target.apiKey, 0))),
     // Even a scope naming A's key id marks nothing of A's: the update is confined to B's keys.
     recordWrite: async () => {
       await run(ApiKeyRepository.use((r) => r.recordWrite({ ...scope, apiKeyId: target.apiKey })));

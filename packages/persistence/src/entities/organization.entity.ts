@@ -29,6 +29,10 @@ export const ApiKeyEntity = defineEntity({
     revokedAt: p.datetime(3).nullable(),
     lastUsedAt: p.datetime(3).nullable(),
     wroteAt: p.datetime(3).nullable(),
+    /** When it stops working (never when null); for a rolled key, the end of its overlap. */
+    expiresAt: p.datetime(3).nullable(),
+    /** The key that replaced it when it was rolled. */
+    replacedBy: p.bigint("number").nullable(),
   },
   checks: [{ name: "api_keys_access_check", expression: "access in ('read', 'read_write')" }],
 });

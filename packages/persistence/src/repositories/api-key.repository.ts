@@ -1,9 +1,8 @@
 import {
-  type Access, authenticatedScope, generateApiKey, hashApiKey, NotFound, type OrgScope, Unauthenticated,
+  type Access, authenticatedScope, generateApiKey, hashApiKey, InvalidTransition, NotFound, type OrgScope, Unauthenticated,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
-import { ApiKeyEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
@@ -37,12 +36,30 @@ export interface ApiKeyView {
   readonly created_at: string;
   readonly last_used_at: string | null;
   readonly revoked_at: string | null;
+  /** When it stops working (null: never); for a rolled key, the end of its overlap. */
+  readonly expires_at: string | null;
+  /** Whether `expires_at` has passed. */
+  readonly expired: boolean;
+  /** The key that replaced it when it was rolled. */
+  readonly replaced_by: number | null;
+}
+
+/** A rolled key: the new key (its secret returned this once) and until when the old one works. */
+export interface RolledKey {
+  readonly id: number;
+  readonly key: string;
+  readonly replaced: number;
+  readonly old_key_expires_at: string;
 }
 
 const VIEW_COLUMNS = `k.id, k.name, k.access, k.display_prefix as prefix, ${isoTimestamp("k.created_at")} as created_at,
-  ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at`;
-type KeyViewRow = Omit<ApiKeyView, "id"> & { id: string };
-const toView = (row: KeyViewRow): ApiKeyView => ({ ...row, id: Number(row.id) });
+  ${isoTimestamp("k.last_used_at")} as last_used_at, ${isoTimestamp("k.revoked_at")} as revoked_at,
+  ${isoTimestamp("k.expires_at")} as expires_at, coalesce(k.expires_at <= now(), false) as expired, k.replaced_by`;
+type KeyViewRow = Omit<ApiKeyView, "id" | "replaced_by"> & { id: string; replaced_by: string | null };
+const toView = (row: KeyViewRow): ApiKeyView => ({ ...row, id: Number(row.id), replaced_by: row.replaced_by === null ? null : Number(row.replaced_by) });
+
+/** A key that works now: neither revoked nor expired (`k` is the key). */
+const LIVE = "k.revoked_at is null and (k.expires_at is null or k.expires_at > now())";
 
 /** `last_used_at` is written at most once a minute per key and process: authentication stays one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -57,8 +74,20 @@ export class ApiKeyRepository extends Context.Service<
      * replicas): its reads go to the primary for the read-your-writes window after it.
      */
     readonly recordWrite: (scope: OrgScope) => Effect.Effect<void>;
-    /** A new key with `name` (what its organization calls it); its secret is returned this once. */
-    readonly create: (scope: OrgScope, access: Access, name?: string) => Effect.Effect<{ readonly id: number; readonly key: string }>;
+    /**
+     * A new key with `name` (what its organization calls it) that expires `lifetimeMs` from now
+     * (never when undefined; checked with `checkKeyLifetime`); its secret is returned this once.
+     */
+    readonly create: (
+      scope: OrgScope, access: Access, name?: string, lifetimeMs?: number,
+    ) => Effect.Effect<{ readonly id: number; readonly key: string }>;
+    /**
+     * Replaces a live key with a new one (same name, access and lifetime from now) whose secret is
+     * returned this once; the old key keeps working for `overlapMs` (checked with
+     * `checkRollOverlap`; sooner if it expired sooner anyway). `NotFound` for another
+     * organization's key; `InvalidTransition` for a key that is revoked, expired or already rolled.
+     */
+    readonly roll: (scope: OrgScope, id: number, overlapMs: number) => Effect.Effect<RolledKey, NotFound | InvalidTransition>;
     /** Revokes a key at once; revoking it again is harmless and changes nothing (`changed` false). */
     readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly changed: boolean }, NotFound>;
     /** The organization's keys, oldest first. */
@@ -94,7 +123,7 @@ export class ApiKeyRepository extends Context.Service<
                (extract(epoch from now() - k.wrote_at) * 1000)::float8 as since_write_ms
              from api_keys k
              join organizations o on o.id = k.organization_id
-             where k.key_hash = ? and k.revoked_at is null`,
+             where k.key_hash = ? and ${LIVE}`,
             [hashApiKey(secret)],
           );
           if (row === undefined) return yield* new Unauthenticated();
@@ -114,16 +143,54 @@ export class ApiKeyRepository extends Context.Service<
             set: sql`wrote_at = now()`,
             where: sql`k.id = ${scope.apiKeyId}`,
           }))),
-        create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "") {
+        create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "", lifetimeMs?: number) {
           const key = generateApiKey(access);
-          const id = yield* orgSql(database, scope).insert(ApiKeyEntity, {
-            name,
-            keyHash: key.hash,
-            displayPrefix: key.displayPrefix,
-            access,
+          const org = orgSql(database, scope);
+          // Expiry on the database's clock, which authentication compares it with.
+          yield* org.insertFrom({
+            into: "api_keys",
+            columns: "name, key_hash, display_prefix, access, expires_at",
+            values: sql`${name}, ${key.hash}, ${key.displayPrefix}, ${access}, now() + ${lifetimeMs ?? null}::bigint * interval '1 millisecond'`,
+            from: "organizations",
+            as: "o",
           });
-          return { id, key: key.secret };
+          const row = yield* Effect.orDie(org.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
+          return { id: Number(row.id), key: key.secret };
         })),
+        roll: traced("ApiKeyRepository.roll")((scope: OrgScope, id: number, overlapMs: number) =>
+          orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              const old = yield* tx.one<{ name: string; access: Access; lifetime_ms: number | null; live: boolean; replaced_by: string | null }>({
+                columns: `k.name, k.access, (extract(epoch from k.expires_at - k.created_at) * 1000)::float8 as lifetime_ms,
+                  ${LIVE} as live, k.replaced_by`,
+                from: "api_keys",
+                as: "k",
+                where: sql`k.id = ${id}`,
+                rest: sql`for update`,
+              });
+              if (old.replaced_by !== null) return yield* new InvalidTransition({ message: "This key was already rolled: roll its replacement instead" });
+              if (!old.live) return yield* new InvalidTransition({ message: "A revoked or expired key cannot be rolled: create a new key instead" });
+              const key = generateApiKey(old.access);
+              const lifetime = old.lifetime_ms === null ? null : Math.round(old.lifetime_ms);
+              yield* tx.insertFrom({
+                into: "api_keys",
+                columns: "name, key_hash, display_prefix, access, expires_at",
+                values: sql`k.name, ${key.hash}, ${key.displayPrefix}, k.access, now() + ${lifetime}::bigint * interval '1 millisecond'`,
+                from: "api_keys",
+                as: "k",
+                where: sql`k.id = ${id}`,
+              });
+              const created = yield* tx.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` });
+              const [ended] = yield* tx.update<{ expires_at: string }>({
+                table: "api_keys",
+                as: "k",
+                set: sql`replaced_by = ${Number(created.id)},
+                  expires_at = least(coalesce(k.expires_at, 'infinity'::timestamptz), now() + ${overlapMs}::bigint * interval '1 millisecond')`,
+                where: sql`k.id = ${id}`,
+                returning: `${isoTimestamp("k.expires_at")} as expires_at`,
+              });
+              return { id: Number(created.id), key: key.secret, replaced: id, old_key_expires_at: ended!.expires_at };
+            }))),
         revoke: traced("ApiKeyRepository.revoke")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const org = orgSql(database, scope);
           const [row] = yield* org.update<{ id: string }>({
