@@ -83,6 +83,32 @@ export class ConnectionError extends PlatterError {
   override readonly name: string = "ConnectionError";
 }
 
+/**
+ * `events.manifest(id)`: a dish's recipe answered 404, though the event lists the dish (the recipe
+ * was removed in the application between the two reads). Not a `NotFoundError`, which from
+ * `manifest` means the event itself; read the manifest again. `cause` is the recipe's `NotFoundError`.
+ */
+export class MissingRecipeError extends PlatterError {
+  override readonly name: string = "MissingRecipeError";
+  /** The event whose manifest was being read. */
+  readonly eventId: number;
+  /** The recipe that answered 404. */
+  readonly recipeId: number;
+  /** The event's dishes made from that recipe. */
+  readonly dishIds: number[];
+
+  constructor(eventId: number, recipeId: number, dishIds: number[], cause: NotFoundError) {
+    super(
+      `Event ${eventId}: recipe ${recipeId} of dish${dishIds.length === 1 ? "" : "es"} ${dishIds.join(", ")} was not found ` +
+        "(removed since the event was read?); read the manifest again",
+      { status: cause.status, requestId: cause.requestId, headers: cause.headers, cause },
+    );
+    this.eventId = eventId;
+    this.recipeId = recipeId;
+    this.dishIds = dishIds;
+  }
+}
+
 /** The error class for a response status (400–599); other statuses are plain `PlatterError`s. */
 export const errorClassFor = (status: number): typeof PlatterError => {
   switch (status) {

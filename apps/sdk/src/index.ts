@@ -3,8 +3,9 @@ export { Platter, type PlatterOptions } from "./platter.ts";
 export { PageList } from "./pagination.ts";
 export {
   ApiError, AuthenticationError, ConflictError, ConnectionError, InvalidRequestError, NotFoundError, PermissionError,
-  PlatterError, RateLimitError, type PlatterErrorDetails,
+  MissingRecipeError, PlatterError, RateLimitError, type PlatterErrorDetails,
 } from "./errors.ts";
+export type { Allergen, DietFlags, EventManifest, ManifestDish, ManifestOptions } from "./manifest.ts";
 export {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, type VerifyWebhookOptions, WEBHOOK_SIGNATURE_HEADER, type WebhookHeaders,
   WebhookSignatureError,

@@ -34,7 +34,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export class Platter {
   /** The organization of the API key. */
   readonly me: MeResource;
-  /** Events: list, retrieve, create. */
+  /** Events: list, retrieve, create, and `manifest` (dishes with their recipes' allergens and diet flags). */
   readonly events: EventsResource;
   /** Recipes: list, retrieve. */
   readonly recipes: RecipesResource;
@@ -58,8 +58,8 @@ export class Platter {
     if (typeof fetch !== "function") throw new TypeError("Platter: no global `fetch`: use Node.js 18 or newer, or pass `fetch`");
     const transport = new Transport({ apiKey, baseUrl: baseUrl.replace(/\/+$/, ""), maxRetries, timeoutMs, fetch });
     this.me = new MeResource(transport);
-    this.events = new EventsResource(transport);
     this.recipes = new RecipesResource(transport);
+    this.events = new EventsResource(transport, this.recipes);
     this.clients = new ClientsResource(transport);
     this.invoices = new InvoicesResource(transport);
   }

@@ -19,9 +19,10 @@ const SDK_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const EXAMPLE_MARKER = /<!-- example: (examples\/[\w.-]+\.ts) -->\n```ts\n([\s\S]*?)```/g;
 
 let bed: SdkTestbed;
+let seeded: Awaited<ReturnType<typeof seedRecordsWithChildren>>;
 beforeAll(async () => {
   bed = await startSdkTestbed();
-  await seedRecordsWithChildren(bed.sql, bed.org.id);
+  seeded = await seedRecordsWithChildren(bed.sql, bed.org.id);
 });
 afterAll(() => bed?.close());
 
@@ -89,6 +90,13 @@ describe("client examples against the live API", () => {
   it("errors.ts tells the errors apart", async () => {
     const output = await runExample("examples/errors.ts");
     expect(output).toMatch(/^no such record \(status 404, request \S+\)\nrejected: name must not be empty\nthis key is read-only\n$/);
+  });
+
+  it("manifest.ts prints an event's dishes with their allergens and the flags every dish has", async () => {
+    const output = await runExample("examples/manifest.ts", { EVENT_ID: String(seeded.eventId) });
+    expect(output).toBe(
+      "Summer wedding, 2027-06-19\ndessert: 80 × Lemon tart (eggs, milk, gluten)\nallergens: eggs, gluten, milk; every dish: vegetarian\n",
+    );
   });
 
   it("retries-and-idempotency.ts answers the same event when run again with the same order number", async () => {
