@@ -116,7 +116,8 @@ export default tseslint.config(
     files: ["packages/persistence/src/**/*.ts"],
     ignores: [
       ...SCOPE_MAKING_FILES, "packages/persistence/src/org-sql.ts", "packages/persistence/src/webhooks/delivery-queue.ts",
-      "packages/persistence/src/process-instances.ts", "packages/persistence/src/housekeeping.ts", "packages/persistence/src/testing/**",
+      "packages/persistence/src/process-instances.ts", "packages/persistence/src/housekeeping.ts", "packages/persistence/src/request-log.ts",
+      "packages/persistence/src/testing/**",
     ],
     rules: {
       "no-restricted-syntax": [

@@ -1,11 +1,12 @@
 import {
   ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, readBoolean, readDatabaseSettings, readDuration,
-  readInteger, readMatching, readProcessSettings, readReplicaReadSettings, type ReplicaReadSettings,
+  readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, type ReplicaReadSettings,
 } from "@platter/ops";
 import proxyAddr from "proxy-addr";
 
 import type { TrustedProxies } from "./client-address.ts";
 import type { RateLimitSettings } from "./rate-limits.ts";
+import type { RequestLogSettings } from "./request-log.ts";
 
 export { ConfigError };
 
@@ -27,6 +28,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly requestDatabaseTimeoutMs: number;
   /** Streaming replicas for GETs (`DATABASE_REPLICA_URLS`; none by default) and the read-your-writes window. */
   readonly replicas: ReplicaReadSettings;
+  /** The organizations' request log: which successes are kept, and for how long (`REQUEST_HISTORY_*`). */
+  readonly requestHistory: RequestLogSettings;
 }
 
 const LIMIT = 1_000_000_000;
@@ -83,4 +86,5 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   trustProxy: readTrustProxy(env),
   requestDatabaseTimeoutMs: readDuration(env, "REQUEST_DATABASE_TIMEOUT", 4_000, 100),
   replicas: readReplicaReadSettings(env),
+  requestHistory: readRequestHistorySettings(env),
 });

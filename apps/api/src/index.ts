@@ -5,3 +5,4 @@ export * from "./server.ts";
 export * from "./budgeted-runner.ts";
 export * from "./observability.ts";
 export * from "./rate-limits.ts";
+export * from "./request-log.ts";

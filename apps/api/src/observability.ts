@@ -3,6 +3,7 @@ import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { peekScope } from "./middleware/authenticate.ts";
+import type { RequestLogWriter } from "./request-log.ts";
 
 /**
  * What an operator watches of the API: Prometheus metrics on the ops port, and one JSON log line
@@ -14,6 +15,35 @@ export interface ApiObservability {
   /** Times and counts every request; logs it when `logRequests`. Goes right after the request id. */
   readonly middleware: Middleware;
 }
+
+/** The text of an error body (`{"error": …}`), or null. */
+const errorText = (body: unknown): string | null =>
+  typeof body === "object" && body !== null && typeof (body as { error?: unknown }).error === "string" ? (body as { error: string }).error : null;
+
+/** What the request log wrote and dropped (and why), for the operator. */
+const addRequestLogMetrics = (registry: Registry, requestLog: RequestLogWriter): void => {
+  new Counter({
+    name: "platter_request_log_written_total",
+    help: "Requests written to the organizations' request logs.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(requestLog.written);
+    },
+  });
+  new Counter({
+    name: "platter_request_log_dropped_total",
+    help: "Kept requests not written: the buffer was full, their organization had used its share of a flush, or the write failed.",
+    labelNames: ["reason"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ reason: "full" }, requestLog.drops.full);
+      this.inc({ reason: "organization_share" }, requestLog.drops.organizationShare);
+      this.inc({ reason: "failed" }, requestLog.drops.failed);
+    },
+  });
+};
 
 /**
  * Where GETs' reads went with read replicas configured (nothing is reported without them): reads
@@ -71,7 +101,13 @@ const addReadMetrics = (registry: Registry, runtime: RequestRuntime): void => {
   });
 };
 
-export const createApiObservability = (runtime: RequestRuntime, logger: Logger, logRequests: boolean): ApiObservability => {
+/**
+ * The API's metrics and request logging; with `requestLog`, each authenticated request it keeps
+ * (every failure, a sample of successes) is handed to the organization's request log.
+ */
+export const createApiObservability = (
+  runtime: RequestRuntime, logger: Logger, logRequests: boolean, requestLog?: RequestLogWriter,
+): ApiObservability => {
   const registry = new Registry();
   const duration = new Histogram({
     name: "platter_http_request_duration_seconds",
@@ -102,11 +138,13 @@ export const createApiObservability = (runtime: RequestRuntime, logger: Logger, 
     },
   });
   addReadMetrics(registry, runtime);
+  if (requestLog !== undefined) addRequestLogMetrics(registry, requestLog);
   rateLimited.inc(0);
   unavailable.inc(0);
 
   const middleware: Middleware = async (ctx, next) => {
     const began = performance.now();
+    const arrivedAt = Date.now();
     inFlight.inc();
     try {
       await next();
@@ -117,8 +155,15 @@ export const createApiObservability = (runtime: RequestRuntime, logger: Logger, 
       duration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
       if (ctx.status === 429) rateLimited.inc();
       if (ctx.status === 503) unavailable.inc();
+      const scope = peekScope(ctx);
+      if (requestLog !== undefined && scope !== undefined && requestLog.keeps(ctx.status)) {
+        requestLog.add({
+          organization_id: scope.organizationId, api_key_id: scope.apiKeyId, at: new Date(arrivedAt).toISOString(), method: ctx.method,
+          route, status: ctx.status, duration_ms: Math.round(seconds * 10_000) / 10, request_id: String(ctx.state["requestId"]),
+          error: ctx.status >= 400 ? errorText(ctx.body) : null,
+        });
+      }
       if (logRequests) {
-        const scope = peekScope(ctx);
         logger.info({
           method: ctx.method, route, status: ctx.status, durationMs: Math.round(seconds * 10_000) / 10,
           requestId: ctx.state["requestId"], organizationId: scope?.organizationId, keyId: scope?.apiKeyId,

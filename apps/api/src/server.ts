@@ -1,11 +1,12 @@
 import { createServer, type Server } from "node:http";
 import { createOpsServer, listenOn } from "@platter/ops";
-import { announceInstance, Housekeeping, pingDatabase } from "@platter/persistence";
+import { announceInstance, Housekeeping, pingDatabase, RequestLog } from "@platter/persistence";
 import type { Logger } from "pino";
 import { type ApiAppOptions, createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
 import { type ApiObservability, createApiObservability } from "./observability.ts";
 import { KeyRateLimits } from "./rate-limits.ts";
+import { RequestLogWriter } from "./request-log.ts";
 import type { ApiConfig } from "./config.ts";
 import type { RequestRuntime } from "@platter/persistence";
 
@@ -51,16 +52,26 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   const limits = new KeyRateLimits(config.rateLimits);
   // Rate limits are shared out between the API instances live.
   const instances = await announceInstance((program) => runtime.runPromise(program), "api", (live) => limits.shareBetween(live));
-  const observability = createApiObservability(runtime, logger, config.logRequests);
+  const requestLog = new RequestLogWriter(runtime, logger, config.requestHistory);
+  requestLog.start();
+  const observability = createApiObservability(runtime, logger, config.logRequests, requestLog);
   const { server: api, drain } = createApiServer(runtime, logger, limits, observability, {
     trustProxy: config.trustProxy,
     requestDatabaseTimeoutMs: config.requestDatabaseTimeoutMs,
     ...(config.replicas.urls.length === 0 ? {} : { replicaReads: { readYourWritesMs: config.replicas.readYourWritesMs } }),
   });
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
-  // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
+  // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space. The
+  // request log's old requests go in batches (every API instance may take a batch; they skip each other's rows).
+  const pruneRequestLog = async () => {
+    for (let batch = 0; batch < 100; batch++) {
+      if ((await runtime.runPromise(RequestLog.use((log) => log.prune(config.requestHistory.retentionMs, 5_000)))) < 5_000) return;
+    }
+  };
   const prune = setInterval(
-    () => void runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())).catch((err) => logger.warn({ err }, "prune failed")),
+    () =>
+      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), pruneRequestLog()])
+        .catch((err) => logger.warn({ err }, "prune failed")),
     3_600_000,
   );
   prune.unref();
@@ -71,6 +82,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
     opsPort = await listenOn(ops, config.opsPort, config.host, "OPS_PORT");
   } catch (error) {
     clearInterval(prune);
+    await requestLog.stop();
     await instances.leave();
     api.close();
     ops.close();
@@ -85,6 +97,8 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
       clearInterval(prune);
       await instances.leave();
       await closeGracefully(api, config.shutdownGraceMs);
+      // After the last response: its request is in the buffer.
+      await requestLog.stop();
       await new Promise((done) => ops.close(done));
     },
   };

@@ -1,3 +1,4 @@
+import { REQUEST_HISTORY_DEFAULTS } from "../src/request-log.ts";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type DatabaseConnection, openPlatform } from "@platter/persistence";
@@ -10,6 +11,7 @@ import type { ApiAppOptions } from "../src/app.ts";
 import type { ApiConfig } from "../src/config.ts";
 import { createApiObservability } from "../src/observability.ts";
 import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "../src/rate-limits.ts";
+import type { RequestLogWriter } from "../src/request-log.ts";
 import { createApiServer, startApi } from "../src/server.ts";
 
 /** An API served over real HTTP on 127.0.0.1, on a fresh database of its own. */
@@ -116,14 +118,19 @@ export const startApiUnderTest = async (
   };
 };
 
-/** Another API server on an existing database (no process of its own): `rateLimits` and `options` as given. */
+/**
+ * Another API server on an existing database (no process of its own): `rateLimits` and `options`
+ * as given, and the organizations' request log written by `requestLog` when given.
+ */
 export const serveAnother = async (
   db: TestDatabase,
   rateLimits: RateLimitSettings,
   options: ApiAppOptions = {},
+  requestLog?: RequestLogWriter,
 ): Promise<ApiClient & { readonly close: () => Promise<void> }> => {
   const logger = pino({ level: "silent" });
-  const { server } = createApiServer(db.runtime, logger, new KeyRateLimits(rateLimits), createApiObservability(db.runtime, logger, false), options);
+  const observability = createApiObservability(db.runtime, logger, false, requestLog);
+  const { server } = createApiServer(db.runtime, logger, new KeyRateLimits(rateLimits), observability, options);
   const baseUrl = await listen(server);
   return {
     ...clientFor(baseUrl),
@@ -168,6 +175,7 @@ export const startAnotherInstance = async (
     listenUrl: database.connection.listenUrl,
     replicas: database.replicas ?? NO_REPLICAS,
     requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
+    requestHistory: REQUEST_HISTORY_DEFAULTS,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "silent" }), platform);

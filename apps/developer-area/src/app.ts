@@ -1,6 +1,6 @@
 import Koa from "koa";
 import type { Logger } from "pino";
-import { readWebhookEndpointSettings } from "@platter/ops";
+import { readRequestHistorySettings, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaConfig } from "./config.ts";
@@ -15,7 +15,7 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
 /** Where the area is served, as the app needs it. */
 export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
-  & Partial<Pick<DeveloperAreaConfig, "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas">>;
+  & Partial<Pick<DeveloperAreaConfig, "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory">>;
 
 const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 
@@ -36,6 +36,7 @@ export const createDeveloperAreaApp = (runtime: RequestRuntime, settings: Develo
       endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
     limits: new OrganizationLimits(settings.limits ?? DEFAULT_DEVELOPER_AREA_LIMITS),
+    requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
     readYourWritesMs: settings.replicas === undefined || settings.replicas.urls.length === 0 ? undefined : settings.replicas.readYourWritesMs,
   });
   app.use(securityHeaders(settings.frameAncestors));

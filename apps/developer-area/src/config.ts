@@ -1,6 +1,7 @@
 import {
   ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
-  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readWebhookEndpointSettings, type ReplicaReadSettings,
+  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, readWebhookEndpointSettings, type ReplicaReadSettings,
+  type RequestHistorySettings,
   type WebhookEndpointSettings,
 } from "@platter/ops";
 
@@ -35,6 +36,8 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
   readonly limits: DeveloperAreaLimits;
   /** Streaming replicas for the pages' reads (`DATABASE_REPLICA_URLS`; none by default) and the read-your-writes window. */
   readonly replicas: ReplicaReadSettings;
+  /** What the request log keeps, as the API keeps it (said on the Request log page). */
+  readonly requestHistory: RequestHistorySettings;
 }
 
 /** No `;` or `,` (which would end the directive), no control characters: checked before each source is. */
@@ -94,4 +97,5 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   frameAncestors: readFrameAncestors(env),
   limits: readDeveloperAreaLimits(env),
   replicas: readReplicaReadSettings(env),
+  requestHistory: readRequestHistorySettings(env),
 });

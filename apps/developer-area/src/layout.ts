@@ -14,7 +14,7 @@ export interface SignedIn {
 }
 
 /** Sections of the navigation. */
-export type Section = "api-keys" | "webhooks" | "deliveries" | "event-catalog" | "api-reference";
+export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference";
 
 /** Options of a signed-in page. */
 export interface PageOptions {
@@ -55,6 +55,7 @@ ${head(title, options)}
   <nav class="sidenav" aria-label="Developer area">
     <ul>
       <li><a href="/api-keys"${section === "api-keys" ? html` aria-current="page"` : ""}>API keys</a></li>
+      <li><a href="/requests"${section === "requests" ? html` aria-current="page"` : ""}>Request log</a></li>
       <li><a href="/webhooks"${section === "webhooks" ? html` aria-current="page"` : ""}>Webhooks</a></li>
       <li><a href="/deliveries"${section === "deliveries" ? html` aria-current="page"` : ""}>Deliveries</a></li>
       <li><a href="/event-catalog"${section === "event-catalog" ? html` aria-current="page"` : ""}>Event catalog</a></li>

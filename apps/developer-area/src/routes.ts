@@ -1,12 +1,13 @@
 import Router from "@koa/router";
-import { ApiKeys } from "@platter/application";
+import { ApiKeys, RequestLogs } from "@platter/application";
 import {
-  ACCESS_LEVELS, type Access, checkKeyLifetime, KEY_LIFETIME_CHOICES, parseApiKeyName, parseRecordId, pickChoice, ROLL_OVERLAP_CHOICES,
+  ACCESS_LEVELS, type Access, checkKeyLifetime, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
+  parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES,
 } from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
-import type { WebhookEndpointSettings } from "@platter/ops";
+import type { RequestHistorySettings, WebhookEndpointSettings } from "@platter/ops";
 import type { SignedIn } from "./layout.ts";
 import { runProgram } from "./run-program.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
@@ -15,6 +16,8 @@ import {
 } from "./pages.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
+import { requestLogPage } from "./request-log-pages.ts";
+import { UnknownPage } from "./page-errors.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import {
   clearSessionCookie, type CookiePolicy, findSession, formRoutes, requireSession, sessionOf, setSessionCookie, signInRoute,
@@ -37,6 +40,8 @@ export interface RouteSettings {
   readonly webhooks: WebhookEndpointSettings;
   /** The organization's limits on test events, new endpoints and replays. */
   readonly limits: OrganizationLimits;
+  /** What the request log keeps, said on its page. */
+  readonly requestHistory: RequestHistorySettings;
   /**
    * Set when the platform has read replicas: a GET page reads from them unless its browser sent a
    * form within this window (then from the primary, so it sees what it just changed).
@@ -175,6 +180,26 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
     await run(ctx, ApiKeys.revoke(session, id));
     redirect(ctx, `/api-keys?revoked=${id}`);
+  });
+
+  router.get("/requests", signedInOnly, async (ctx) => {
+    const session = sessionOf(ctx);
+    const filter = parseRequestLogFilter(ctx.query);
+    const pageRequest = parsePageRequest(requestLogListing, { limit: "50", cursor: ctx.query["cursor"] });
+    const keys = await run(ctx, ApiKeys.list(session));
+    const shared = {
+      keys, successPercent: settings.requestHistory.successPercent, retentionDays: Math.round(settings.requestHistory.retentionMs / 86_400_000),
+    };
+    if (Result.isFailure(filter) || Result.isFailure(pageRequest)) {
+      const entered = Object.fromEntries(["key", "status", "route", "request", "from", "to"].map((name) => [name, String(ctx.query[name] ?? "")]));
+      const error = Result.isFailure(filter) ? filter.failure.message : "This page link is not valid: start again from the newest requests.";
+      return page(ctx, 400, requestLogPage(await signedIn(ctx, session), { ...shared, filter: {}, entered, error, deeper: false }, undefined));
+    }
+    // Another organization's key, or none: the 404 page, as on every other route.
+    const keyId = filter.success.keyId;
+    if (keyId !== undefined && !keys.some((key) => key.id === keyId)) throw new UnknownPage();
+    const log = await run(ctx, RequestLogs.list(session, filter.success, pageRequest.success));
+    page(ctx, 200, requestLogPage(await signedIn(ctx, session), { ...shared, filter: filter.success, deeper: pageRequest.success.after !== undefined }, log));
   });
 
   addWebhookRoutes(router, { runtime, settings, signedInOnly, post, signedIn, run });

@@ -24,3 +24,4 @@ export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
 export * from "./webhooks/signing.ts";
 export * from "./api-key-lifetime.ts";
+export * from "./request-log.ts";

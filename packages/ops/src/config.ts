@@ -220,6 +220,20 @@ export const readReplicaReadSettings = (env: Environment): ReplicaReadSettings =
   return { urls, maxLagMs, timeoutMs: readDuration(env, "DATABASE_REPLICA_TIMEOUT", 1_000, 50), readYourWritesMs };
 };
 
+/** How the organizations' request log is kept (the API writes it, the Developer area shows it). */
+export interface RequestHistorySettings {
+  /** Share of successful requests kept, in percent (0 to 100); every 4xx and 5xx is kept. */
+  readonly successPercent: number;
+  /** How long requests are kept. */
+  readonly retentionMs: number;
+}
+
+/** `REQUEST_HISTORY_SUCCESS_PERCENT` (1) and `REQUEST_HISTORY_RETENTION` (14d, at least 1h). */
+export const readRequestHistorySettings = (env: Environment): RequestHistorySettings => ({
+  successPercent: readInteger(env, "REQUEST_HISTORY_SUCCESS_PERCENT", 1, 0, 100),
+  retentionMs: readDuration(env, "REQUEST_HISTORY_RETENTION", 14 * 24 * 3600_000, 3600_000),
+});
+
 /** What every server process reads the same way: where to listen, how much to log, its pool. */
 export interface ProcessSettings {
   readonly host: string;

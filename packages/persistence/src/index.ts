@@ -4,6 +4,7 @@ export type { ReadStats, ReplicaCondition, ReplicaSettings, ReplicaStats } from 
 export * from "./audit-log.ts";
 export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
+export * from "./request-log.ts";
 export * from "./housekeeping.ts";
 export { inOneTransaction, onReplica } from "./org-sql.ts";
 export * from "./persistence.ts";

@@ -30,6 +30,7 @@ export const ORGANIZATION_TABLES = {
   developer_sign_in_links: "organization_id",
   developer_sessions: "organization_id",
   audit_log: "organization_id",
+  api_requests: "organization_id",
 } as const;
 
 /** A table of organization data. */
@@ -68,6 +69,10 @@ export const sql = (strings: TemplateStringsArray, ...values: ReadonlyArray<unkn
 export const raw = (text: string): Statement => ({ text, values: [] });
 
 const EMPTY = raw("");
+
+/** The conditions joined with `and`; undefined for none. */
+export const allOf = (parts: ReadonlyArray<Statement>): Statement | undefined =>
+  parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
 
 /**
  * A select confined to the scope: `select <columns> from <from> <as> <joins> where <as>.<org> = …

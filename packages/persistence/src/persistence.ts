@@ -11,6 +11,7 @@ import {
   ApiKeyRepository, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, OrganizationRepository,
   RecipeRepository, WebhookEndpointRepository,
 } from "./repositories/index.ts";
+import { RequestLog } from "./request-log.ts";
 import { Seeding } from "./seed/seeding.ts";
 import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 
@@ -31,6 +32,7 @@ export const requestStorage = Layer.mergeAll(
   Housekeeping.layer,
   DeveloperSessions.layer,
   AuditLog.layer,
+  RequestLog.layer,
 );
 
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */

@@ -1,7 +1,7 @@
 import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { BusinessActions, Operator, Seeding } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
@@ -55,6 +55,10 @@ beforeAll(async () => {
         const sessions = yield* DeveloperSessions;
         const session = yield* sessions.authenticate((yield* sessions.signIn((yield* sessions.createLink(org.scope, "cli")).token)).token);
         yield* (yield* AuditLog).record(session, "api_key.created", "api_key 1");
+        yield* (yield* RequestLog).append([{
+          organization_id: org.id, api_key_id: org.readKeyId, at: new Date().toISOString(), method: "GET", route: "/v1/me", status: 200,
+          duration_ms: 2, request_id: `req_${org.id}`, error: null,
+        }]);
         if (org === a) sessionOfA = session;
       }
       // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
@@ -157,6 +161,16 @@ const cases = (scope: OrgScope) => ({
     createLink: () => run(DeveloperSessions.use((r) => r.createLink(scope, "cli"))),
     // A's session named under B's scope: not B's to end.
     signOut: () => notFound(DeveloperSessions.use((r) => r.signOut({ ...sessionOfA, scope }))),
+  },
+  RequestLog: {
+    list: async () => expectOnlyB("api_requests", (await run(RequestLog.use((r) => r.list(scope, {}, { limit: 100, after: undefined })))).data.map((e) => e.id)),
+    // A record naming A's organization with B's key is not written: a row is its key's organization's.
+    append: async () => expect(await run(RequestLog.use((r) => r.append([{
+      organization_id: a.id, api_key_id: b.readKeyId, at: new Date().toISOString(), method: "GET", route: "/v1/me", status: 200,
+      duration_ms: 1, request_id: "req_crossed", error: null,
+    }])))).toBe(0),
+    // Across organizations by age only: nothing of today goes.
+    prune: async () => expect(await run(RequestLog.use((r) => r.prune(24 * 3600_000, 100)))).toBe(0),
   },
   AuditLog: {
     record: () => notFound(AuditLog.use((r) => r.record({ ...sessionOfA, scope }, "api_key.revoked", "api_key 1"))),

@@ -5,6 +5,7 @@ import { DishEntity, EventEntity, ProposalEntity } from "./event.entity.ts";
 import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
 import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
 import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
+import { ApiRequestEntity } from "./request-log.entity.ts";
 import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, WebhookMessageEntity } from "./webhook.entity.ts";
 
 export * from "./process-instance.entity.ts";
@@ -14,6 +15,7 @@ export * from "./event.entity.ts";
 export * from "./idempotency-key.entity.ts";
 export * from "./invoice.entity.ts";
 export * from "./organization.entity.ts";
+export * from "./request-log.entity.ts";
 export * from "./webhook.entity.ts";
 
 /** Every entity: the schema model the migrations must match (test/schema.test.ts checks it). */
@@ -21,5 +23,5 @@ export const allEntities = [
   OrganizationEntity, ApiKeyEntity, ClientEntity, RecipeEntity, IngredientEntity, EventEntity, DishEntity, ProposalEntity,
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
   WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
-  AuditLogEntity,
+  AuditLogEntity, ApiRequestEntity,
 ];

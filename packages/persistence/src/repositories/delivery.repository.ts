@@ -4,7 +4,7 @@ import {
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
+import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
@@ -143,9 +143,6 @@ const LOG_JOINS: ReadonlyArray<Join> = [
 type LogRow = Omit<DeliveryLogEntry, "id" | "message_id" | "endpoint_id"> & { id: string; message_id: string; endpoint_id: string };
 
 /** `a and b and …`, or nothing. */
-const allOf = (parts: ReadonlyArray<Statement>): Statement | undefined =>
-  parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
-
 /**
  * The log's conditions. Each reads one index range: the organization's `(organization_id,
  * created_at, id)`, or with an endpoint its `(endpoint_id, created_at, id)` (its failed ones: the

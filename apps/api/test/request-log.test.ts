@@ -1,0 +1,109 @@
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { RequestLogWriter } from "../src/request-log.ts";
+import { type ApiClient, serveAnother } from "./api-harness.ts";
+
+/**
+ * The organizations' request log as the API writes it: in batches off the request path, every
+ * failure of an authenticated request with its error text and a sample of the successes, each
+ * row its own organization's; and one organization's flood of failures cannot push another's
+ * requests out of a flush.
+ */
+
+let db: TestDatabase;
+let a: OrganizationFixture;
+let b: OrganizationFixture;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  a = await createOrganization(db, "Logged A");
+  b = await createOrganization(db, "Logged B");
+});
+afterAll(() => db?.dispose());
+
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+type Logged = { organization_id: string; api_key_id: string; method: string; route: string; status: number; request_id: string; error: string | null };
+const logged = (organizationId: number) =>
+  rows<Logged>("select organization_id, api_key_id, method, route, status, request_id, error from api_requests where organization_id = ? order by id", [organizationId]);
+
+/** An API whose request log keeps `successPercent` of successes, within `bounds`; flushed by hand. */
+const serve = async (successPercent: number, bounds = { flushEveryMs: 60_000, maxBuffered: 10_000, perOrganization: 5_000 }) => {
+  const writer = new RequestLogWriter(db.runtime, pino({ level: "silent" }), { successPercent, retentionMs: 3_600_000 }, bounds);
+  const api = await serveAnother(db, UNTHROTTLED, {}, writer);
+  return { api, writer };
+};
+
+const cleanLog = () => rows("delete from api_requests");
+
+describe("the request log", () => {
+  it("keeps every failure with its error text, and the successes at 100 %, each with its key, route and request id", async () => {
+    await cleanLog();
+    const { api, writer } = await serve(100);
+    try {
+      const ok = await api.call("GET", "/v1/events?limit=2", { key: a.readKey });
+      const missing = await api.call("GET", "/v1/events/987654", { key: a.readKey });
+      const invalid = await api.call("POST", "/v1/clients", { key: a.writeKey, body: { name: "" } });
+      const forbidden = await api.call("POST", "/v1/clients", { key: a.readKey, body: { name: "x" } });
+      expect([ok.status, missing.status, invalid.status, forbidden.status]).toEqual([200, 404, 400, 403]);
+      // Nothing is written by the requests themselves: only the flush writes.
+      expect(await logged(a.id)).toEqual([]);
+      await writer.flush();
+      expect(await logged(a.id)).toEqual([
+        { organization_id: String(a.id), api_key_id: String(a.readKeyId), method: "GET", route: "/v1/events", status: 200, request_id: ok.headers.get("x-request-id"), error: null },
+        { organization_id: String(a.id), api_key_id: String(a.readKeyId), method: "GET", route: "/v1/events/:id", status: 404, request_id: missing.headers.get("x-request-id"), error: missing.body.error },
+        { organization_id: String(a.id), api_key_id: String(a.writeKeyId), method: "POST", route: "/v1/clients", status: 400, request_id: invalid.headers.get("x-request-id"), error: invalid.body.error },
+        { organization_id: String(a.id), api_key_id: String(a.readKeyId), method: "POST", route: "/v1/clients", status: 403, request_id: forbidden.headers.get("x-request-id"), error: forbidden.body.error },
+      ]);
+      expect(writer.written).toBe(4);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("keeps no success at 0 %, still every failure; and nothing of a request no key authenticated", async () => {
+    await cleanLog();
+    const { api, writer } = await serve(0);
+    try {
+      for (let i = 0; i < 5; i++) expect((await api.call("GET", "/v1/me", { key: a.readKey })).status).toBe(200);
+      expect((await api.call("GET", "/v1/invoices/1", { key: a.readKey })).status).toBe(404);
+      expect((await api.call("GET", "/v1/me", { key: "platter_ro_unknown" })).status).toBe(401);
+      await writer.flush();
+      expect((await logged(a.id)).map((entry) => entry.status)).toEqual([404]);
+      expect(await rows("select count(*)::int as n from api_requests")).toEqual([{ n: 1 }]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("gives each organization its share of a flush: a flood of one organization's failures leaves another's requests logged", async () => {
+    await cleanLog();
+    const { api, writer } = await serve(100, { flushEveryMs: 60_000, maxBuffered: 10_000, perOrganization: 40 });
+    try {
+      const flood = async (client: ApiClient) => {
+        for (let i = 0; i < 100; i++) await client.call("GET", "/v1/events/987654", { key: a.readKey });
+      };
+      await Promise.all([flood(api), flood(api)]);
+      for (let i = 0; i < 10; i++) expect((await api.call("GET", "/v1/me", { key: b.readKey })).status).toBe(200);
+      await writer.flush();
+      expect((await logged(a.id)).length).toBe(40);
+      expect((await logged(b.id)).length).toBe(10);
+      expect(writer.drops.organizationShare).toBe(160);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("writes a row only for the organization its key belongs to", async () => {
+    await cleanLog();
+    const { writer } = await serve(100);
+    // A record naming B's key under A (which no request makes) is not written.
+    writer.add({
+      organization_id: a.id, api_key_id: b.readKeyId, at: new Date().toISOString(), method: "GET", route: "/v1/me", status: 200,
+      duration_ms: 1, request_id: "req_mismatched", error: null,
+    });
+    await writer.flush();
+    expect(writer.written).toBe(0);
+    expect(await rows("select count(*)::int as n from api_requests")).toEqual([{ n: 0 }]);
+  });
+});

@@ -1,0 +1,107 @@
+import {
+  assemblePage, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
+  requestLogListing,
+} from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "./database.ts";
+import { isoTimestamp } from "./keyset-page.ts";
+import { allOf, orgSql, type Statement, sql } from "./org-sql.ts";
+import { traced } from "./traced.ts";
+
+/**
+ * The request log's storage: the API appends batches of many organizations' requests in one
+ * statement (off the request path), each organization reads its own through its scope, and
+ * requests older than the retention are removed in batches.
+ */
+
+const COLUMNS = `r.id, ${isoTimestamp("r.at")} as at, r.method, r.route, r.status, r.duration_ms, r.api_key_id, r.request_id, r.error`;
+type Row = Omit<RequestLogEntry, "id" | "api_key_id"> & { id: string; api_key_id: string };
+
+const STATUS_RANGES = { "2xx": [200, 300], "4xx": [400, 500], "5xx": [500, 600] } as const;
+
+/** The filter's conditions; each narrows the organization's `(organization_id, at, id)` range or its request id. */
+const conditions = (filter: RequestLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
+  allOf([
+    ...(filter.keyId === undefined ? [] : [sql`r.api_key_id = ${filter.keyId}`]),
+    ...(filter.statusClass === undefined
+      ? []
+      : [sql`r.status >= ${STATUS_RANGES[filter.statusClass][0]} and r.status < ${STATUS_RANGES[filter.statusClass][1]}`]),
+    ...(filter.route === undefined ? [] : [sql`r.route = ${filter.route}`]),
+    ...(filter.requestId === undefined ? [] : [sql`r.request_id = ${filter.requestId}`]),
+    ...(filter.from === undefined ? [] : [sql`r.at >= ${filter.from}::timestamptz`]),
+    ...(filter.to === undefined ? [] : [sql`r.at < ${filter.to}::timestamptz`]),
+    ...(after === undefined ? [] : [sql`(r.at, r.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
+  ]);
+
+export class RequestLog extends Context.Service<
+  RequestLog,
+  {
+    /**
+     * Appends requests of any organizations in one statement, ids in the order given. Each row keeps the organization its
+     * request's scope named, and is written only when its key belongs to that organization.
+     * Returns how many were written.
+     */
+    readonly append: (records: ReadonlyArray<RequestLogRecord>) => Effect.Effect<number>;
+    /** The organization's requests, newest first, filtered; a page at a time. */
+    readonly list: (
+      scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>,
+    ) => Effect.Effect<ListPage<RequestLogEntry>>;
+    /** Removes up to `batchSize` requests older than `retentionMs` (of every organization); returns how many. */
+    readonly prune: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
+  }
+>()("platter/persistence/RequestLog") {
+  static readonly layer = Layer.effect(
+    RequestLog,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return RequestLog.of({
+        append: traced("RequestLog.append")((records: ReadonlyArray<RequestLogRecord>) => {
+          if (records.length === 0) return Effect.succeed(0);
+          const column = <K extends keyof RequestLogRecord>(key: K) => records.map((record) => record[key]);
+          return Effect.map(
+            database.rows<{ n: number }>(
+              `with written as (
+                 insert into api_requests (organization_id, api_key_id, at, method, route, status, duration_ms, request_id, error)
+                 select r.organization_id, r.api_key_id, r.at, r.method, r.route, r.status, r.duration_ms, r.request_id, r.error
+                 from unnest(?::bigint[], ?::bigint[], ?::timestamptz[], ?::text[], ?::text[], ?::int[], ?::float8[], ?::text[], ?::text[])
+                   with ordinality as r(organization_id, api_key_id, at, method, route, status, duration_ms, request_id, error, position)
+                 join api_keys k on k.id = r.api_key_id and k.organization_id = r.organization_id
+                 order by r.position
+                 returning 1
+               ) select count(*)::int as n from written`,
+              [
+                column("organization_id"), column("api_key_id"), column("at"), column("method"), column("route"), column("status"),
+                column("duration_ms"), column("request_id"), column("error"),
+              ],
+            ),
+            ([row]) => row?.n ?? 0,
+          );
+        }),
+        list: traced("RequestLog.list")(Effect.fnUntraced(function* (
+          scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>,
+        ) {
+          const where = conditions(filter, page.after);
+          const rows = yield* orgSql(database, scope).select<Row>({
+            columns: COLUMNS,
+            from: "api_requests",
+            as: "r",
+            ...(where === undefined ? {} : { where }),
+            rest: sql`order by r.at desc, r.id desc limit ${page.limit + 1}`,
+          });
+          return assemblePage(requestLogListing, rows.map((row) => ({ ...row, id: Number(row.id), api_key_id: Number(row.api_key_id) })), page.limit);
+        })),
+        prune: traced("RequestLog.prune")((retentionMs: number, batchSize: number) =>
+          Effect.map(
+            database.rows<{ n: number }>(
+              `with doomed as (
+                 select id from api_requests where at < now() - ?::bigint * interval '1 millisecond' order by at limit ? for update skip locked
+               ), removed as (delete from api_requests r using doomed where r.id = doomed.id returning 1)
+               select count(*)::int as n from removed`,
+              [retentionMs, batchSize],
+            ),
+            ([row]) => row?.n ?? 0,
+          )),
+      });
+    }),
+  );
+}
