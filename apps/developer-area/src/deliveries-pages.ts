@@ -36,11 +36,26 @@ export const filterQuery = (filter: DeliveryLogFilter, extra: Readonly<Record<st
 /** The path of a message's page. */
 export const messagePath = (envelopeId: string): string => `/deliveries/${envelopeId}`;
 
-/** The last attempt in a few words: `500 in 120 ms`, `connect ECONNREFUSED …`, or nothing yet. */
+/**
+ * The last attempt in a few words: `HTTP 500`, `ECONNREFUSED: connect …` (one line, cut with an
+ * ellipsis; the whole error in its title and on the message's page), or nothing yet.
+ */
 const lastOutcome = (entry: DeliveryLogEntry): HtmlValue => {
   if (entry.attempts === 0 || entry.last_attempt_at === null) return html`<span class="muted">Not tried yet</span>`;
   const outcome = entry.last_status_code === null ? entry.last_error ?? "No answer" : `HTTP ${entry.last_status_code}`;
-  return html`<span class="outcome">${outcome}</span><span class="muted">${entry.attempts} ${entry.attempts === 1 ? "attempt" : "attempts"}</span>`;
+  return html`<span class="outcome" title="${outcome}">${outcome}</span><span class="muted">${entry.attempts} ${entry.attempts === 1 ? "attempt" : "attempts"}</span>`;
+};
+
+/**
+ * An endpoint's URL in the log, all of it: its origin (scheme, host, port), then its path on a
+ * line of its own when both do not fit, so endpoints on one host differ where the eye looks.
+ * The text stays the URL as entered (copied, it is one line).
+ */
+const endpointUrl = (url: string): HtmlValue => {
+  const pathStart = url.indexOf("/", url.indexOf("://") + 3);
+  return pathStart === -1
+    ? html`<span class="url-origin">${url}</span>`
+    : html`<span class="url-origin">${url.slice(0, pathStart)}</span><wbr><span class="url-path">${url.slice(pathStart)}</span>`;
 };
 
 const selectOptions = <T extends string>(values: ReadonlyArray<T>, chosen: string | undefined, label: (value: T) => string) =>
@@ -102,9 +117,8 @@ const filterForm = (state: LogPageState) => {
 };
 
 const logRow = (entry: DeliveryLogEntry) => html`<tr>
-      <td><a class="mono" href="${messagePath(entry.envelope_id)}">${entry.envelope_id}</a></td>
-      <td><code>${entry.event_type}</code></td>
-      <td class="url" title="${entry.endpoint_url}"><a href="/deliveries${filterQuery({ endpointId: entry.endpoint_id })}">${entry.endpoint_url}</a></td>
+      <td><div class="message"><a class="mono" href="${messagePath(entry.envelope_id)}">${entry.envelope_id}</a> <code>${entry.event_type}</code></div></td>
+      <td class="url"><a href="/deliveries${filterQuery({ endpointId: entry.endpoint_id })}">${endpointUrl(entry.endpoint_url)}</a></td>
       <td>${statusBadge(entry.status)}</td>
       <td><div class="last">${lastOutcome(entry)}</div></td>
       <td>${when(entry.created_at)}</td>
@@ -147,7 +161,7 @@ export const deliveriesPage = (signedIn: SignedIn, state: LogPageState, log: Lis
         : log.data.length === 0
           ? html`<p class="empty">${state.deeper ? "No more deliveries." : "No deliveries match."} Messages appear here once something happens that your endpoints subscribe to.</p>`
           : html`<div class="table-scroll"><table class="log">
-        <thead><tr><th scope="col">Message</th><th scope="col">Event type</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Last attempt</th><th scope="col">Created</th></tr></thead>
+        <thead><tr><th scope="col">Message</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Last attempt</th><th scope="col">Created</th></tr></thead>
         <tbody>
     ${log.data.map(logRow)}
         </tbody>

@@ -50,16 +50,21 @@ const successRate = (health: EndpointHealth): HtmlValue =>
     ? html`<span class="muted">No attempts</span>`
     : html`<span class="health ${healthClass(health)}">${percent(health)} %</span> <span class="muted small">of ${health.attempts} ${health.attempts === 1 ? "attempt" : "attempts"}</span>`;
 
-/** An attempt's answer: its status code as a badge, or the error that stopped it. */
-const answer = (statusCode: number | null, error: string | null): HtmlValue =>
+/** An attempt's answer: its status code as a badge, or that it got none. */
+const answer = (statusCode: number | null): HtmlValue =>
   statusCode !== null
     ? html`<span class="badge ${statusCode >= 200 && statusCode < 300 ? "badge-active" : "badge-failed"}">${statusCode}</span>`
-    : html`<span class="badge badge-failed">No answer</span>${error === null ? "" : html` <span class="attempt-error">${error}</span>`}`;
+    : html`<span class="badge badge-failed">No answer</span>`;
 
+/**
+ * The last attempt: its answer and time on one line, and below them the error that stopped it, on
+ * lines of its own (an error can be long and hold no space to wrap at: an OpenSSL source path).
+ */
 const lastAttempt = (health: EndpointHealth): HtmlValue =>
   health.last_attempt_at === null
     ? html`<span class="muted">None in 24 h</span>`
-    : html`<div class="last-attempt">${answer(health.last_status_code, health.last_error)} ${when(health.last_attempt_at)}</div>`;
+    : html`<div class="last-attempt">${answer(health.last_status_code)} ${when(health.last_attempt_at)}</div>${
+      health.last_error === null ? "" : html`<p class="attempt-error">${health.last_error}</p>`}`;
 
 const eventTypes = (types: ReadonlyArray<string>): HtmlValue =>
   types.length === 0
@@ -217,8 +222,8 @@ export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOvervi
       <dl class="facts">
         <div><dt>Status</dt><dd>${status(endpoint, false)}</dd></div>
         <div><dt>Success, last 24 h</dt><dd>${successRate(endpoint.health)}</dd></div>
-        <div><dt>Last attempt</dt><dd>${lastAttempt(endpoint.health)}</dd></div>
         <div><dt>Added</dt><dd>${when(endpoint.created_at)}</dd></div>
+        <div${endpoint.health.last_error === null ? "" : html` class="wide"`}><dt>Last attempt</dt><dd>${lastAttempt(endpoint.health)}</dd></div>
       </dl>
       <dl class="facts">
         <div class="wide"><dt>Event types</dt><dd>${eventTypes(endpoint.event_types)}</dd></div>
@@ -260,7 +265,7 @@ const DELIVERY_STATUS: Record<EndpointDelivery["status"], HtmlValue> = {
 const attemptRow = (attempt: EndpointDelivery["attempts"][number]) => html`<tr>
         <td>${attempt.attempt}</td>
         <td>${when(attempt.started_at)}</td>
-        <td>${answer(attempt.status_code, null)}</td>
+        <td>${answer(attempt.status_code)}</td>
         <td>${duration(attempt.duration_ms)}</td>
         <td class="response">${attempt.error === null ? "" : html`<p class="attempt-error">${attempt.error}</p>`}${
           attempt.response_body === null || attempt.response_body === "" ? html`<span class="muted">Empty body</span>` : html`${

@@ -26,16 +26,25 @@ export interface WatchOptions {
   readonly clipboardFor?: string;
   /** A console error this suite expects (beside the error pages' own 4xx statuses). */
   readonly expectedError?: RegExp;
+  /** The window's size; 1280 × 800 unless given (a phone's is 390 × 844). */
+  readonly viewport?: { readonly width: number; readonly height: number };
 }
 
+/** A desktop window, the size every browser suite uses unless it says otherwise. */
+export const DESKTOP = { width: 1280, height: 800 } as const;
+
+/** A phone's window (an iPhone 12 to 15, in CSS pixels). */
+export const PHONE = { width: 390, height: 844 } as const;
+
 /**
- * A page in a new browser context (1280 × 800) whose problems are collected: console errors (a CSP
- * violation, a resource that fails to load), script errors and dialogs. An error page's own 4xx
- * status is logged against the page itself and is expected. The context stays open until the
- * browser closes: the package's Chromium is one process, which ends with the first context closed.
+ * A page in a new browser context (1280 × 800 unless `options.viewport` says otherwise) whose
+ * problems are collected: console errors (a CSP violation, a resource that fails to load), script
+ * errors and dialogs. An error page's own 4xx status is logged against the page itself and is
+ * expected. The context stays open until the browser closes: the package's Chromium is one
+ * process, which ends with the first context closed.
  */
 export const watchedPage = async (browser: Browser, options: WatchOptions = {}): Promise<{ page: Page; problems: string[] }> => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const context = await browser.newContext({ viewport: options.viewport ?? DESKTOP });
   if (options.clipboardFor !== undefined) await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: options.clipboardFor });
   const page = await context.newPage();
   const problems: string[] = [];
