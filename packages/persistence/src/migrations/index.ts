@@ -16,6 +16,7 @@ import { Migration20261124090000BoundedClaims } from "./Migration20261124090000B
 import { Migration20261125000000AuditLog } from "./Migration20261125000000AuditLog.ts";
 import { Migration20261125010000KeyWrites } from "./Migration20261125010000KeyWrites.ts";
 import { Migration20261125020000KeyLifetimes } from "./Migration20261125020000KeyLifetimes.ts";
+import { Migration20261126000000SessionDevices } from "./Migration20261126000000SessionDevices.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -37,4 +38,5 @@ export const migrationsList = [
   { name: "Migration20261125000000AuditLog", class: Migration20261125000000AuditLog },
   { name: "Migration20261125010000KeyWrites", class: Migration20261125010000KeyWrites },
   { name: "Migration20261125020000KeyLifetimes", class: Migration20261125020000KeyLifetimes },
+  { name: "Migration20261126000000SessionDevices", class: Migration20261126000000SessionDevices },
 ];
