@@ -14,9 +14,9 @@ export const deviceLabel = (hint: string | null): string => hint ?? "Unknown dev
 
 const sessionRow = (signedIn: SignedIn, session: SessionView, current: boolean) => html`<tr${current ? html` class="current"` : ""}>
       <td class="name">${deviceLabel(session.device_hint)}${current ? html` <span class="badge badge-active">This browser</span>` : ""}</td>
-      <td>${when(session.started_at)}</td>
-      <td>${when(session.last_seen_at)}</td>
-      <td>${when(session.expires_at)}</td>
+      <td data-label="Started">${when(session.started_at)}</td>
+      <td data-label="Last seen">${when(session.last_seen_at)}</td>
+      <td data-label="Ends">${when(session.expires_at)}</td>
       <td class="actions">
         <form method="post" action="/sessions/${session.id}/end">
           ${formTokenField(signedIn.formToken)}
@@ -45,7 +45,7 @@ export const sessionsPage = (signedIn: SignedIn, sessions: ReadonlyArray<Session
       </table></div>
       ${others === 0
         ? html`<p class="hint">No other session is signed in.</p>`
-        : html`<form method="post" action="/sessions/end-others" class="form-actions">
+        : html`<form method="post" action="/sessions/end-others" class="form-actions end-others">
         ${formTokenField(signedIn.formToken)}
         <button type="submit" class="button button-danger">End all other sessions</button>
         <span class="hint">Signs out the ${others === 1 ? "other session" : `${others} other sessions`}; this browser stays signed in.</span>
