@@ -14,7 +14,7 @@ export interface SignedIn {
 }
 
 /** Sections of the navigation. */
-export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference";
+export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference" | "sessions" | "audit-log";
 
 /** Options of a signed-in page. */
 export interface PageOptions {
@@ -60,6 +60,8 @@ ${head(title, options)}
       <li><a href="/deliveries"${section === "deliveries" ? html` aria-current="page"` : ""}>Deliveries</a></li>
       <li><a href="/event-catalog"${section === "event-catalog" ? html` aria-current="page"` : ""}>Event catalog</a></li>
       <li><a href="/api-reference"${section === "api-reference" ? html` aria-current="page"` : ""}>API reference</a></li>
+      <li><a href="/sessions"${section === "sessions" ? html` aria-current="page"` : ""}>Sessions</a></li>
+      <li><a href="/audit-log"${section === "audit-log" ? html` aria-current="page"` : ""}>Audit log</a></li>
     </ul>
   </nav>
   <main id="main" tabindex="-1">

@@ -1,7 +1,7 @@
 import Router from "@koa/router";
 import { ApiKeys, RequestLogs } from "@platter/application";
 import {
-  ACCESS_LEVELS, type Access, checkKeyLifetime, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
+  ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
   parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES,
 } from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
@@ -19,6 +19,8 @@ import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { requestLogPage } from "./request-log-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
+import { addSessionRoutes } from "./sessions-routes.ts";
+import { addAuditRoutes } from "./audit-routes.ts";
 import {
   clearSessionCookie, type CookiePolicy, findSession, formRoutes, requireSession, sessionOf, setSessionCookie, signInRoute,
   wroteRecently,
@@ -104,7 +106,9 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   // The page's button: uses the link and starts the session. There is no session (so no form
   // token) yet; the Origin check stops another site from signing a browser in to its organization.
   signInRoute(router, "/sign-in/:token", settings.origin, async (ctx) => {
-    const opened = await run(ctx, DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]))));
+    // Only a few words derived from the User-Agent are kept (`Chrome on Linux`), never the header.
+    const hint = deviceHint(ctx.get("user-agent"));
+    const opened = await run(ctx, DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]), hint)));
     setSessionCookie(ctx, settings.cookies, opened.token, opened.expires_at);
     redirect(ctx, "/api-keys");
   });
@@ -204,6 +208,8 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
 
   addWebhookRoutes(router, { runtime, settings, signedInOnly, post, signedIn, run });
   addDeliveryRoutes(router, { settings, signedInOnly, post, signedIn, run });
+  addSessionRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });
+  addAuditRoutes(router, { signedInOnly, signedIn, run });
 
   return router;
 };

@@ -17,3 +17,8 @@ export const audited = <A, E, R>(actor: Actor, change: Effect.Effect<A, E, R>, e
     const entry = entryOf(result);
     return entry === undefined ? Effect.void : AuditLog.use((log) => log.record(actor, entry.action, entry.subject));
   }));
+
+/** `change`, and one audit row for each entry `entriesOf` its result names, in one transaction (as `audited`). */
+export const auditedEach = <A, E, R>(actor: Actor, change: Effect.Effect<A, E, R>, entriesOf: (result: A) => ReadonlyArray<AuditEntry>) =>
+  inOneTransaction(Effect.tap(change, (result) =>
+    Effect.forEach(entriesOf(result), (entry) => AuditLog.use((log) => log.record(actor, entry.action, entry.subject)), { discard: true })));

@@ -1,10 +1,12 @@
 /**
  * Platter's application services: what an actor (a Developer-area session, the operator) does to an
- * organization's API keys, webhook endpoints, deliveries and request log. Each change runs its checks, the change
+ * organization's API keys, webhook endpoints, deliveries, request log, Developer-area sessions and audit log. Each change runs its checks, the change
  * and its audit row in one transaction; the CLI and the Developer area call these, never the
  * repositories underneath (lint).
  */
 export * from "./api-keys.ts";
+export * from "./audit-entries.ts";
 export * from "./deliveries.ts";
 export * from "./request-logs.ts";
+export * from "./developer-area-sessions.ts";
 export * from "./webhook-endpoints.ts";

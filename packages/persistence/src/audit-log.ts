@@ -1,9 +1,9 @@
-import { type Actor, NotFound, type OrgScope } from "@platter/domain";
+import { type Actor, assemblePage, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { AuditLogEntity } from "./entities/index.ts";
 import { isoTimestamp } from "./keyset-page.ts";
-import { orgSql, sql } from "./org-sql.ts";
+import { type Join, orgSql, raw, sql, type Statement } from "./org-sql.ts";
 import { traced } from "./traced.ts";
 
 /** An organization's audit log: who changed its keys, endpoints and deliveries, what, and when. */
@@ -15,12 +15,42 @@ export interface AuditEntry {
   readonly link_id: number | null;
   /** The operator who made the change (`root via the CLI`), for a change not made in a session. */
   readonly operator: string | null;
+  /** The session's device (`Chrome on Linux`), for a change made in a session that kept one. */
+  readonly device_hint: string | null;
   /** What was done: `api_key.created`, `api_key.revoked`. */
   readonly action: string;
   /** To what: `api_key 12`. */
   readonly subject: string;
   readonly at: string;
 }
+
+const COLUMNS = `a.id, a.session_id, a.link_id, a.operator, s.device_hint, a.action, a.subject, ${isoTimestamp("a.at")} as at`;
+
+/** The session an entry names, for its device hint (none for the operator's entries). */
+const SESSION_OF_ENTRY: Join = { to: { table: "developer_sessions" }, as: "s", on: "s.id = a.session_id", left: true };
+
+type EntryRow = Omit<AuditEntry, "id" | "session_id" | "link_id"> & { id: string; session_id: string | null; link_id: string | null };
+
+const idOrNull = (text: string | null) => (text === null ? null : Number(text));
+
+const toEntry = (row: EntryRow): AuditEntry => ({
+  id: Number(row.id), session_id: idOrNull(row.session_id), link_id: idOrNull(row.link_id), operator: row.operator,
+  device_hint: row.device_hint, action: row.action, subject: row.subject, at: row.at,
+});
+
+/** `a and b and …`, or nothing. */
+const allOf = (parts: ReadonlyArray<Statement>): Statement | undefined =>
+  parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
+
+/** A page's conditions: one range of the organization's `(organization_id, at desc, id desc)` index, filtered. */
+const pageConditions = (filter: AuditLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
+  allOf([
+    ...(filter.action === undefined ? [] : [sql`a.action = ${filter.action}`]),
+    ...(filter.actor === undefined ? [] : [raw(filter.actor === "session" ? "a.session_id is not null" : "a.operator is not null")]),
+    ...(filter.from === undefined ? [] : [sql`a.at >= ${filter.from}::timestamptz`]),
+    ...(filter.to === undefined ? [] : [sql`a.at < ${filter.to}::timestamptz`]),
+    ...(after === undefined ? [] : [sql`(a.at, a.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
+  ]);
 
 /** The organizations' audit log. */
 export class AuditLog extends Context.Service<
@@ -34,6 +64,10 @@ export class AuditLog extends Context.Service<
     readonly record: (actor: Actor, action: string, subject: string) => Effect.Effect<void, NotFound>;
     /** The organization's latest entries, newest first. */
     readonly list: (scope: OrgScope, limit: number) => Effect.Effect<ReadonlyArray<AuditEntry>>;
+    /** One page of the organization's entries (`auditLogListing`: newest first), filtered. */
+    readonly page: (scope: OrgScope, filter: AuditLogFilter, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<AuditEntry>>;
+    /** The actions the organization's log holds, in alphabetical order (a filter's choices). */
+    readonly actions: (scope: OrgScope) => Effect.Effect<ReadonlyArray<string>>;
   }
 >()("platter/persistence/AuditLog") {
   static readonly layer = Layer.effect(
@@ -59,19 +93,39 @@ export class AuditLog extends Context.Service<
           if (inserted === 0) return yield* new NotFound();
         })),
         list: traced("AuditLog.list")(Effect.fnUntraced(function* (scope: OrgScope, limit: number) {
-          const rows = yield* orgSql(database, scope).select<{
-            id: string; session_id: string | null; link_id: string | null; operator: string | null; action: string; subject: string; at: string;
-          }>({
-            columns: `a.id, a.session_id, a.link_id, a.operator, a.action, a.subject, ${isoTimestamp("a.at")} as at`,
+          const rows = yield* orgSql(database, scope).select<EntryRow>({
+            columns: COLUMNS,
             from: "audit_log",
             as: "a",
+            joins: [SESSION_OF_ENTRY],
             rest: sql`order by a.at desc, a.id desc limit ${limit}`,
           });
-          const idOrNull = (text: string | null) => (text === null ? null : Number(text));
-          return rows.map((row) => ({
-            id: Number(row.id), session_id: idOrNull(row.session_id), link_id: idOrNull(row.link_id), operator: row.operator,
-            action: row.action, subject: row.subject, at: row.at,
-          }));
+          return rows.map(toEntry);
+        })),
+        page: traced("AuditLog.page")(Effect.fnUntraced(function* (
+          scope: OrgScope,
+          filter: AuditLogFilter,
+          page: PageRequest<readonly [string, number]>,
+        ) {
+          const where = pageConditions(filter, page.after);
+          const rows = yield* orgSql(database, scope).select<EntryRow>({
+            columns: COLUMNS,
+            from: "audit_log",
+            as: "a",
+            joins: [SESSION_OF_ENTRY],
+            ...(where === undefined ? {} : { where }),
+            rest: sql`order by a.at desc, a.id desc limit ${page.limit + 1}`,
+          });
+          return assemblePage(auditLogListing, rows.map(toEntry), page.limit);
+        })),
+        actions: traced("AuditLog.actions")(Effect.fnUntraced(function* (scope: OrgScope) {
+          const rows = yield* orgSql(database, scope).select<{ action: string }>({
+            columns: "distinct a.action",
+            from: "audit_log",
+            as: "a",
+            rest: raw("order by a.action"),
+          });
+          return rows.map((row) => row.action);
         })),
       });
     }),

@@ -217,3 +217,143 @@ describe("the audit log", () => {
     expect(refused).toMatchObject({ _tag: "NotFound" });
   });
 });
+
+describe("an organization's sessions", () => {
+  it("keep the device hint given at sign-in and start as seen then; only the live ones are listed, most recently seen first", async () => {
+    const org = await createOrganization(db, "Listing Caterers");
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const signIn = (hint?: string) => Effect.flatMap(linkOf(org), (link) => sessions.signIn(link.token, hint));
+        const laptop = yield* sessions.authenticate((yield* signIn("Firefox on Linux")).token);
+        yield* TestClock.adjust("2 minutes");
+        const phone = yield* sessions.authenticate((yield* signIn("Safari on iOS")).token);
+        yield* TestClock.adjust("1 minute");
+        const old = yield* sessions.authenticate((yield* signIn()).token);
+        yield* sessions.signOut(old);
+        yield* TestClock.adjust("1 minute");
+        return { laptop, phone, listed: yield* sessions.list(org.scope), started: Date.now() };
+      }),
+    );
+    expect(result.listed.map(({ id, device_hint }) => ({ id, device_hint }))).toEqual([
+      { id: result.phone.sessionId, device_hint: "Safari on iOS" },
+      { id: result.laptop.sessionId, device_hint: "Firefox on Linux" },
+    ]);
+    for (const session of result.listed) expect(session.last_seen_at).toBe(session.started_at);
+    expect(Date.parse(result.listed[0]!.started_at) - Date.parse(result.listed[1]!.started_at)).toBe(120_000);
+    expect(Date.parse(result.listed[0]!.expires_at) - Date.parse(result.listed[0]!.started_at)).toBe(8 * 3600_000);
+  });
+
+  it("note when they were last seen at most once a minute, off the request's path", async () => {
+    const org = await createOrganization(db, "Seen Caterers");
+    const lastSeen = async (id: number) =>
+      (await rows<{ ms: string }>("select (extract(epoch from last_seen_at) * 1000)::bigint as ms from developer_sessions where id = ?", [id]))[0]!.ms;
+    /** Waits for the fire-and-forget write of `expected`, collecting every value read on the way. */
+    const seenUntil = async (id: number, expected: number, seen: Set<number>) => {
+      for (let tries = 0; tries < 200; tries += 1) {
+        const value = Number(await lastSeen(id));
+        seen.add(value);
+        if (value === expected) return;
+        await new Promise((done) => setTimeout(done, 25));
+      }
+      throw new Error(`last_seen_at never became ${new Date(expected).toISOString()}`);
+    };
+    const seen = new Set<number>();
+    // The same session authenticated 30 s after sign-in (no write: seen within the minute), then at 61 s (written), 90 s, 122 s.
+    const opened = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        return yield* sessions.signIn((yield* linkOf(org)).token, "Chrome on Linux");
+      }),
+    );
+    const second = await atNow(DeveloperSessions.use((sessions) => sessions.authenticate(opened.token)));
+    const begun = Number(await lastSeen(second.sessionId));
+    const authenticateAt = (offsetMs: number) =>
+      db.run(Effect.andThen(TestClock.setTime(begun + offsetMs), DeveloperSessions.use((sessions) => sessions.authenticate(opened.token)))
+        .pipe(Effect.provide(TestClock.layer())) as Effect.Effect<unknown, unknown, never>);
+    await authenticateAt(30_000);
+    await authenticateAt(61_000);
+    await seenUntil(second.sessionId, begun + 61_000, seen);
+    await authenticateAt(90_000);
+    await authenticateAt(122_000);
+    await seenUntil(second.sessionId, begun + 122_000, seen);
+    // Never the 30 s or 90 s marks: each minute is written once.
+    expect([...seen].filter((value) => value !== begun && value !== begun + 61_000 && value !== begun + 122_000)).toEqual([]);
+  });
+
+  it("end one at a time or all but one; the ended are signed out, and ending again changes nothing", async () => {
+    const org = await createOrganization(db, "Ending Caterers");
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const open = () => Effect.flatMap(linkOf(org), (link) => sessions.signIn(link.token, "Chrome on Linux"));
+        const [first, second, third, fourth] = [yield* open(), yield* open(), yield* open(), yield* open()];
+        const kept = yield* sessions.authenticate(first!.token);
+        const one = yield* sessions.authenticate(second!.token);
+        const endedOne = yield* sessions.end(org.scope, one.sessionId);
+        const again = yield* sessions.end(org.scope, one.sessionId);
+        const endedRest = yield* sessions.endAll(org.scope, kept.sessionId);
+        const refused = yield* Effect.all([second, third, fourth].map((opened) => Effect.flip(sessions.authenticate(opened!.token))));
+        const stillIn = yield* sessions.authenticate(first!.token);
+        const listed = yield* sessions.list(org.scope);
+        const unknown = yield* Effect.flip(sessions.end(org.scope, 987_654_321));
+        const endedAll = yield* sessions.endAll(org.scope);
+        return { kept, endedOne, again, endedRest, refused, stillIn, listed, unknown, endedAll, left: yield* sessions.list(org.scope) };
+      }),
+    );
+    expect(result.endedOne).toEqual({ changed: true });
+    expect(result.again).toEqual({ changed: false });
+    expect(result.endedRest).toHaveLength(2);
+    expect(result.refused.map((error) => error._tag)).toEqual(["Unauthenticated", "Unauthenticated", "Unauthenticated"]);
+    expect(result.stillIn.sessionId).toBe(result.kept.sessionId);
+    expect(result.listed.map((session) => session.id)).toEqual([result.kept.sessionId]);
+    expect(result.unknown).toMatchObject({ _tag: "NotFound" });
+    expect(result.endedAll).toEqual([result.kept.sessionId]);
+    expect(result.left).toEqual([]);
+  });
+});
+
+describe("the audit log's pages", () => {
+  it("page newest first with each session's device, filtered by action, actor and time", async () => {
+    const org = await createOrganization(db, "Audited Caterers");
+    const base = Date.parse("2026-11-20T09:00:00.000Z");
+    const { session, pages, filtered, actions } = await db.run(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const audit = yield* AuditLog;
+        const operator = { _tag: "Operator" as const, scope: org.scope, name: "root via the CLI" };
+        yield* TestClock.setTime(base);
+        const session = yield* sessions.authenticate((yield* sessions.signIn((yield* linkOf(org)).token, "Edge on Windows")).token);
+        for (let day = 0; day < 5; day += 1) {
+          yield* TestClock.setTime(base + day * 86_400_000);
+          yield* audit.record(session, "api_key.created", `api_key ${day}`);
+          yield* audit.record(operator, "webhook_endpoint.added", `webhook_endpoint ${day}`);
+        }
+        const pages = [yield* audit.page(org.scope, {}, { limit: 4, after: undefined })];
+        while (pages.at(-1)!.next_cursor !== null) {
+          const last = pages.at(-1)!.data.at(-1)!;
+          pages.push(yield* audit.page(org.scope, {}, { limit: 4, after: [last.at, last.id] }));
+        }
+        const filtered = {
+          action: yield* audit.page(org.scope, { action: "api_key.created" }, { limit: 50, after: undefined }),
+          operator: yield* audit.page(org.scope, { actor: "operator" }, { limit: 50, after: undefined }),
+          session: yield* audit.page(org.scope, { actor: "session", from: "2026-11-21T00:00:00.000Z", to: "2026-11-23T00:00:00.000Z" }, { limit: 50, after: undefined }),
+        };
+        return { session, pages, filtered, actions: yield* audit.actions(org.scope) };
+      }).pipe(Effect.provide(TestClock.layer())),
+    );
+    const all = pages.flatMap((page) => page.data);
+    expect(pages.map((page) => page.data.length)).toEqual([4, 4, 2]);
+    expect(all.map((entry) => entry.subject)).toEqual([4, 3, 2, 1, 0].flatMap((day) => [`webhook_endpoint ${day}`, `api_key ${day}`]));
+    expect(all[1]).toEqual({
+      id: expect.any(Number), session_id: session.sessionId, link_id: session.linkId, operator: null, device_hint: "Edge on Windows",
+      action: "api_key.created", subject: "api_key 4", at: "2026-11-24T09:00:00.000Z",
+    });
+    expect(all[0]).toMatchObject({ session_id: null, operator: "root via the CLI", device_hint: null });
+    expect(filtered.action.data.map((entry) => entry.subject)).toEqual([4, 3, 2, 1, 0].map((day) => `api_key ${day}`));
+    expect(filtered.operator.data.every((entry) => entry.operator === "root via the CLI")).toBe(true);
+    expect(filtered.operator.data).toHaveLength(5);
+    expect(filtered.session.data.map((entry) => entry.subject)).toEqual(["api_key 2", "api_key 1"]);
+    expect(actions).toEqual(["api_key.created", "webhook_endpoint.added"]);
+  });
+});

@@ -53,12 +53,15 @@ beforeAll(async () => {
         // Only A uses this Idempotency-Key; B's create below reuses it.
         yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
         const sessions = yield* DeveloperSessions;
-        const session = yield* sessions.authenticate((yield* sessions.signIn((yield* sessions.createLink(org.scope, "cli")).token)).token);
+        const session = yield* sessions.authenticate(
+          (yield* sessions.signIn((yield* sessions.createLink(org.scope, "cli")).token, org === a ? "A's laptop" : "B's laptop")).token,
+        );
         yield* (yield* AuditLog).record(session, "api_key.created", "api_key 1");
         yield* (yield* RequestLog).append([{
           organization_id: org.id, api_key_id: org.readKeyId, at: new Date().toISOString(), method: "GET", route: "/v1/me", status: 200,
           duration_ms: 2, request_id: `req_${org.id}`, error: null,
         }]);
+        if (org === a) yield* (yield* AuditLog).record(session, "webhook_endpoint.disabled", "webhook_endpoint 1");
         if (org === a) sessionOfA = session;
       }
       // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
@@ -161,6 +164,13 @@ const cases = (scope: OrgScope) => ({
     createLink: () => run(DeveloperSessions.use((r) => r.createLink(scope, "cli"))),
     // A's session named under B's scope: not B's to end.
     signOut: () => notFound(DeveloperSessions.use((r) => r.signOut({ ...sessionOfA, scope }))),
+    // A's live session is neither listed nor ended for B (its device hint and last seen stay A's).
+    list: async () => expectOnlyB("developer_sessions", (await run(DeveloperSessions.use((r) => r.list(scope)))).map((s) => s.id)),
+    end: () => notFound(DeveloperSessions.use((r) => r.end(scope, sessionOfA.sessionId))),
+    endAll: async () => {
+      const ended = await run(DeveloperSessions.use((r) => r.endAll(scope)));
+      await expectOnlyB("developer_sessions", ended);
+    },
   },
   RequestLog: {
     list: async () => expectOnlyB("api_requests", (await run(RequestLog.use((r) => r.list(scope, {}, { limit: 100, after: undefined })))).data.map((e) => e.id)),
@@ -175,6 +185,14 @@ const cases = (scope: OrgScope) => ({
   AuditLog: {
     record: () => notFound(AuditLog.use((r) => r.record({ ...sessionOfA, scope }, "api_key.revoked", "api_key 1"))),
     list: async () => expectOnlyB("audit_log", (await run(AuditLog.use((r) => r.list(scope, 100)))).map((e) => e.id)),
+    page: async () => {
+      const page = await run(AuditLog.use((r) => r.page(scope, {}, { limit: 500, after: undefined })));
+      await expectOnlyB("audit_log", page.data.map((e) => e.id));
+      // No entry of B's names A's session or its device.
+      expect(page.data.filter((e) => e.session_id === sessionOfA.sessionId || e.device_hint === "A's laptop")).toEqual([]);
+    },
+    // B's actions only: A's own action is not offered as a choice.
+    actions: async () => expect(await run(AuditLog.use((r) => r.actions(scope)))).toEqual(["api_key.created"]),
   },
   BusinessActions: {
     sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),

@@ -6,7 +6,7 @@ import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { orgSql, sql } from "../org-sql.ts";
+import { orgSql, raw, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
 
 /**
@@ -29,6 +29,20 @@ export interface CreatedSignInLink {
   readonly expires_at: string;
 }
 
+/** One live session of an organization, as its Sessions page lists it. */
+export interface SessionView {
+  readonly id: number;
+  /** Where it was opened (`Chrome on Linux`); `null` for a session opened before hints were kept. */
+  readonly device_hint: string | null;
+  readonly started_at: string;
+  /** When it was last used (to the minute); `null` for a session opened before this was kept. */
+  readonly last_seen_at: string | null;
+  readonly expires_at: string;
+}
+
+/** How often at most a session's `last_seen_at` is written: authentication stays one read otherwise. */
+export const LAST_SEEN_RESOLUTION_MS = 60_000;
+
 /** A new session's token (the cookie's value, never stored) and when it ends. */
 export interface OpenedSession {
   readonly token: string;
@@ -42,6 +56,7 @@ interface SessionRow {
   form_secret: string;
   expires_at: string;
   currency: string;
+  seen_long_ago: boolean;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -57,18 +72,47 @@ export class DeveloperSessions extends Context.Service<
      * link opens, so that a link scanner's GET leaves it working); used, expired or unknown is `SignInRefused`.
      */
     readonly checkLink: (linkToken: string) => Effect.Effect<{ readonly organizationName: string }, SignInRefused>;
-    /** Opens a session with a link's token and uses the link up; a used, expired or unknown link is `SignInRefused`. */
-    readonly signIn: (linkToken: string) => Effect.Effect<OpenedSession, SignInRefused>;
-    /** The live session of a token, or `Unauthenticated` (unknown, expired or signed out). The only maker of session scopes. */
+    /**
+     * Opens a session with a link's token and uses the link up; a used, expired or unknown link is
+     * `SignInRefused`. `deviceHint` (see the domain's `deviceHint`) is kept to tell sessions apart.
+     */
+    readonly signIn: (linkToken: string, deviceHint?: string) => Effect.Effect<OpenedSession, SignInRefused>;
+    /**
+     * The live session of a token, or `Unauthenticated` (unknown, expired, signed out or ended).
+     * The only maker of session scopes. Notes the session as seen now, at most once a
+     * `LAST_SEEN_RESOLUTION_MS`, off the request's path (a lost note never fails the request).
+     */
     readonly authenticate: (sessionToken: string) => Effect.Effect<DeveloperSession, Unauthenticated>;
     /** Ends the session at once; ending it again is harmless. */
     readonly signOut: (session: DeveloperSession) => Effect.Effect<void, NotFound>;
+    /** The organization's live sessions, the most recently seen first. */
+    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<SessionView>>;
+    /**
+     * Ends one of the organization's sessions at once (its next request is signed out); `changed`
+     * is false for one already ended or expired. `NotFound` for another organization's.
+     */
+    readonly end: (scope: OrgScope, id: number) => Effect.Effect<{ readonly changed: boolean }, NotFound>;
+    /** Ends every live session of the organization but `exceptId` (when given); returns the ids ended. */
+    readonly endAll: (scope: OrgScope, exceptId?: number) => Effect.Effect<ReadonlyArray<number>>;
   }
 >()("platter/persistence/DeveloperSessions") {
   static readonly layer = Layer.effect(
     DeveloperSessions,
     Effect.gen(function* () {
       const database = yield* Database;
+      /** Records that the session was seen at `at`, unless another request did within the resolution. Fire and forget. */
+      const noteSeen = (scope: OrgScope, sessionId: number, now: number) => {
+        Effect.runFork(
+          orgSql(database, scope).update({
+            table: "developer_sessions",
+            as: "s",
+            set: sql`last_seen_at = ${iso(now)}::timestamptz`,
+            where: sql`s.id = ${sessionId} and (s.last_seen_at is null or s.last_seen_at <= ${iso(now - LAST_SEEN_RESOLUTION_MS)}::timestamptz)`,
+          }).pipe(Effect.ignoreCause),
+        );
+      };
+      /** A live session (`s`) at `now`. */
+      const live = (now: number) => sql`s.ended_at is null and s.expires_at > ${iso(now)}::timestamptz`;
       return DeveloperSessions.of({
         createLink: traced("DeveloperSessions.createLink")(Effect.fnUntraced(function* (scope: OrgScope, requestedBy: SignInRequester) {
           const now = yield* Clock.currentTimeMillis;
@@ -98,7 +142,7 @@ export class DeveloperSessions extends Context.Service<
           if (link.expired) return yield* new SignInRefused({ reason: "expired" });
           return { organizationName: link.name };
         })),
-        signIn: traced("DeveloperSessions.signIn")(Effect.fnUntraced(function* (linkToken: string) {
+        signIn: traced("DeveloperSessions.signIn")(Effect.fnUntraced(function* (linkToken: string, deviceHint?: string) {
           if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });
           const now = yield* Clock.currentTimeMillis;
           const hash = hashAccessToken(linkToken);
@@ -128,6 +172,8 @@ export class DeveloperSessions extends Context.Service<
             createdAt: new Date(now),
             expiresAt: new Date(expires),
             endedAt: null,
+            deviceHint: deviceHint ?? null,
+            lastSeenAt: new Date(now),
           });
           return { token: session.token, expires_at: expires };
         })),
@@ -136,15 +182,18 @@ export class DeveloperSessions extends Context.Service<
           const now = yield* Clock.currentTimeMillis;
           // Before a scope exists: the session's hash is the only thing that selects the organization.
           const [row] = yield* database.rows<SessionRow>(
-            `select s.id, s.organization_id, s.link_id, s.form_secret, ${isoTimestamp("s.expires_at")} as expires_at, o.currency
+            `select s.id, s.organization_id, s.link_id, s.form_secret, ${isoTimestamp("s.expires_at")} as expires_at, o.currency,
+               coalesce(s.last_seen_at <= ?::timestamptz, true) as seen_long_ago
              from developer_sessions s join organizations o on o.id = s.organization_id
              where s.token_hash = ? and s.ended_at is null and s.expires_at > ?::timestamptz`,
-            [hashAccessToken(sessionToken), iso(now)],
+            [iso(now - LAST_SEEN_RESOLUTION_MS), hashAccessToken(sessionToken), iso(now)],
           );
           if (row === undefined) return yield* new Unauthenticated();
+          const scope = developerSessionScope(Number(row.organization_id), row.currency);
+          if (row.seen_long_ago) noteSeen(scope, Number(row.id), now);
           return {
             _tag: "DeveloperSession",
-            scope: developerSessionScope(Number(row.organization_id), row.currency),
+            scope,
             sessionId: Number(row.id),
             linkId: Number(row.link_id),
             formSecret: row.form_secret,
@@ -161,6 +210,44 @@ export class DeveloperSessions extends Context.Service<
             returning: "s.id",
           });
           if (row === undefined) return yield* new NotFound();
+        })),
+        list: traced("DeveloperSessions.list")(Effect.fnUntraced(function* (scope: OrgScope) {
+          const now = yield* Clock.currentTimeMillis;
+          const rows = yield* orgSql(database, scope).select<Omit<SessionView, "id"> & { id: string }>({
+            columns: `s.id, s.device_hint, ${isoTimestamp("s.created_at")} as started_at, ${isoTimestamp("s.last_seen_at")} as last_seen_at,
+              ${isoTimestamp("s.expires_at")} as expires_at`,
+            from: "developer_sessions",
+            as: "s",
+            where: live(now),
+            rest: raw("order by coalesce(s.last_seen_at, s.created_at) desc, s.id desc"),
+          });
+          return rows.map((row) => ({ ...row, id: Number(row.id) }));
+        })),
+        end: traced("DeveloperSessions.end")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+          const now = yield* Clock.currentTimeMillis;
+          const org = orgSql(database, scope);
+          const ended = yield* org.update({
+            table: "developer_sessions",
+            as: "s",
+            set: sql`ended_at = ${iso(now)}::timestamptz`,
+            where: sql`s.id = ${id} and ${live(now)}`,
+            returning: "s.id",
+          });
+          if (ended.length > 0) return { changed: true };
+          // Already ended or expired (changes nothing), or not the organization's (NotFound).
+          yield* org.one({ columns: "s.id", from: "developer_sessions", as: "s", where: sql`s.id = ${id}` });
+          return { changed: false };
+        })),
+        endAll: traced("DeveloperSessions.endAll")(Effect.fnUntraced(function* (scope: OrgScope, exceptId?: number) {
+          const now = yield* Clock.currentTimeMillis;
+          const ended = yield* orgSql(database, scope).update<{ id: string }>({
+            table: "developer_sessions",
+            as: "s",
+            set: sql`ended_at = ${iso(now)}::timestamptz`,
+            where: exceptId === undefined ? live(now) : sql`${live(now)} and s.id <> ${exceptId}`,
+            returning: "s.id",
+          });
+          return ended.map((row) => Number(row.id)).sort((x, y) => x - y);
         })),
       });
     }),

@@ -38,8 +38,12 @@ export const DeveloperSessionEntity = defineEntity({
     formSecret: p.text(),
     createdAt: p.datetime(3),
     expiresAt: p.datetime(3),
-    /** Set by "Sign out". */
+    /** Set by "Sign out", or when the session is ended from the Sessions page or the CLI. */
     endedAt: p.datetime(3).nullable(),
+    /** Where it was opened, in a few words from the User-Agent (`Chrome on Linux`); never the header itself. */
+    deviceHint: p.text().nullable(),
+    /** When it was last used, written at most once a minute. */
+    lastSeenAt: p.datetime(3).nullable(),
   },
   indexes: [{ name: "developer_sessions_organization_idx", properties: ["organization", "id"] }],
 });
