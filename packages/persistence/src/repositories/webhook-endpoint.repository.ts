@@ -260,7 +260,7 @@ export class WebhookEndpointRepository extends Context.Service<
               yield* tx.update({
                 table: "webhook_endpoints",
                 as: "w",
-                set: sql`enabled = ${enabled}, failing_since = null,
+                set: sql`enabled = ${enabled}, failing_since = null, notice_stage = null,
                   disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`,
                 where: sql`w.id = ${id}`,
               });

@@ -1,5 +1,5 @@
 import {
-  type AttemptRecord, type CircuitState, circuitState, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, envelopeBody,
+  type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, envelopeBody,
   firstAttemptDelayMs, type HeldSlots, retryDelayAfter,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
@@ -339,6 +339,15 @@ const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
 // The endpoint's next state, from the row the update finds (`e`, after any concurrent batch) and its results here (`x`).
 const FAILURES_IN_A_ROW = "(case when x.any_success then 0 else e.consecutive_failures + x.failures end)";
 const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now()) < now() - p.window_ms * interval '1 millisecond'))`;
+/** A notice kind's place in the order an endpoint's failures reach them (`NOTICE_KINDS`); 0 for none. */
+const RANK = (stage: string) => `(case ${stage} when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)`;
+/** The notice stage this batch reaches, before comparing it with the one already written. */
+const REACHED = `(case when ${DISABLE} then 'disabled'
+    when not x.any_success and coalesce(e.failing_since, now()) + (p.window_ms - p.notice_ms) * interval '1 millisecond' <= now() then 'disabling_soon'
+    when ${FAILURES_IN_A_ROW} >= p.threshold then 'failing' end)`;
+/** `endpointAfterAttempts`' `noticed`: only an enabled endpoint's notices climb; a success (not disabling it) clears them. */
+const NOTICED = `(case when not e.enabled then e.notice_stage when ${DISABLE} then 'disabled' when x.any_success then null
+    when ${RANK(REACHED)} > ${RANK("e.notice_stage")} then ${REACHED} else e.notice_stage end)`;
 
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
@@ -346,13 +355,17 @@ const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now
  * as `deliveryAfterAttempt` says, by its current lease holder only (a try counts once its result
  * is known); each endpoint as `endpointAfterAttempts` says for its results in the batch (circuit,
  * failures in a row, disabled by a 410 or by failing for the whole window, with the reason only
- * when this batch disables it), computed from the endpoint's row as the update finds it (so two
- * dispatchers' batches both count), and written only when something changes. A property test
- * (`delivery-decision.test.ts`) checks the statement against those functions.
- * Parameters: results (jsonb), threshold, cooldown ms, failure window ms.
+ * when this batch disables it, and its notice stage), computed from the endpoint's row as the update
+ * finds it (so two dispatchers' batches both count), and written only when something changes; and
+ * the operational notice of each endpoint whose stage climbed (`noticeWritten`), in the same
+ * statement. The endpoints' rows are locked first, in id order, so the stage before (`b`) is the one
+ * the update changes. A property test (`delivery-decision.test.ts`) checks the statement against
+ * those functions.
+ * Parameters: results (jsonb), threshold, cooldown ms, failure window ms, disable notice ms, notify operator.
  */
 export const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
-  p as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms),
+  p as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms, ?::bigint as notice_ms,
+    ?::boolean as notify_operator),
   attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
@@ -374,22 +387,44 @@ export const RECORD = `with r as materialized (select * from jsonb_to_recordset(
     select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
       count(*) filter (where outcome <> 'succeeded')::int as failures
     from r where outcome <> 'unsendable' group by endpoint_id
+  ),
+  b as materialized (
+    select e.id, e.notice_stage from webhook_endpoints e where e.id in (select endpoint_id from s) order by e.id for no key update
+  ),
+  changed as (
+    update webhook_endpoints e set
+      consecutive_failures = ${FAILURES_IN_A_ROW},
+      failing_since = case when x.any_success then null else coalesce(e.failing_since, now()) end,
+      circuit_open_until = case when ${FAILURES_IN_A_ROW} >= p.threshold then now() + p.cooldown_ms * interval '1 millisecond' end,
+      enabled = e.enabled and not ${DISABLE},
+      disabled_reason = case when e.enabled and ${DISABLE}
+                             then case when x.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
+                             else e.disabled_reason end,
+      notice_stage = ${NOTICED}
+    from s x cross join p join b on true
+    where e.id = x.endpoint_id and b.id = e.id
+      and (not x.any_success or x.gone or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null
+        or e.notice_stage is not null)
+    returning e.organization_id, e.id, e.url, e.notice_stage, b.notice_stage as stage_before, e.consecutive_failures, e.failing_since,
+      e.disabled_reason
   )
-  update webhook_endpoints e set
-    consecutive_failures = ${FAILURES_IN_A_ROW},
-    failing_since = case when x.any_success then null else coalesce(e.failing_since, now()) end,
-    circuit_open_until = case when ${FAILURES_IN_A_ROW} >= p.threshold then now() + p.cooldown_ms * interval '1 millisecond' end,
-    enabled = e.enabled and not ${DISABLE},
-    disabled_reason = case when e.enabled and ${DISABLE}
-                           then case when x.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
-                           else e.disabled_reason end
-  from s x cross join p
-  where e.id = x.endpoint_id
-    and (not x.any_success or x.gone or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null)`;
+  insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, disables_at, operator_status)
+  select c.organization_id, c.id, c.notice_stage,
+    case c.notice_stage
+      when 'failing' then c.consecutive_failures || ' failed attempts in a row, so its circuit is open'
+      when 'disabling_soon' then 'every delivery has failed since ' || ${isoTimestamp("c.failing_since")} ||
+        ', and the failure window disables it unless one succeeds'
+      else c.disabled_reason end,
+    c.url,
+    case when c.notice_stage = 'disabling_soon' then c.failing_since + p.window_ms * interval '1 millisecond' end,
+    case when p.notify_operator then 'pending' else 'unsent' end
+  from changed c cross join p
+  where ${RANK("c.notice_stage")} > ${RANK("c.stage_before")}`;
 
 /** The recording statement's parameters for `records` under `policy`. */
 export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy): ReadonlyArray<unknown> => [
   JSON.stringify(records.map((record) => toResultRow(record, policy))), policy.circuitThreshold, policy.circuitCooldownMs, policy.failureWindowMs,
+  policy.disableNoticeMs ?? DEFAULT_DISABLE_NOTICE_MS, policy.notifyOperator ?? false,
 ];
 
 export class DeliveryQueue extends Context.Service<
