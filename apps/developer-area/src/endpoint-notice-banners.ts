@@ -12,12 +12,12 @@ const sentence = (reason: string) => `${reason.charAt(0).toUpperCase()}${reason.
 
 /** One notice's banner; `withUrl` names the endpoint (on the list, where several may show). */
 const banner = (notice: EndpointNoticeView, withUrl: boolean): HtmlValue => {
-  const which = withUrl ? html` <a class="endpoint-url" href="/webhooks/${notice.endpoint_id}">${notice.endpoint_url}</a>` : "";
+  const which = withUrl ? html` <a class="endpoint-url" href="/webhooks/${notice.endpoint_id}">${notice.endpoint_url}</a> —` : "";
   return notice.kind === "failing"
     ? html`<div class="callout callout-warning endpoint-notice" role="alert" data-notice="failing"><strong>Failing:</strong>${which} ${sentence(notice.reason)} Deliveries wait and are retried; nothing is lost yet. Since ${when(notice.at)}.</div>`
     : notice.kind === "disabling_soon"
-      ? html`<div class="callout callout-danger endpoint-notice" role="alert" data-notice="disabling_soon"><strong>About to be disabled at ${when(notice.disables_at)}:</strong>${which} ${sentence(notice.reason)} One successful delivery keeps it enabled.</div>`
-      : html`<div class="callout callout-danger endpoint-notice" role="alert" data-notice="disabled"><strong>Disabled</strong>${which} at ${when(notice.at)} because ${notice.reason}. Nothing is sent to it until it is enabled again.</div>`;
+      ? html`<div class="callout callout-danger endpoint-notice" role="alert" data-notice="disabling_soon"><strong>About to be disabled at ${when(notice.disables_at)}:</strong>${which} every delivery has failed for most of its failure window. One successful delivery keeps it enabled.</div>`
+      : html`<div class="callout callout-danger endpoint-notice" role="alert" data-notice="disabled"><strong>Disabled at ${when(notice.at)}:</strong>${which} because ${notice.reason}. Nothing is sent to it until it is enabled again.</div>`;
 };
 
 /** Banners for every endpoint with an active notice (the Webhooks list). */

@@ -1,6 +1,6 @@
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { endpointsWithNotices, MARKUP_URL } from "./endpoint-notice-fixtures.ts";
+import { endpointsWithNotices } from "./endpoint-notice-fixtures.ts";
 import { type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 
 /**
@@ -42,7 +42,6 @@ describe("operational notices in the Developer area", () => {
     expect(page).toContain("because endpoint answered 410 Gone");
     expect(page).not.toContain("<img src=x");
     expect(page).toContain("hook?x=&lt;img src=x onerror=alert(1)&gt;");
-    expect(MARKUP_URL).toContain("<img");
   });
 
   it("shows the endpoint's own banner on its page, and none on a healthy endpoint's", async () => {
