@@ -17,7 +17,7 @@ import { Migration20261125000000AuditLog } from "./Migration20261125000000AuditL
 import { Migration20261125010000KeyWrites } from "./Migration20261125010000KeyWrites.ts";
 import { Migration20261125020000KeyLifetimes } from "./Migration20261125020000KeyLifetimes.ts";
 import { Migration20261125030000RequestLog } from "./Migration20261125030000RequestLog.ts";
-import { Migration20261126000000EndpointNotices } from "./Migration20261126000000EndpointNotices.ts";
+import { Migration20261126010000EndpointNotices } from "./Migration20261126010000EndpointNotices.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -40,5 +40,5 @@ export const migrationsList = [
   { name: "Migration20261125010000KeyWrites", class: Migration20261125010000KeyWrites },
   { name: "Migration20261125020000KeyLifetimes", class: Migration20261125020000KeyLifetimes },
   { name: "Migration20261125030000RequestLog", class: Migration20261125030000RequestLog },
-  { name: "Migration20261126000000EndpointNotices", class: Migration20261126000000EndpointNotices },
+  { name: "Migration20261126010000EndpointNotices", class: Migration20261126010000EndpointNotices },
 ];

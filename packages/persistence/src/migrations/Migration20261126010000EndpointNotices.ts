@@ -6,7 +6,7 @@ import { Migration } from "@mikro-orm/migrations";
  * by the statement that records the attempts causing it. The row is also the operator channel's
  * outbox: its delivery to `OPERATOR_WEBHOOK_URL` (status, tries, due time, lease) lives beside it.
  */
-export class Migration20261126000000EndpointNotices extends Migration {
+export class Migration20261126010000EndpointNotices extends Migration {
   override up(): void {
     this.addSql(`
       alter table webhook_endpoints add column notice_stage text
