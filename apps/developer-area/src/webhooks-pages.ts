@@ -1,5 +1,6 @@
 import { MESSAGE_TYPES } from "@platter/domain";
-import type { EndpointDelivery, EndpointHealth, EndpointSecret, WebhookEndpointOverview } from "@platter/persistence";
+import type { EndpointDelivery, EndpointHealth, EndpointNoticeView, EndpointSecret, WebhookEndpointOverview } from "@platter/persistence";
+import { endpointNoticeBanner, noticeBanners } from "./endpoint-notice-banners.ts";
 import { html, type HtmlValue } from "./html.ts";
 import { formTokenField, type SignedIn, signedInPage } from "./layout.ts";
 import { responseBodyCut } from "./deliveries-pages.ts";
@@ -35,6 +36,8 @@ export interface EndpointPageState {
   readonly notice?: string;
   readonly secret?: EndpointSecret;
   readonly testForm?: TestEventForm;
+  /** The organization's active operational notices: this endpoint's is shown as a banner (and replaces the plain disabled callout). */
+  readonly operationalNotices?: ReadonlyArray<EndpointNoticeView>;
 }
 
 const percent = (health: EndpointHealth) => Math.floor((health.succeeded / health.attempts) * 1000) / 10;
@@ -89,7 +92,9 @@ const endpointRow = (endpoint: WebhookEndpointOverview) => html`<tr${endpoint.en
     </tr>`;
 
 /** The Webhooks page: every endpoint of the organization with its health over the last 24 hours. */
-export const webhooksPage = (signedIn: SignedIn, endpoints: ReadonlyArray<WebhookEndpointOverview>): string =>
+export const webhooksPage = (
+  signedIn: SignedIn, endpoints: ReadonlyArray<WebhookEndpointOverview>, notices: ReadonlyArray<EndpointNoticeView> = [],
+): string =>
   signedInPage(signedIn, "webhooks", "Webhooks", html`
     <div class="page-header page-header-split">
       <div>
@@ -99,6 +104,7 @@ export const webhooksPage = (signedIn: SignedIn, endpoints: ReadonlyArray<Webhoo
       </div>
       <a class="button button-primary" href="/webhooks/new">Add endpoint</a>
     </div>
+    ${noticeBanners(notices)}
     <section class="panel" aria-labelledby="endpoints-heading">
       <h2 id="endpoints-heading">Endpoints</h2>
       ${endpoints.length === 0
@@ -211,7 +217,8 @@ export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOvervi
       <h1 class="endpoint-url">${endpoint.url}</h1>
     </div>
     ${state.notice === undefined ? "" : html`<div class="notice" role="status">${state.notice}</div>`}
-    ${endpoint.enabled || endpoint.disabled_reason === null
+    ${endpointNoticeBanner(state.operationalNotices ?? [], endpoint.id)}
+    ${endpoint.enabled || endpoint.disabled_reason === null || (state.operationalNotices ?? []).some((n) => n.endpoint_id === endpoint.id && n.kind === "disabled")
       ? ""
       : html`<div class="callout callout-warning" role="note"><strong>Disabled.</strong> ${sentence(endpoint.disabled_reason)} Nothing is sent to it until it is enabled.</div>`}
     ${endpoint.circuit_open_until === null

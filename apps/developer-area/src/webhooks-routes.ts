@@ -55,13 +55,14 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
 
   const showEndpoint = async (ctx: Context, status: number, id: number, state: EndpointPageState = {}) => {
     const session = sessionOf(ctx);
-    const endpoint = await run(ctx, WebhookEndpoints.find(session, id));
-    page(ctx, status, endpointPage(await signedIn(ctx, session), endpoint, state));
+    const [endpoint, operationalNotices] = await run(ctx, Effect.all([WebhookEndpoints.find(session, id), WebhookEndpoints.activeNotices(session)]));
+    page(ctx, status, endpointPage(await signedIn(ctx, session), endpoint, { ...state, operationalNotices }));
   };
 
   router.get("/webhooks", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
-    page(ctx, 200, webhooksPage(await signedIn(ctx, session), await run(ctx, WebhookEndpoints.overview(session))));
+    const [endpoints, notices] = await run(ctx, Effect.all([WebhookEndpoints.overview(session), WebhookEndpoints.activeNotices(session)]));
+    page(ctx, 200, webhooksPage(await signedIn(ctx, session), endpoints, notices));
   });
 
   router.get("/webhooks/new", signedInOnly, async (ctx) => {

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
+import { DEFAULT_DISABLE_NOTICE_MS, DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
 import {
   ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
   readDatabaseSettings, readDuration, readInteger, readProcessSettings,
@@ -18,7 +18,36 @@ export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, Dis
   readonly retentionSweepMs: number;
   /** `WEBHOOK_DNS_*`: how endpoints' host names are resolved. */
   readonly dns: DnsSettings;
+  /** `OPERATOR_WEBHOOK_URL` and `OPERATOR_WEBHOOK_SECRET`: where operational webhooks go (unset: notices are shown in the Developer area only). */
+  readonly operatorWebhook: OperatorWebhookSettings | undefined;
 }
+
+/** The operator channel: its URL, its Standard Webhooks secret and its own slots (`OPERATOR_WEBHOOK_CONCURRENCY`). */
+export interface OperatorWebhookSettings {
+  readonly url: string;
+  readonly secret: string;
+  readonly concurrency: number;
+}
+
+/** `OPERATOR_WEBHOOK_*`: both or neither of URL and secret; an http(s) URL; a `whsec_` secret of at least 24 bytes of base64. */
+const operatorWebhook = (env: Environment): OperatorWebhookSettings | undefined => {
+  const url = env["OPERATOR_WEBHOOK_URL"]?.trim() || undefined;
+  const secret = env["OPERATOR_WEBHOOK_SECRET"]?.trim() || undefined;
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined || secret === undefined) throw new ConfigError("OPERATOR_WEBHOOK_URL and OPERATOR_WEBHOOK_SECRET must be set together");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`OPERATOR_WEBHOOK_URL must be an http(s) URL, got "${url}"`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ConfigError(`OPERATOR_WEBHOOK_URL must be an http(s) URL, got "${url}"`);
+  const key = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : "";
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(key) || Buffer.from(key, "base64").length < 24) {
+    throw new ConfigError("OPERATOR_WEBHOOK_SECRET must be a Standard Webhooks secret: whsec_ and at least 24 random bytes in base64");
+  }
+  return { url, secret, concurrency: readInteger(env, "OPERATOR_WEBHOOK_CONCURRENCY", 4, 1, 64) };
+};
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -70,6 +99,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
   // Longer than an attempt can take, so a live attempt is never claimed twice.
   const leaseMs = readDuration(env, "WEBHOOK_LEASE", timeoutMs + 30_000);
   if (leaseMs <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE must be longer than WEBHOOK_TIMEOUT (${timeoutMs} ms)`);
+  const operator = operatorWebhook(env);
   return {
     ...readDatabaseSettings(env),
     ...readProcessSettings(env),
@@ -81,6 +111,9 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     timeoutMs,
     leaseMs,
     failureWindowMs: readDuration(env, "WEBHOOK_FAILURE_WINDOW", 5 * DAY_MS),
+    disableNoticeMs: readDuration(env, "WEBHOOK_DISABLE_NOTICE", DEFAULT_DISABLE_NOTICE_MS),
+    notifyOperator: operator !== undefined,
+    operatorWebhook: operator,
     endpointConcurrency: readInteger(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 16, 1, 10_000),
     originConnections: readInteger(env, "WEBHOOK_ORIGIN_CONNECTIONS", 64, 1, 10_000),
     organizationConcurrency: env.WEBHOOK_ORGANIZATION_CONCURRENCY === undefined || env.WEBHOOK_ORGANIZATION_CONCURRENCY === ""

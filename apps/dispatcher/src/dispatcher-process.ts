@@ -35,6 +35,25 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       else logger.error({ err: error }, "dispatcher loop error");
     },
   });
+  // The operator channel: a second loop with its own few slots on the endpoint notices, sending each
+  // to the operator's URL through the same attempt, signing, lease and retry code (never a business slot).
+  const operatorChannel = config.operatorWebhook === undefined ? undefined : new WebhookDispatcher(
+    store.operatorNotices({ url: config.operatorWebhook.url, secret: config.operatorWebhook.secret }),
+    {
+      ...config, concurrency: config.operatorWebhook.concurrency, endpointConcurrency: config.operatorWebhook.concurrency,
+      organizationConcurrency: undefined, originConnections: config.operatorWebhook.concurrency,
+      // The operator's own URL, which may well be an internal alerting service: the SSRF guard is for organizations' URLs.
+      allowPrivateNetworks: true,
+    },
+    {
+      attempted: (outcome, durationMs, notice) =>
+        logger[outcome === "succeeded" ? "debug" : "warn"]({ notice: notice.id, attempt: notice.attempt, outcome, durationMs }, "operational webhook attempt"),
+      failedLoop: (error) => {
+        if (isDatabaseUnavailable(error)) outages.down(error);
+        else logger.error({ err: error }, "operator channel loop error");
+      },
+    },
+  );
   const ops = createOpsServer({
     isReady: () => runtime.runPromise(pingDatabase).then(() => true),
     metrics: metrics.registry,
@@ -51,14 +70,19 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   // Each endpoint's cap is shared out between the dispatchers live.
   const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();
+  operatorChannel?.start();
   const history = sweepHistoryEvery(config, runtime, logger);
-  logger.info({ opsPort, concurrency: config.concurrency, allowPrivateNetworks: config.allowPrivateNetworks }, "dispatcher running");
+  logger.info({
+    opsPort, concurrency: config.concurrency, allowPrivateNetworks: config.allowPrivateNetworks,
+    operatorWebhook: config.operatorWebhook === undefined ? "unset: endpoint notices are shown in the Developer area only" : config.operatorWebhook.url,
+  }, "dispatcher running");
   return {
     opsPort,
     stop: async () => {
       await history.stop();
       await listener.close();
       await dispatcher.stop();
+      await operatorChannel?.stop();
       await instance.leave();
       await new Promise((done) => ops.close(done));
     },

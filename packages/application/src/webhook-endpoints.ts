@@ -45,6 +45,8 @@ export const WebhookEndpoints = {
   list: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.list(actor.scope)),
   /** Every endpoint with its health over the last 24 hours and its open circuit. */
   overview: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.overview(actor.scope)),
+  /** Each endpoint's active operational notice (failing, about to be disabled, disabled), for the Webhooks pages' banners. */
+  activeNotices: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.activeNotices(actor.scope)),
   /** One endpoint as `overview` shows it; `NotFound` for another organization's. */
   find: (actor: Actor, id: number) => WebhookEndpointRepository.use((endpoints) => endpoints.find(actor.scope, id)),
   /** A delivery to endpoint `endpointId` with its attempts (a test event's, as its page follows it). */

@@ -24,6 +24,7 @@ export * from "./webhooks/delivery-log.ts";
 export * from "./webhooks/endpoint-input.ts";
 export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
+export * from "./webhooks/operational-notice.ts";
 export * from "./webhooks/signing.ts";
 export * from "./api-key-lifetime.ts";
 export * from "./request-log.ts";

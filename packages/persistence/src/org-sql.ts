@@ -31,6 +31,7 @@ export const ORGANIZATION_TABLES = {
   developer_sessions: "organization_id",
   audit_log: "organization_id",
   api_requests: "organization_id",
+  endpoint_notices: "organization_id",
 } as const;
 
 /** A table of organization data. */

@@ -1,5 +1,6 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, deliveryAfterAttempt, type EndpointHealth, endpointAfterAttempts,
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, deliveryAfterAttempt, type EndpointHealth, endpointAfterAttempts, NOTICE_KINDS,
+  noticeWritten,
 } from "@platter/domain";
 import fc from "fast-check";
 import pg from "pg";
@@ -11,7 +12,8 @@ import { RECORD, recordValues } from "../src/webhooks/delivery-queue.ts";
 /**
  * The recording statement applies the domain's decisions: for any endpoint health, batch of
  * results, policy and delivery history, what it writes is what `deliveryAfterAttempt` and
- * `endpointAfterAttempts` say at the statement's `now()`. Each case runs in one transaction, rolled
+ * `endpointAfterAttempts` say at the statement's `now()`, and it writes the one notice
+ * `noticeWritten` says (none when the stage does not climb). Each case runs in one transaction, rolled
  * back after, so its set-up, the statement and the reading share one `now()`.
  */
 
@@ -53,10 +55,10 @@ const readDeliveries = async (): Promise<DeliveryRow[]> =>
 
 const readHealth = async (): Promise<EndpointHealth> => {
   const [row] = (await client.query(`select consecutive_failures, ${ms("failing_since")} as failing, ${ms("circuit_open_until")} as open_until,
-    enabled, disabled_reason from webhook_endpoints where id = $1`, [endpointId])).rows;
+    enabled, disabled_reason, notice_stage from webhook_endpoints where id = $1`, [endpointId])).rows;
   return {
     consecutiveFailures: row.consecutive_failures, failingSinceMs: row.failing ?? undefined, circuitOpenUntilMs: row.open_until ?? undefined,
-    enabled: row.enabled, disabledReason: row.disabled_reason,
+    enabled: row.enabled, disabledReason: row.disabled_reason, noticed: row.notice_stage,
   };
 };
 
@@ -75,10 +77,11 @@ const health = fc.oneof(
     circuitOffsetMs: fc.option(fc.integer({ min: -60_000, max: 60_000 }), { nil: undefined }),
     enabled: fc.boolean(),
     disabledReason: reason,
+    noticed: fc.constantFrom(null, ...NOTICE_KINDS),
   }),
   fc.record({
     consecutiveFailures: fc.constant(0), failingSinceAgoMs: fc.constant(undefined), circuitOffsetMs: fc.constant(undefined),
-    enabled: fc.boolean(), disabledReason: reason,
+    enabled: fc.boolean(), disabledReason: reason, noticed: fc.constant(null),
   }),
 );
 
@@ -88,13 +91,16 @@ const scenario = fc.record({
     circuitThreshold: fc.integer({ min: 1, max: 5 }),
     circuitCooldownMs: fc.nat(60_000),
     failureWindowMs: fc.nat(300_000),
+    disableNoticeMs: fc.nat(300_000),
+    notifyOperator: fc.boolean(),
     retryScheduleMs: fc.array(fc.nat(100_000), { minLength: 1, maxLength: 4 }),
   }),
   results: fc.array(fc.record({ attemptsBefore: fc.nat(4), outcome }), { minLength: 1, maxLength: POOL }),
 });
 
 describe("recordAttempts applies the domain's decisions", () => {
-  it("writes, for any health, results and policy, what deliveryAfterAttempt and endpointAfterAttempts decide", async () => {
+  it("writes, for any health, results and policy, what deliveryAfterAttempt and endpointAfterAttempts decide, and the notice it makes", async () => {
+    const counted = { noticed: 0, quiet: 0 };
     await fc.assert(fc.asyncProperty(scenario, async ({ health, policy, results }) => {
       await client.query("begin");
       try {
@@ -102,8 +108,9 @@ describe("recordAttempts applies the domain's decisions", () => {
         await client.query(
           `update webhook_endpoints set consecutive_failures = $2,
              failing_since = now() - $3::bigint * interval '1 millisecond', circuit_open_until = now() + $4::bigint * interval '1 millisecond',
-             enabled = $5, disabled_reason = $6 where id = $1`,
-          [endpointId, health.consecutiveFailures, health.failingSinceAgoMs ?? null, health.circuitOffsetMs ?? null, health.enabled, health.disabledReason],
+             enabled = $5, disabled_reason = $6, notice_stage = $7 where id = $1`,
+          [endpointId, health.consecutiveFailures, health.failingSinceAgoMs ?? null, health.circuitOffsetMs ?? null, health.enabled, health.disabledReason,
+            health.noticed],
         );
         const leased = results.map((result, i) => ({ id: deliveryIds[i]!, ...result }));
         const tokens = new Map<number, string>();
@@ -135,6 +142,19 @@ describe("recordAttempts applies the domain's decisions", () => {
         expect(close(healthAfter.failingSinceMs, expectedHealth.failingSinceMs), "failing since").toBe(true);
         expect(close(healthAfter.circuitOpenUntilMs, expectedHealth.circuitOpenUntilMs), "circuit open until").toBe(true);
 
+        const notices = (await client.query(
+          `select kind, operator_status, ${ms("created_at")} as at_ms, ${ms("disables_at")} as disables_ms from endpoint_notices where endpoint_id = $1`,
+          [endpointId],
+        )).rows;
+        const notice = noticeWritten(healthBefore, expectedHealth);
+        counted[notice === undefined ? "quiet" : "noticed"]++;
+        expect(notices.map((row) => ({ kind: row.kind, operator_status: row.operator_status }))).toEqual(
+          notice === undefined ? [] : [{ kind: notice, operator_status: policy.notifyOperator ? "pending" : "unsent" }],
+        );
+        expect(notices.every((row) => close(row.at_ms, nowMs)), "written at now()").toBe(true);
+        expect(notices.every((row) => close(row.disables_ms, row.kind === "disabling_soon"
+          ? expectedHealth.failingSinceMs! + policy.failureWindowMs : undefined)), "disables at").toBe(true);
+
         const deliveriesAfter = await readDeliveries();
         for (const delivery of leased) {
           const before = deliveriesBefore.find((row) => row.id === delivery.id)!;
@@ -147,6 +167,8 @@ describe("recordAttempts applies the domain's decisions", () => {
       } finally {
         await client.query("rollback");
       }
-    }), { numRuns: 150 });
+    }), { numRuns: 200 });
+    expect(counted.noticed).toBeGreaterThan(0);
+    expect(counted.quiet).toBeGreaterThan(0);
   });
 });

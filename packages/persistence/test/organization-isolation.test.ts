@@ -64,14 +64,15 @@ beforeAll(async () => {
         if (org === a) yield* (yield* AuditLog).record(session, "webhook_endpoint.disabled", "webhook_endpoint 1");
         if (org === a) sessionOfA = session;
       }
-      // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts.
+      // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts;
+      // the circuit opening at the first failure writes each endpoint's notice.
       const queue = yield* DeliveryQueue;
       const claimed = (yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
       yield* queue.recordAttempts(
         claimed.map((delivery) => ({
           delivery, startedAt: new Date(), durationMs: 5, statusCode: 500, error: undefined, responseBody: "no", outcome: "failed",
         })),
-        testDeliveryPolicy,
+        { ...testDeliveryPolicy, circuitThreshold: 1 },
       );
     }),
   );
@@ -135,6 +136,11 @@ const cases = (scope: OrgScope) => ({
     rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000))),
     overview: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.overview(scope)))).map((e) => e.id)),
     find: () => notFound(WebhookEndpointRepository.use((r) => r.find(scope, target.endpoint))),
+    activeNotices: async () => {
+      const notices = await run(WebhookEndpointRepository.use((r) => r.activeNotices(scope)));
+      expect(notices.length).toBeGreaterThan(0);
+      await expectOnlyB("webhook_endpoints", notices.map((n) => n.endpoint_id));
+    },
     secret: () => notFound(WebhookEndpointRepository.use((r) => r.secret(scope, target.endpoint))),
     sendTestMessage: () => notFound(WebhookEndpointRepository.use((r) => r.sendTestMessage(scope, target.endpoint, exampleMessage("event.created")))),
     delivery: () => notFound(WebhookEndpointRepository.use((r) => r.delivery(scope, target.endpoint, target.delivery))),

@@ -43,6 +43,8 @@ export const deliveryPolicy = (settings: DispatcherSettings): DeliveryPolicy => 
   circuitCooldownMs: settings.circuitCooldownMs,
   retryScheduleMs: settings.retryScheduleMs,
   failureWindowMs: settings.failureWindowMs,
+  disableNoticeMs: settings.disableNoticeMs,
+  notifyOperator: settings.notifyOperator,
 });
 
 /** Adds `by` to a count of attempts in flight, forgetting a key at zero. */

@@ -57,6 +57,7 @@ export const timedStore = (store: Queue): { store: Queue; timings: () => Operati
       endpointStats: () => time("endpointStats", 1, () => store.endpointStats(), (stats) => stats.length),
       nextDueInMs: (policy) => time("nextDueInMs", 1, () => store.nextDueInMs(policy), (ms) => (ms === undefined ? 0 : 1)),
       listen: store.listen,
+      operatorNotices: store.operatorNotices,
     },
     timings: () =>
       [...samples].sort(([a], [b]) => a.localeCompare(b)).map(([operation, s]) => ({

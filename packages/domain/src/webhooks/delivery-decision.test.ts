@@ -2,15 +2,17 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AttemptOutcome } from "./delivery.ts";
 import {
-  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, type EndpointHealth, endpointAfterAttempts,
+  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, type EndpointHealth, endpointAfterAttempts, NOTICE_KINDS, noticeWritten,
 } from "./delivery-decision.ts";
 
 /** The decisions after attempts, by example and by property (the SQL that applies them is checked against them in persistence). */
 
 const NOW = 1_800_000_000_000;
 const SCHEDULE = [0, 5_000, 300_000];
-const POLICY = { circuitThreshold: 3, circuitCooldownMs: 30_000, failureWindowMs: 3_600_000 };
-const HEALTHY: EndpointHealth = { consecutiveFailures: 0, failingSinceMs: undefined, circuitOpenUntilMs: undefined, enabled: true, disabledReason: null };
+const POLICY = { circuitThreshold: 3, circuitCooldownMs: 30_000, failureWindowMs: 3_600_000, disableNoticeMs: 600_000 };
+const HEALTHY: EndpointHealth = {
+  consecutiveFailures: 0, failingSinceMs: undefined, circuitOpenUntilMs: undefined, enabled: true, disabledReason: null, noticed: null,
+};
 
 describe("deliveryAfterAttempt", () => {
   it.each([
@@ -30,21 +32,21 @@ describe("endpointAfterAttempts", () => {
     const once = endpointAfterAttempts(HEALTHY, ["failed", "failed"], POLICY, NOW);
     expect(once).toEqual({ ...HEALTHY, consecutiveFailures: 2, failingSinceMs: NOW });
     const twice = endpointAfterAttempts(once, ["failed"], POLICY, NOW + 10);
-    expect(twice).toEqual({ ...once, consecutiveFailures: 3, circuitOpenUntilMs: NOW + 10 + 30_000 });
+    expect(twice).toEqual({ ...once, consecutiveFailures: 3, circuitOpenUntilMs: NOW + 10 + 30_000, noticed: "failing" });
   });
 
   it("closes the circuit and clears the failures on any success in the batch", () => {
-    const open = { ...HEALTHY, consecutiveFailures: 7, failingSinceMs: NOW - 60_000, circuitOpenUntilMs: NOW - 1 };
+    const open = { ...HEALTHY, consecutiveFailures: 7, failingSinceMs: NOW - 60_000, circuitOpenUntilMs: NOW - 1, noticed: "failing" as const };
     expect(endpointAfterAttempts(open, ["failed", "succeeded", "failed"], POLICY, NOW)).toEqual(HEALTHY);
   });
 
   it("disables on a 410, even beside a success", () => {
-    expect(endpointAfterAttempts(HEALTHY, ["succeeded", "gone"], POLICY, NOW)).toEqual({ ...HEALTHY, enabled: false, disabledReason: DISABLED_GONE });
+    expect(endpointAfterAttempts(HEALTHY, ["succeeded", "gone"], POLICY, NOW)).toEqual({ ...HEALTHY, enabled: false, disabledReason: DISABLED_GONE, noticed: "disabled" });
   });
 
   it("disables an endpoint failing for longer than the window, and keeps the reason of one disabled before", () => {
     const failing = { ...HEALTHY, consecutiveFailures: 40, failingSinceMs: NOW - POLICY.failureWindowMs - 1 };
-    expect(endpointAfterAttempts(failing, ["failed"], POLICY, NOW)).toMatchObject({ enabled: false, disabledReason: DISABLED_FAILING });
+    expect(endpointAfterAttempts(failing, ["failed"], POLICY, NOW)).toMatchObject({ enabled: false, disabledReason: DISABLED_FAILING, noticed: "disabled" });
     const byHand = { ...failing, enabled: false, disabledReason: "disabled by hand in the Developer area" };
     expect(endpointAfterAttempts(byHand, ["gone"], POLICY, NOW)).toMatchObject({ enabled: false, disabledReason: "disabled by hand in the Developer area" });
   });
@@ -56,6 +58,7 @@ describe("endpointAfterAttempts", () => {
     circuitOpenUntilMs: fc.option(fc.integer({ min: NOW - 100_000, max: NOW + 100_000 }), { nil: undefined }),
     enabled: fc.boolean(),
     disabledReason: fc.constantFrom(null, "disabled by hand in the Developer area"),
+    noticed: fc.constantFrom(null, ...NOTICE_KINDS),
   });
 
   it("is untouched by messages that were never sent, and its results count the same in any order", () => {
@@ -73,5 +76,34 @@ describe("endpointAfterAttempts", () => {
       const after = endpointAfterAttempts(before, outcomes, POLICY, NOW);
       expect(after).toMatchObject(before.enabled ? {} : { enabled: false, disabledReason: before.disabledReason });
     }));
+  });
+
+  it("notices each transition once: the circuit opening, the window's last notice period, the disabling; a success starts over", () => {
+    const failing = endpointAfterAttempts(HEALTHY, ["failed", "failed", "failed"], POLICY, NOW);
+    expect([noticeWritten(HEALTHY, failing), failing.noticed]).toEqual(["failing", "failing"]);
+    // More failures, circuit still open: nothing new.
+    const more = endpointAfterAttempts(failing, ["failed", "failed"], POLICY, NOW + 1_000);
+    expect(noticeWritten(failing, more)).toBeUndefined();
+    const soon = endpointAfterAttempts(more, ["failed"], POLICY, NOW + POLICY.failureWindowMs - POLICY.disableNoticeMs);
+    expect(noticeWritten(more, soon)).toBe("disabling_soon");
+    expect(noticeWritten(soon, endpointAfterAttempts(soon, ["failed"], POLICY, NOW + POLICY.failureWindowMs - 1))).toBeUndefined();
+    const disabled = endpointAfterAttempts(soon, ["failed"], POLICY, NOW + POLICY.failureWindowMs + 1);
+    expect([noticeWritten(soon, disabled), disabled.enabled]).toEqual(["disabled", false]);
+    const recovered = endpointAfterAttempts(more, ["succeeded"], POLICY, NOW + 2_000);
+    expect(recovered.noticed).toBeNull();
+    expect(noticeWritten(recovered, endpointAfterAttempts(recovered, ["failed", "failed", "failed"], POLICY, NOW + 3_000))).toBe("failing");
+  });
+
+  it("writes a notice only when its endpoint was enabled, only a later one than before, and at most one per batch", () => {
+    let counted = { noticed: 0, quiet: 0 };
+    fc.assert(fc.property(health, fc.array(outcome, { maxLength: 6 }), (before, outcomes) => {
+      const after = endpointAfterAttempts(before, outcomes, POLICY, NOW);
+      const notice = noticeWritten(before, after);
+      if (notice === undefined) counted = { ...counted, quiet: counted.quiet + 1 };
+      else counted = { ...counted, noticed: counted.noticed + 1 };
+      expect(notice === undefined || (before.enabled && NOTICE_KINDS.indexOf(notice) > NOTICE_KINDS.indexOf(before.noticed ?? ("none" as never)))).toBe(true);
+    }));
+    expect(counted.noticed).toBeGreaterThan(0);
+    expect(counted.quiet).toBeGreaterThan(0);
   });
 });

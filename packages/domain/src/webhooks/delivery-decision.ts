@@ -58,7 +58,31 @@ export interface EndpointHealth {
   readonly circuitOpenUntilMs: number | undefined;
   readonly enabled: boolean;
   readonly disabledReason: string | null;
+  /**
+   * The operational notice last written for this run of failures (null: none; reset by a success
+   * and by enabling the endpoint). Notices only climb (`failing`, `disabling_soon`, `disabled`), so
+   * each transition is noticed once, never once per failed attempt.
+   */
+  readonly noticed: NoticeKind | null;
 }
+
+/**
+ * What an operational notice says of an endpoint: its circuit opened (it started failing), the
+ * failure window has less than the notice period left, or it was disabled (410 or the window).
+ */
+export type NoticeKind = "failing" | "disabling_soon" | "disabled";
+
+/** Every notice kind, in the order an endpoint's failures reach them. */
+export const NOTICE_KINDS: ReadonlyArray<NoticeKind> = ["failing", "disabling_soon", "disabled"];
+
+/** How long before the failure window disables an endpoint the `disabling_soon` notice is written, unless the policy says otherwise. */
+export const DEFAULT_DISABLE_NOTICE_MS = 24 * 60 * 60 * 1000;
+
+const noticeRank = (kind: NoticeKind | null): number => (kind === null ? 0 : NOTICE_KINDS.indexOf(kind) + 1);
+
+/** The notice a batch wrote: the endpoint's `noticed` when it climbed, otherwise none. */
+export const noticeWritten = (before: EndpointHealth, after: EndpointHealth): NoticeKind | undefined =>
+  after.noticed !== null && noticeRank(after.noticed) > noticeRank(before.noticed) ? after.noticed : undefined;
 
 /**
  * The endpoint after a batch of its attempts' results, in no particular order (they ran at once;
@@ -67,11 +91,16 @@ export interface EndpointHealth {
  * half-open probe opens it again). A 410 disables the endpoint at once; so does failing for longer
  * than `failureWindowMs`. The reason is recorded only when this batch disables it: an endpoint
  * disabled before keeps the reason it was disabled for.
+ *
+ * Operational notices (`noticed`, see `NoticeKind`), for an enabled endpoint only: `failing` when its
+ * circuit opens (`circuitThreshold` failures in a row: one transient failure is not "failing"),
+ * `disabling_soon` once the failure window has at most `disableNoticeMs` left, `disabled` when this
+ * batch disables it; each written once per run of failures (a later stage only), cleared by a success.
  */
 export const endpointAfterAttempts = (
   health: EndpointHealth,
   outcomes: ReadonlyArray<AttemptOutcome>,
-  policy: Pick<DeliveryPolicy, "circuitThreshold" | "circuitCooldownMs" | "failureWindowMs">,
+  policy: Pick<DeliveryPolicy, "circuitThreshold" | "circuitCooldownMs" | "failureWindowMs" | "disableNoticeMs">,
   nowMs: number,
 ): EndpointHealth => {
   const sent = outcomes.filter((outcome) => outcome !== "unsendable");
@@ -83,11 +112,20 @@ export const endpointAfterAttempts = (
   const failingSinceMs = anySuccess ? undefined : (health.failingSinceMs ?? nowMs);
   const failingTooLong = failingSinceMs !== undefined && failingSinceMs < nowMs - policy.failureWindowMs;
   const disable = gone || failingTooLong;
+  const circuitOpens = consecutiveFailures >= policy.circuitThreshold;
+  const disablingSoon = failingSinceMs !== undefined &&
+    failingSinceMs + policy.failureWindowMs - (policy.disableNoticeMs ?? DEFAULT_DISABLE_NOTICE_MS) <= nowMs;
+  const reached: NoticeKind | null = disable ? "disabled" : disablingSoon ? "disabling_soon" : circuitOpens ? "failing" : null;
+  // A disabled endpoint's late results notice nothing; a success ends the run of failures (unless a 410 beside it disables).
+  const noticed = !health.enabled
+    ? health.noticed
+    : disable ? "disabled" : anySuccess ? null : noticeRank(reached) > noticeRank(health.noticed) ? reached : health.noticed;
   return {
     consecutiveFailures,
     failingSinceMs,
-    circuitOpenUntilMs: consecutiveFailures >= policy.circuitThreshold ? nowMs + policy.circuitCooldownMs : undefined,
+    circuitOpenUntilMs: circuitOpens ? nowMs + policy.circuitCooldownMs : undefined,
     enabled: health.enabled && !disable,
     disabledReason: health.enabled && disable ? (gone ? DISABLED_GONE : DISABLED_FAILING) : health.disabledReason,
+    noticed,
   };
 };

@@ -58,6 +58,13 @@ export interface DeliveryPolicy {
   readonly retryScheduleMs: ReadonlyArray<number>;
   /** An endpoint failing for this long is disabled. */
   readonly failureWindowMs: number;
+  /** How long before the failure window ends the `disabling_soon` notice is written (`DEFAULT_DISABLE_NOTICE_MS` unless set). */
+  readonly disableNoticeMs?: number | undefined;
+  /**
+   * Whether the notices written go to the operator's webhook (`OPERATOR_WEBHOOK_URL` is set): written
+   * pending its delivery, otherwise as `unsent` (shown in the Developer area only).
+   */
+  readonly notifyOperator?: boolean | undefined;
 }
 
 /** Delay before a delivery's first try: the retry schedule's first entry. */

@@ -6,7 +6,7 @@ import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
 import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
 import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
 import { ApiRequestEntity } from "./request-log.entity.ts";
-import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, WebhookMessageEntity } from "./webhook.entity.ts";
+import { EndpointNoticeEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, WebhookMessageEntity } from "./webhook.entity.ts";
 
 export * from "./process-instance.entity.ts";
 export * from "./catalog.entity.ts";
@@ -23,5 +23,5 @@ export const allEntities = [
   OrganizationEntity, ApiKeyEntity, ClientEntity, RecipeEntity, IngredientEntity, EventEntity, DishEntity, ProposalEntity,
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
   WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
-  AuditLogEntity, ApiRequestEntity,
+  AuditLogEntity, ApiRequestEntity, EndpointNoticeEntity,
 ];

@@ -47,8 +47,52 @@ export const WebhookEndpointEntity = defineEntity({
     /** While in the future the circuit is open (nothing is sent); once past, one probe at a time. */
     circuitOpenUntil: p.datetime(3).nullable(),
     createdAt: p.datetime(3).defaultRaw("now()"),
+    /** The last operational notice of its run of failures (`failing`, `disabling_soon`, `disabled`); null once a delivery succeeds or it is enabled. */
+    noticeStage: p.text().nullable(),
   },
   indexes: [{ name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] }],
+  checks: [{ name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" }],
+});
+
+/**
+ * An operational notice (an endpoint started failing, is about to be disabled, was disabled),
+ * written in the transaction that records the attempts causing it; also the operator channel's
+ * outbox row: its delivery to `OPERATOR_WEBHOOK_URL` is kept beside it.
+ */
+export const EndpointNoticeEntity = defineEntity({
+  name: "EndpointNotice",
+  tableName: "endpoint_notices",
+  properties: {
+    id: identityId(),
+    organization: p.manyToOne(OrganizationEntity),
+    endpoint: p.manyToOne(WebhookEndpointEntity),
+    /** The operational webhook's envelope id; the same on every retry. */
+    envelopeId: p.text().unique().defaultRaw("('ntc_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text))"),
+    kind: p.text(),
+    reason: p.text(),
+    /** The endpoint's URL when the notice was written. */
+    endpointUrl: p.text(),
+    createdAt: p.datetime(3).defaultRaw("now()"),
+    /** For `disabling_soon`: when the failure window ends. */
+    disablesAt: p.datetime(3).nullable(),
+    /** The operator webhook's delivery: `pending`, `succeeded`, `failed`, or `unsent` (no operator URL configured). */
+    operatorStatus: p.text(),
+    operatorAttempts: p.integer().default(0),
+    operatorNextAttemptAt: p.datetime(3).defaultRaw("now()"),
+    leaseToken: p.uuid().nullable(),
+    leaseExpiresAt: p.datetime(3).nullable(),
+    operatorStatusCode: p.integer().nullable(),
+    operatorError: p.text().nullable(),
+    operatorCompletedAt: p.datetime(3).nullable(),
+  },
+  indexes: [
+    { name: "endpoint_notices_endpoint_idx", properties: ["organization", "endpoint", "id"] },
+    { name: "endpoint_notices_due_idx", properties: ["operatorNextAttemptAt", "id"], where: { operatorStatus: "pending" } },
+  ],
+  checks: [
+    { name: "endpoint_notices_kind_check", expression: "kind in ('failing', 'disabling_soon', 'disabled')" },
+    { name: "endpoint_notices_operator_status_check", expression: "operator_status in ('pending', 'succeeded', 'failed', 'unsent')" },
+  ],
 });
 
 export const WebhookDeliveryEntity = defineEntity({

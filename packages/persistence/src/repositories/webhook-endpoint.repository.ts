@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, endpointOrigin, envelopeBody, InvalidTransition, NotFound, type OrgScope,
-  type WebhookEventType, type WebhookMessage,
+  type NoticeKind, type WebhookEventType, type WebhookMessage,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -138,6 +138,34 @@ const DELIVERY_COLUMNS = `d.id, m.envelope_id, m.type as event_type, d.status, $
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
   m.payload, ${isoTimestamp("m.created_at")} as message_created_at, attempts.list as attempts`;
 
+/** An endpoint's active operational notice: the last one of its current run of failures (see `NoticeKind`). */
+export interface EndpointNoticeView {
+  readonly endpoint_id: number;
+  readonly endpoint_url: string;
+  readonly kind: NoticeKind;
+  readonly reason: string;
+  /** When it was written. */
+  readonly at: string;
+  /** For `disabling_soon`: when the failure window disables the endpoint unless a delivery succeeds. */
+  readonly disables_at: string | null;
+}
+
+/** The endpoint's notice of its current stage (`notice_stage`, cleared by a success or by enabling it): its newest of that kind. */
+const ACTIVE_NOTICE: Join = {
+  to: {
+    select: {
+      columns: `n.kind, n.reason, ${isoTimestamp("n.created_at")} as at, ${isoTimestamp("n.disables_at")} as disables_at`,
+      from: "endpoint_notices",
+      as: "n",
+      where: raw("n.endpoint_id = w.id and n.kind = w.notice_stage"),
+      rest: raw("order by n.id desc limit 1"),
+    },
+    lateral: true,
+  },
+  as: "notice",
+  on: "true",
+};
+
 export class WebhookEndpointRepository extends Context.Service<
   WebhookEndpointRepository,
   {
@@ -155,6 +183,8 @@ export class WebhookEndpointRepository extends Context.Service<
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>>;
     /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
     readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>>;
+    /** Each endpoint's active operational notice (failing, about to be disabled, disabled), by endpoint id; endpoints without one are left out. */
+    readonly activeNotices: (scope: OrgScope) => Effect.Effect<ReadonlyArray<EndpointNoticeView>>;
     /** One endpoint as `overview` shows it; `NotFound` for another organization's. */
     readonly find: (scope: OrgScope, id: number) => Effect.Effect<WebhookEndpointOverview, NotFound>;
     /** The endpoint's signing secret (and whether the one before still signs): shown only when asked for. */
@@ -232,6 +262,17 @@ export class WebhookEndpointRepository extends Context.Service<
           });
           return rows.map(toOverview);
         })),
+        activeNotices: traced("WebhookEndpointRepository.activeNotices")(Effect.fnUntraced(function* (scope: OrgScope) {
+          const rows = yield* orgSql(database, scope).select<Omit<EndpointNoticeView, "endpoint_id"> & { endpoint_id: string }>({
+            columns: "w.id as endpoint_id, w.url as endpoint_url, notice.kind, notice.reason, notice.at, notice.disables_at",
+            from: "webhook_endpoints",
+            as: "w",
+            joins: [ACTIVE_NOTICE],
+            where: raw("w.notice_stage is not null"),
+            rest: sql`order by w.id`,
+          });
+          return rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) }));
+        })),
         find: traced("WebhookEndpointRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return toOverview(yield* orgSql(database, scope).one<OverviewRow>({
             columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [HEALTH_JOIN], where: sql`w.id = ${id}`,
@@ -260,7 +301,7 @@ export class WebhookEndpointRepository extends Context.Service<
               yield* tx.update({
                 table: "webhook_endpoints",
                 as: "w",
-                set: sql`enabled = ${enabled}, failing_since = null,
+                set: sql`enabled = ${enabled}, failing_since = null, notice_stage = null,
                   disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`,
                 where: sql`w.id = ${id}`,
               });

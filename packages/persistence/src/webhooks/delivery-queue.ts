@@ -1,6 +1,6 @@
 import {
-  type AttemptRecord, type CircuitState, circuitState, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, envelopeBody,
-  firstAttemptDelayMs, type HeldSlots, retryDelayAfter,
+  type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, envelopeBody,
+  firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -339,6 +339,15 @@ const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
 // The endpoint's next state, from the row the update finds (`e`, after any concurrent batch) and its results here (`x`).
 const FAILURES_IN_A_ROW = "(case when x.any_success then 0 else e.consecutive_failures + x.failures end)";
 const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now()) < now() - p.window_ms * interval '1 millisecond'))`;
+/** A notice kind's place in the order an endpoint's failures reach them (`NOTICE_KINDS`); 0 for none. */
+const RANK = (stage: string) => `(case ${stage} when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)`;
+/** The notice stage this batch reaches, before comparing it with the one already written. */
+const REACHED = `(case when ${DISABLE} then 'disabled'
+    when not x.any_success and coalesce(e.failing_since, now()) + (p.window_ms - p.notice_ms) * interval '1 millisecond' <= now() then 'disabling_soon'
+    when ${FAILURES_IN_A_ROW} >= p.threshold then 'failing' end)`;
+/** `endpointAfterAttempts`' `noticed`: only an enabled endpoint's notices climb; a success (not disabling it) clears them. */
+const NOTICED = `(case when not e.enabled then e.notice_stage when ${DISABLE} then 'disabled' when x.any_success then null
+    when ${RANK(REACHED)} > ${RANK("e.notice_stage")} then ${REACHED} else e.notice_stage end)`;
 
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
@@ -346,13 +355,17 @@ const DISABLE = `(x.gone or (not x.any_success and coalesce(e.failing_since, now
  * as `deliveryAfterAttempt` says, by its current lease holder only (a try counts once its result
  * is known); each endpoint as `endpointAfterAttempts` says for its results in the batch (circuit,
  * failures in a row, disabled by a 410 or by failing for the whole window, with the reason only
- * when this batch disables it), computed from the endpoint's row as the update finds it (so two
- * dispatchers' batches both count), and written only when something changes. A property test
- * (`delivery-decision.test.ts`) checks the statement against those functions.
- * Parameters: results (jsonb), threshold, cooldown ms, failure window ms.
+ * when this batch disables it, and its notice stage), computed from the endpoint's row as the update
+ * finds it (so two dispatchers' batches both count), and written only when something changes; and
+ * the operational notice of each endpoint whose stage climbed (`noticeWritten`), in the same
+ * statement. The endpoints' rows are locked first, in id order, so the stage before (`b`) is the one
+ * the update changes. A property test (`delivery-decision.test.ts`) checks the statement against
+ * those functions.
+ * Parameters: results (jsonb), threshold, cooldown ms, failure window ms, disable notice ms, notify operator.
  */
 export const RECORD = `with r as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
-  p as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms),
+  p as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms, ?::bigint as notice_ms,
+    ?::boolean as notify_operator),
   attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
@@ -374,23 +387,149 @@ export const RECORD = `with r as materialized (select * from jsonb_to_recordset(
     select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
       count(*) filter (where outcome <> 'succeeded')::int as failures
     from r where outcome <> 'unsendable' group by endpoint_id
+  ),
+  b as materialized (
+    select e.id, e.notice_stage from webhook_endpoints e where e.id in (select endpoint_id from s) order by e.id for no key update
+  ),
+  changed as (
+    update webhook_endpoints e set
+      consecutive_failures = ${FAILURES_IN_A_ROW},
+      failing_since = case when x.any_success then null else coalesce(e.failing_since, now()) end,
+      circuit_open_until = case when ${FAILURES_IN_A_ROW} >= p.threshold then now() + p.cooldown_ms * interval '1 millisecond' end,
+      enabled = e.enabled and not ${DISABLE},
+      disabled_reason = case when e.enabled and ${DISABLE}
+                             then case when x.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
+                             else e.disabled_reason end,
+      notice_stage = ${NOTICED}
+    from s x cross join p join b on true
+    where e.id = x.endpoint_id and b.id = e.id
+      and (not x.any_success or x.gone or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null
+        or e.notice_stage is not null)
+    returning e.organization_id, e.id, e.url, e.notice_stage, b.notice_stage as stage_before, e.consecutive_failures, e.failing_since,
+      e.disabled_reason
   )
-  update webhook_endpoints e set
-    consecutive_failures = ${FAILURES_IN_A_ROW},
-    failing_since = case when x.any_success then null else coalesce(e.failing_since, now()) end,
-    circuit_open_until = case when ${FAILURES_IN_A_ROW} >= p.threshold then now() + p.cooldown_ms * interval '1 millisecond' end,
-    enabled = e.enabled and not ${DISABLE},
-    disabled_reason = case when e.enabled and ${DISABLE}
-                           then case when x.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
-                           else e.disabled_reason end
-  from s x cross join p
-  where e.id = x.endpoint_id
-    and (not x.any_success or x.gone or e.consecutive_failures <> 0 or e.failing_since is not null or e.circuit_open_until is not null)`;
+  insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, disables_at, operator_status)
+  select c.organization_id, c.id, c.notice_stage,
+    case c.notice_stage
+      when 'failing' then c.consecutive_failures || ' failed attempts in a row, so its circuit is open'
+      when 'disabling_soon' then 'every delivery has failed since ' || ${isoTimestamp("c.failing_since")} ||
+        ', and the failure window disables it unless one succeeds'
+      else c.disabled_reason end,
+    c.url,
+    case when c.notice_stage = 'disabling_soon' then c.failing_since + p.window_ms * interval '1 millisecond' end,
+    case when p.notify_operator then 'pending' else 'unsent' end
+  from changed c cross join p
+  where ${RANK("c.notice_stage")} > ${RANK("c.stage_before")}`;
 
 /** The recording statement's parameters for `records` under `policy`. */
 export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy): ReadonlyArray<unknown> => [
   JSON.stringify(records.map((record) => toResultRow(record, policy))), policy.circuitThreshold, policy.circuitCooldownMs, policy.failureWindowMs,
+  policy.disableNoticeMs ?? DEFAULT_DISABLE_NOTICE_MS, policy.notifyOperator ?? false,
 ];
+
+/** The operator's channel for operational webhooks: where they go and the Standard Webhooks secret that signs them. */
+export interface OperatorChannel {
+  readonly url: string;
+  readonly secret: string;
+}
+
+interface NoticeRow {
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  envelope_id: string;
+  kind: NoticeKind;
+  reason: string;
+  endpoint_url: string;
+  at: string;
+  disables_at: string | null;
+  attempt: number;
+  lease_token: string;
+}
+
+/**
+ * The operator channel's claim: due notices nobody holds, organizations taking turns (each one's
+ * oldest first, then each one's second…) among the oldest `window` due, and no organization past its
+ * share of this channel's slots (`held`), so a tenant whose endpoints all fail cannot hold the
+ * channel. Parameters: limit, window, lease ms, organization share, held per organization (jsonb).
+ */
+const CLAIM_NOTICES = `with p as materialized (select ?::int as claim_limit, ?::int as candidates, ?::int as lease_ms, ?::int as organization_share),
+  organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
+  due as (
+    select n.id, n.organization_id, n.operator_next_attempt_at from endpoint_notices n
+    where n.operator_status = 'pending' and n.operator_next_attempt_at <= now() and ${UNLEASED("n")}
+    order by n.operator_next_attempt_at, n.id limit (select candidates from p)
+  ),
+  turns as (
+    select d.id, d.operator_next_attempt_at, coalesce(oh.in_flight, 0) as held,
+      row_number() over (partition by d.organization_id order by d.operator_next_attempt_at, d.id) as turn
+    from due d left join organization_held oh on oh.organization_id = d.organization_id
+  ),
+  picked as (
+    select t.id from turns t cross join p where t.held + t.turn <= p.organization_share
+    order by t.held + t.turn, t.operator_next_attempt_at, t.id limit (select claim_limit from p)
+  )
+  -- Checked again on the row the update finds: a notice another dispatcher leased meanwhile is left to it.
+  update endpoint_notices n set lease_token = gen_random_uuid(), lease_expires_at = now() + p.lease_ms * interval '1 millisecond'
+  from p where n.id in (select id from picked) and n.operator_status = 'pending' and ${UNLEASED("n")}
+  returning n.id, n.organization_id, n.endpoint_id, n.envelope_id, n.kind, n.reason, n.endpoint_url, ${isoTimestamp("n.created_at")} as at,
+    ${isoTimestamp("n.disables_at")} as disables_at, n.operator_attempts + 1 as attempt, n.lease_token`;
+
+/**
+ * The operator channel's results, as `RECORD` moves a delivery (`deliveryAfterAttempt`, by the lease
+ * holder only): done, retried after the schedule's delay, or failed for good; the last answer kept.
+ */
+const RECORD_NOTICES = `with r as (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS})
+  update endpoint_notices n set
+    operator_status = case when r.outcome = 'succeeded' then 'succeeded' when r.retry_delay_ms is null then 'failed' else 'pending' end,
+    operator_attempts = greatest(n.operator_attempts, r.attempt),
+    operator_next_attempt_at = coalesce(now() + r.retry_delay_ms * interval '1 millisecond', n.operator_next_attempt_at),
+    operator_completed_at = case when r.retry_delay_ms is null then now() end,
+    operator_status_code = r.status_code, operator_error = r.error,
+    lease_token = null, lease_expires_at = null
+  from r where n.id = r.delivery_id and n.lease_token = r.lease_token`;
+
+/** Due notices the claim considers at most: its turns between organizations are taken among these. */
+const NOTICE_CANDIDATES = 1000;
+
+/**
+ * The operator channel as the dispatcher loop's storage: a second `WebhookDispatcher` runs on it
+ * with its own few slots, so operational webhooks go through the same attempt, signing, lease and
+ * retry code as business deliveries without taking a business slot.
+ */
+const operatorNoticeStorage = (
+  rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>, channel: OperatorChannel,
+): DeliveryStorage => ({
+  claimDue: traced("DeliveryQueue.claimNotices")(Effect.fnUntraced(function* (
+    limit: number, leaseMs: number, _policy: DeliveryPolicy, held: HeldSlots,
+  ) {
+    const found = yield* rows<NoticeRow>(CLAIM_NOTICES, [
+      limit, NOTICE_CANDIDATES, leaseMs, held.organizationShare, inFlightJson(held.inFlightByOrganization, "organization_id"),
+    ]);
+    const origin = endpointOrigin(channel.url);
+    const due: DueDelivery[] = found.map((row) => ({
+      id: Number(row.id), organizationId: Number(row.organization_id), endpointId: Number(row.endpoint_id), url: channel.url, origin,
+      secret: channel.secret, envelopeId: row.envelope_id, attempt: row.attempt, leaseToken: row.lease_token, probe: false,
+      body: operationalEnvelopeBody({
+        envelopeId: row.envelope_id, kind: row.kind, organizationId: Number(row.organization_id), endpointId: Number(row.endpoint_id),
+        endpointUrl: row.endpoint_url, reason: row.reason, at: row.at, disablesAt: row.disables_at,
+      }),
+    }));
+    return { due, unreadable: [] };
+  })),
+  recordAttempts: traced("DeliveryQueue.recordNotices")(Effect.fnUntraced(function* (
+    records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,
+  ) {
+    if (records.length > 0) yield* rows(RECORD_NOTICES, [JSON.stringify(records.map((record) => toResultRow(record, policy)))]);
+  })),
+  nextDueInMs: traced("DeliveryQueue.nextNoticeDueInMs")(Effect.fnUntraced(function* () {
+    const [row] = yield* rows<{ ms: number | null }>(
+      `select extract(epoch from (min(n.operator_next_attempt_at) - now())) * 1000 as ms from endpoint_notices n
+       where n.operator_status = 'pending' and ${UNLEASED("n")}`,
+    );
+    return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
+  })),
+});
 
 export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
@@ -405,6 +544,11 @@ export class DeliveryQueue extends Context.Service<
      * nothing and says so (`listening: false`): the dispatcher polls.
      */
     readonly listen: (onDelivery: () => void, onError: (error: unknown) => void) => DeliveryListener;
+    /**
+     * The operator channel's queue: the endpoint notices pending their operational webhook, sent to
+     * `channel` (the operator's URL and secret, never an organization's), claimed and recorded like deliveries.
+     */
+    readonly operatorNotices: (channel: OperatorChannel) => DeliveryStorage;
   }
 >()("platter/persistence/DeliveryQueue") {
   static readonly layer = Layer.effect(
@@ -466,6 +610,7 @@ export class DeliveryQueue extends Context.Service<
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         })),
+        operatorNotices: (channel) => operatorNoticeStorage(rows, channel),
         listen: (onDelivery, onError) =>
           listenUrl === undefined ? { listening: false, close: async () => {} } : listenForDeliveries(listenUrl, onDelivery, onError),
       });

@@ -57,7 +57,7 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
 
   /** An enabled, healthy endpoint of organization `organizationId` at `url`. */
   addEndpoint(id: number, organizationId: number, url: string): void {
-    const health = { consecutiveFailures: 0, failingSinceMs: undefined, circuitOpenUntilMs: undefined, enabled: true, disabledReason: null };
+    const health = { consecutiveFailures: 0, failingSinceMs: undefined, circuitOpenUntilMs: undefined, enabled: true, disabledReason: null, noticed: null } as const;
     this.endpoints.set(id, { id, organizationId, url, health });
   }
 
