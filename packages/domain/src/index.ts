@@ -26,4 +26,5 @@ export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
 export * from "./webhooks/signing.ts";
 export * from "./api-key-lifetime.ts";
+export * from "./sandbox.ts";
 export * from "./request-log.ts";

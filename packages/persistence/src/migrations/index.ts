@@ -18,6 +18,7 @@ import { Migration20261125010000KeyWrites } from "./Migration20261125010000KeyWr
 import { Migration20261125020000KeyLifetimes } from "./Migration20261125020000KeyLifetimes.ts";
 import { Migration20261125030000RequestLog } from "./Migration20261125030000RequestLog.ts";
 import { Migration20261126000000SessionDevices } from "./Migration20261126000000SessionDevices.ts";
+import { Migration20261127000000Sandboxes } from "./Migration20261127000000Sandboxes.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -41,4 +42,5 @@ export const migrationsList = [
   { name: "Migration20261125020000KeyLifetimes", class: Migration20261125020000KeyLifetimes },
   { name: "Migration20261125030000RequestLog", class: Migration20261125030000RequestLog },
   { name: "Migration20261126000000SessionDevices", class: Migration20261126000000SessionDevices },
+  { name: "Migration20261127000000Sandboxes", class: Migration20261127000000Sandboxes },
 ];
