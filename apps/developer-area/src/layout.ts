@@ -26,13 +26,16 @@ export interface PageOptions {
   readonly refreshSeconds?: number;
 }
 
-const head = (title: string, options: PageOptions = {}) => html`<head>
+/** The sandbox marker's styles: linked only on a sandbox session's pages. */
+const SANDBOX_STYLES = html`
+<link rel="stylesheet" href="/assets/sandbox.css">`;
+
+const head = (title: string, options: PageOptions = {}, sandbox = false) => html`<head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${options.refreshSeconds === undefined ? "" : html`<meta http-equiv="refresh" content="${options.refreshSeconds}">
 `}<title>${title} · Platter Developer area</title>
-<link rel="stylesheet" href="/assets/developer-area.css">
-<link rel="stylesheet" href="/assets/sandbox.css">
+<link rel="stylesheet" href="/assets/developer-area.css">${sandbox ? SANDBOX_STYLES : ""}
 <script src="/assets/developer-area.js" defer></script>
 </head>`;
 
@@ -45,7 +48,7 @@ export const formTokenField = (token: string): Html => html`<input type="hidden"
 export const signedInPage = (signedIn: SignedIn, section: Section, title: string, body: HtmlValue, options: PageOptions = {}): string =>
   html`<!doctype html>
 <html lang="en">
-${head(title, options)}
+${head(title, options, signedIn.sandbox === true)}
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
 ${signedIn.sandbox === true ? html`<div class="sandbox-banner" role="note"><strong>Sandbox</strong> Test data and <code>platter_test_</code> keys only: nothing here reaches your live organization. <a href="/sandbox">Sandbox tools</a></div>

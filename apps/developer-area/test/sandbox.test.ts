@@ -105,6 +105,11 @@ describe("the Sandbox page", () => {
     expect(page).toContain(BANNER);
     expect(page).toContain(BADGE);
     expect(page).toContain("Lakeside Catering (sandbox)");
+    // The marker's styles are our own too: no inline style, no other origin.
+    expect([...page.matchAll(/<link\b[^>]*>/g)].map((m) => m[0])).toEqual([
+      '<link rel="stylesheet" href="/assets/developer-area.css">', '<link rel="stylesheet" href="/assets/sandbox.css">',
+    ]);
+    expect(page).not.toMatch(/\son\w+=|style=/);
   });
 
   it("makes the sandbox's keys platter_test_ keys", async () => {
@@ -169,6 +174,7 @@ describe("the Sandbox page", () => {
       const page = await response.text();
       expect(page).not.toContain(BANNER);
       expect(page).not.toContain(BADGE);
+      expect(page).not.toContain("/assets/sandbox.css");
     }
   });
 });
