@@ -36,6 +36,8 @@ const SCOPE_MAKING_FILES = [
   "packages/persistence/src/repositories/api-key.repository.ts",
   "packages/persistence/src/operator/operator.ts",
   "packages/persistence/src/developer-area/developer-sessions.ts",
+  // A live organization's scope to its sandbox's and back (`scopeOfLinkedOrganization`).
+  "packages/persistence/src/sandbox/sandboxes.ts",
 ];
 
 /**
@@ -45,8 +47,15 @@ const SCOPE_MAKING_FILES = [
  */
 const applicationStores = {
   name: "@platter/persistence",
-  importNames: ["ApiKeyRepository", "WebhookEndpointRepository", "DeliveryRepository", "AuditLog"],
-  message: "Use @platter/application (ApiKeys, WebhookEndpoints, Deliveries): it audits each change in the change's transaction.",
+  importNames: ["ApiKeyRepository", "WebhookEndpointRepository", "DeliveryRepository", "AuditLog", "Sandboxes"],
+  message: "Use @platter/application (ApiKeys, WebhookEndpoints, Deliveries, Sandbox): it audits each change in the change's transaction.",
+};
+
+/** The API reaches no sandbox: a sandbox key works like any key, and nothing in a request triggers a business event. */
+const noSandboxes = {
+  name: "@platter/persistence",
+  importNames: ["Sandboxes"],
+  message: "The API neither opens nor resets sandboxes nor triggers their events: that is the Developer area's and the CLI's, through @platter/application.",
 };
 
 /** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
@@ -136,7 +145,7 @@ export default tseslint.config(
     // organization's queue and secrets). The Developer area's sign-in links, made for the operator
     // and internal teams, are the one operator step in its package; its changes to keys, endpoints
     // and deliveries go through the application services. The API authenticates with the key store.
-    { files: ["apps/api/src/**/*.ts"], stores: [] },
+    { files: ["apps/api/src/**/*.ts"], stores: [noSandboxes] },
     { files: ["apps/developer-area/src/**/*.ts"], ignores: ["apps/developer-area/src/sign-in-link.ts"], stores: [applicationStores] },
   ].map(({ stores, ...files }) => ({
     ...files,

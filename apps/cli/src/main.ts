@@ -6,6 +6,7 @@ import { developerAreaCommand } from "./commands/developer-area.ts";
 import { keyCommand } from "./commands/key.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { orgCommand } from "./commands/org.ts";
+import { sandboxCommand, triggerCommand } from "./commands/sandbox.ts";
 import { seedCommand } from "./commands/seed.ts";
 import { startCommand } from "./commands/start.ts";
 import { webhookCommand } from "./commands/webhook.ts";
@@ -18,7 +19,7 @@ import { exitCodeOf, LimitReached, messageOf } from "./failures.ts";
  * `runMain` would not (it prints usage on stdout and exits 1 for every error).
  */
 const platter: CommandDef = defineCommand({
-  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, Developer-area links, local start" },
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start" },
   subCommands: {
     start: startCommand,
     migrate: migrateCommand,
@@ -31,6 +32,8 @@ const platter: CommandDef = defineCommand({
     proposal: proposalCommand,
     inquiry: inquiryCommand,
     "developer-area": developerAreaCommand,
+    sandbox: sandboxCommand,
+    trigger: triggerCommand,
   },
 });
 

@@ -5,6 +5,7 @@ import { REDOC_BUNDLE } from "./api-reference.ts";
 /** The area's stylesheet and scripts, read once at start and served from its own origin (nothing from a CDN). */
 const ASSETS: ReadonlyMap<string, { readonly type: string; readonly body: Buffer }> = new Map([
   ["/assets/developer-area.css", { type: "text/css; charset=utf-8", body: readFileSync(new URL("./assets/developer-area.css", import.meta.url)) }],
+  ["/assets/sandbox.css", { type: "text/css; charset=utf-8", body: readFileSync(new URL("./assets/sandbox.css", import.meta.url)) }],
   ["/assets/developer-area.js", { type: "text/javascript; charset=utf-8", body: readFileSync(new URL("./assets/developer-area.js", import.meta.url)) }],
   // The API reference: Redoc's standalone bundle from node_modules, and the script that starts it.
   ["/assets/redoc.standalone.js", { type: "text/javascript; charset=utf-8", body: REDOC_BUNDLE }],

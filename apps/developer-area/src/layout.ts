@@ -7,14 +7,18 @@ import { type Html, html, type HtmlValue } from "./html.ts";
  * Content-Security-Policy can forbid everything else, inline scripts included.
  */
 
-/** Where the signed-in visitor is: the organization shown in the header and the form token for "Sign out". */
+/**
+ * Where the signed-in visitor is: the organization shown in the header, the form token for "Sign
+ * out", and whether the organization is a sandbox (every page then says so, in a banner and a badge).
+ */
 export interface SignedIn {
   readonly organizationName: string;
   readonly formToken: string;
+  readonly sandbox?: boolean;
 }
 
 /** Sections of the navigation. */
-export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference" | "sessions" | "audit-log";
+export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference" | "sessions" | "audit-log" | "sandbox";
 
 /** Options of a signed-in page. */
 export interface PageOptions {
@@ -22,12 +26,16 @@ export interface PageOptions {
   readonly refreshSeconds?: number;
 }
 
-const head = (title: string, options: PageOptions = {}) => html`<head>
+/** The sandbox marker's styles: linked only on a sandbox session's pages. */
+const SANDBOX_STYLES = html`
+<link rel="stylesheet" href="/assets/sandbox.css">`;
+
+const head = (title: string, options: PageOptions = {}, sandbox = false) => html`<head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${options.refreshSeconds === undefined ? "" : html`<meta http-equiv="refresh" content="${options.refreshSeconds}">
 `}<title>${title} · Platter Developer area</title>
-<link rel="stylesheet" href="/assets/developer-area.css">
+<link rel="stylesheet" href="/assets/developer-area.css">${sandbox ? SANDBOX_STYLES : ""}
 <script src="/assets/developer-area.js" defer></script>
 </head>`;
 
@@ -40,12 +48,13 @@ export const formTokenField = (token: string): Html => html`<input type="hidden"
 export const signedInPage = (signedIn: SignedIn, section: Section, title: string, body: HtmlValue, options: PageOptions = {}): string =>
   html`<!doctype html>
 <html lang="en">
-${head(title, options)}
+${head(title, options, signedIn.sandbox === true)}
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
-<header class="topbar">
+${signedIn.sandbox === true ? html`<div class="sandbox-banner" role="note"><strong>Sandbox</strong> Test data and <code>platter_test_</code> keys only: nothing here reaches your live organization. <a href="/sandbox">Sandbox tools</a></div>
+` : ""}<header class="topbar${signedIn.sandbox === true ? " topbar-sandbox" : ""}">
   ${brand}
-  <div class="topbar-org" title="Organization"><span class="org-label">Organization</span> <strong>${signedIn.organizationName}</strong></div>
+  <div class="topbar-org" title="Organization">${signedIn.sandbox === true ? html`<span class="badge badge-sandbox">Sandbox</span> ` : ""}<span class="org-label">Organization</span> <strong>${signedIn.organizationName}</strong></div>
   <form class="sign-out" method="post" action="/sign-out">
     ${formTokenField(signedIn.formToken)}
     <button type="submit" class="button button-quiet">Sign out</button>
@@ -62,6 +71,7 @@ ${head(title, options)}
       <li><a href="/api-reference"${section === "api-reference" ? html` aria-current="page"` : ""}>API reference</a></li>
       <li><a href="/sessions"${section === "sessions" ? html` aria-current="page"` : ""}>Sessions</a></li>
       <li><a href="/audit-log"${section === "audit-log" ? html` aria-current="page"` : ""}>Audit log</a></li>
+      <li><a href="/sandbox"${section === "sandbox" ? html` aria-current="page"` : ""}>Sandbox</a></li>
     </ul>
   </nav>
   <main id="main" tabindex="-1">

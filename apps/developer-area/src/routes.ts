@@ -1,10 +1,10 @@
 import Router from "@koa/router";
-import { ApiKeys, RequestLogs } from "@platter/application";
+import { ApiKeys, RequestLogs, Sandbox } from "@platter/application";
 import {
   ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
   parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES,
 } from "@platter/domain";
-import { type DeveloperSession, DeveloperSessions, onReplica, OrganizationRepository, type RequestRuntime } from "@platter/persistence";
+import { type DeveloperSession, DeveloperSessions, onReplica, type RequestRuntime } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { RequestHistorySettings, WebhookEndpointSettings } from "@platter/ops";
@@ -21,6 +21,7 @@ import { UnknownPage } from "./page-errors.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import { addSessionRoutes } from "./sessions-routes.ts";
 import { addAuditRoutes } from "./audit-routes.ts";
+import { addSandboxRoutes } from "./sandbox-routes.ts";
 import {
   clearSessionCookie, type CookiePolicy, findSession, formRoutes, requireSession, sessionOf, setSessionCookie, signInRoute,
   wroteRecently,
@@ -71,11 +72,11 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   const run = <A, E>(ctx: Context, program: Parameters<typeof runProgram<A, E>>[1]) =>
     runProgram(runtime, settings.readYourWritesMs !== undefined && ctx.method === "GET" && !wroteRecently(ctx, settings.cookies) ? onReplica(program) : program);
 
-  /** The header's organization name and the session's form token. */
-  const signedIn = async (ctx: Context, session: DeveloperSession): Promise<SignedIn> => ({
-    organizationName: (await run(ctx, OrganizationRepository.use((r) => r.current(session.scope)))).name,
-    formToken: session.formSecret,
-  });
+  /** The header's organization name, the session's form token, and whether it is a sandbox (marked on every page). */
+  const signedIn = async (ctx: Context, session: DeveloperSession): Promise<SignedIn> => {
+    const standing = await run(ctx, Sandbox.standing(session));
+    return { organizationName: standing.name, formToken: session.formSecret, sandbox: standing.kind === "sandbox" };
+  };
 
   /** The keys page; `revoked` names a key just revoked, to say so. */
   const listPage = async (ctx: Context, status: number, form?: CreateForm, revoked?: number) => {
@@ -210,6 +211,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   addDeliveryRoutes(router, { settings, signedInOnly, post, signedIn, run });
   addSessionRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });
   addAuditRoutes(router, { signedInOnly, signedIn, run });
+  addSandboxRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });
 
   return router;
 };

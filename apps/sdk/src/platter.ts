@@ -7,7 +7,7 @@ import { Transport } from "./transport.ts";
 
 /** How to reach the API. */
 export interface PlatterOptions {
-  /** An API key: `platter_ro_…` (read-only) or `platter_rw_…` (read/write). */
+  /** An API key: `platter_ro_…` (read-only) or `platter_rw_…` (read/write); a sandbox's are `platter_test_ro_…` / `platter_test_rw_…`. */
   readonly apiKey: string;
   /** The base URL, including the version segment: `https://…/v1`. */
   readonly baseUrl: string;

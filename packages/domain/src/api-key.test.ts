@@ -175,3 +175,36 @@ describe("parseBearerKey", () => {
     );
   });
 });
+
+describe("sandbox keys (platter_test_…)", () => {
+  it.each([["read", "ro"], ["read_write", "rw"]] as const)("creates %s keys as platter_test_%s_ + 64 hex digits", (access, tag) => {
+    const key = generateApiKey(access, "test");
+    expect(key.secret).toMatch(new RegExp(`^platter_test_${tag}_[0-9a-f]{64}$`));
+    expect(key.hash).toBe(sha256Hex(key.secret));
+  });
+
+  it.each(ACCESS_LEVELS)("shows the test prefix and 8 hex digits of the secret (%s)", (access) => {
+    const key = generateApiKey(access, "test");
+    expect(key.secret.startsWith(key.displayPrefix)).toBe(true);
+    expect(key.displayPrefix).toMatch(/^platter_test_r[ow]_[0-9a-f]{8}$/);
+    expect(key.displayPrefix).toHaveLength("platter_test_ro_".length + 8);
+  });
+
+  it("keeps live keys as they were", () => {
+    expect(generateApiKey("read", "live").secret).toMatch(/^platter_ro_[0-9a-f]{64}$/);
+  });
+
+  it("reads a sandbox key from a bearer header like a live one", () => {
+    const { secret } = generateApiKey("read_write", "test");
+    expect(parseBearerKey(`Bearer ${secret}`)).toBe(secret);
+  });
+
+  it.each([
+    ["an unknown environment", `platter_prod_ro_${"a".repeat(64)}`],
+    ["test after the access tag", `platter_ro_test_${"a".repeat(64)}`],
+    ["a doubled test part", `platter_test_test_ro_${"a".repeat(64)}`],
+    ["a short secret", `platter_test_ro_${"a".repeat(63)}`],
+  ])("refuses %s", (_what, key) => {
+    expect(parseBearerKey(`Bearer ${key}`)).toBeUndefined();
+  });
+});

@@ -27,4 +27,5 @@ export * from "./webhooks/message.ts";
 export * from "./webhooks/operational-notice.ts";
 export * from "./webhooks/signing.ts";
 export * from "./api-key-lifetime.ts";
+export * from "./sandbox.ts";
 export * from "./request-log.ts";

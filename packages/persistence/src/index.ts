@@ -9,3 +9,4 @@ export * from "./housekeeping.ts";
 export { inOneTransaction, onReplica } from "./org-sql.ts";
 export * from "./persistence.ts";
 export * from "./repositories/index.ts";
+export * from "./sandbox/sandboxes.ts";

@@ -12,12 +12,15 @@ import {
   RecipeRepository, WebhookEndpointRepository,
 } from "./repositories/index.ts";
 import { RequestLog } from "./request-log.ts";
+import { Sandboxes } from "./sandbox/sandboxes.ts";
 import { Seeding } from "./seed/seeding.ts";
 import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 
 /**
  * The stores of a process that serves organizations' requests (the API, the Developer area): their
- * data through the scopes authentication makes, Developer-area sessions, the audit log, and upkeep.
+ * data through the scopes authentication makes, Developer-area sessions, the audit log, and upkeep;
+ * and sandboxes with their business actions, which only the application's `Sandbox` service calls
+ * (lint keeps both out of the API's and the Developer area's own code).
  */
 export const requestStorage = Layer.mergeAll(
   ProcessInstances.layer,
@@ -33,13 +36,15 @@ export const requestStorage = Layer.mergeAll(
   DeveloperSessions.layer,
   AuditLog.layer,
   RequestLog.layer,
+  Sandboxes.layer,
+  BusinessActions.layer,
 );
 
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */
 export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer);
 
 /** Every storage service: the operator's (scopes from ids, business transitions, seeding) besides the others. */
-export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, BusinessActions.layer, Operator.layer, Seeding.layer);
+export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, Seeding.layer);
 
 /** The database and the `storage` services on it: what a process opens once and its roles share. */
 const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>

@@ -1,7 +1,7 @@
 import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
 import { BusinessActions, Operator, Seeding } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
@@ -199,6 +199,24 @@ const cases = (scope: OrgScope) => ({
     },
     // B's actions only: A's own action is not offered as a choice.
     actions: async () => expect(await run(AuditLog.use((r) => r.actions(scope)))).toEqual(["api_key.created"]),
+  },
+  Sandboxes: {
+    // B's standing names B (live, no sandbox yet), never A.
+    standing: async () => expect(await run(Sandboxes.use((s) => s.standing(scope)))).toEqual({ kind: "live", name: "Organization B", sandbox: null }),
+    // B's sandbox is a new organization of its own, linked to B: none of A's rows change.
+    open: async () => {
+      const opened = await run(Sandboxes.use((s) => s.open(scope)));
+      expect([a.id, b.id]).not.toContain(opened.id);
+      expect(await rows("select sandbox_of from organizations where id = ?", [opened.id])).toEqual([{ sandbox_of: String(b.id) }]);
+    },
+    // From B's scope, only B's own sandbox.
+    linkedScope: async () => {
+      const linked = await run(Sandboxes.use((s) => s.linkedScope(scope)));
+      expect(await rows("select sandbox_of from organizations where id = ?", [linked.organizationId])).toEqual([{ sandbox_of: String(b.id) }]);
+    },
+    // B is live: its data is not reset, and nothing else's is either.
+    reset: () => expect(run(Sandboxes.use((s) => s.reset(scope)))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
+    target: async () => expect([...(await idsOf("invoices", b.id))]).toContain(await run(Sandboxes.use((s) => s.target(scope, "draft_invoice")))),
   },
   BusinessActions: {
     sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),

@@ -11,6 +11,8 @@ export const OrganizationEntity = defineEntity({
     name: p.text(),
     currency: p.string().columnType("char(3)"),
     createdAt: p.datetime(3).defaultRaw("now()"),
+    /** The live organization this one is the sandbox of (null for a live organization); one sandbox each. */
+    sandboxOf: p.manyToOne("Organization" as never).fieldName("sandbox_of").nullable().unique().deleteRule("no action"),
   },
 });
 

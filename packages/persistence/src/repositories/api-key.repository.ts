@@ -1,10 +1,10 @@
 import {
-  type Access, authenticatedScope, generateApiKey, hashApiKey, InvalidTransition, NotFound, type OrgScope, Unauthenticated,
+  type Access, authenticatedScope, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { orgSql, sql } from "../org-sql.ts";
+import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { traced } from "../traced.ts";
 
 /**
@@ -63,6 +63,13 @@ const LIVE = "k.revoked_at is null and (k.expires_at is null or k.expires_at > n
 
 /** `last_used_at` is written at most once a minute per key and process: authentication stays one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Whether the scope's organization is a sandbox (its keys are `platter_test_…`) or live. */
+const environmentOf = (org: OrgSql): Effect.Effect<KeyEnvironment> =>
+  Effect.map(
+    Effect.orDie(org.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o" })),
+    (row) => (row.sandbox ? "test" : "live"),
+  );
 
 export class ApiKeyRepository extends Context.Service<
   ApiKeyRepository,
@@ -144,8 +151,8 @@ export class ApiKeyRepository extends Context.Service<
             where: sql`k.id = ${scope.apiKeyId}`,
           }))),
         create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "", lifetimeMs?: number) {
-          const key = generateApiKey(access);
           const org = orgSql(database, scope);
+          const key = generateApiKey(access, yield* environmentOf(org));
           // Expiry on the database's clock, which authentication compares it with.
           yield* org.insertFrom({
             into: "api_keys",
@@ -170,7 +177,7 @@ export class ApiKeyRepository extends Context.Service<
               });
               if (old.replaced_by !== null) return yield* new InvalidTransition({ message: "This key was already rolled: roll its replacement instead" });
               if (!old.live) return yield* new InvalidTransition({ message: "A revoked or expired key cannot be rolled: create a new key instead" });
-              const key = generateApiKey(old.access);
+              const key = generateApiKey(old.access, yield* environmentOf(tx));
               const lifetime = old.lifetime_ms === null ? null : Math.round(old.lifetime_ms);
               yield* tx.insertFrom({
                 into: "api_keys",
