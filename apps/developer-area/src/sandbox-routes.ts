@@ -71,8 +71,10 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
 
   // The other side's session, opened from this one (which ends): live → sandbox, or sandbox → live.
   post("/sandbox/switch", async (ctx, _form, session) => {
-    const opened = await run(ctx, Sandbox.switchSession(session, deviceHint(ctx.get("user-agent"))));
-    setSessionCookie(ctx, cookies, opened.token, opened.expires_at);
+    // Back to live is refused (409, this session unchanged) unless this session came in by a switch.
+    const opened = await change(ctx, session, Sandbox.switchSession(session, deviceHint(ctx.get("user-agent"))));
+    if (opened === undefined) return;
+    setSessionCookie(ctx, cookies, opened.value.token, opened.value.expires_at);
     redirect(ctx, "/sandbox");
   });
 

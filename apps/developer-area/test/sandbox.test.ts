@@ -165,6 +165,19 @@ describe("the Sandbox page", () => {
     expect(await rows("select action from audit_log where organization_id = ? and action = 'sandbox.reset'", [sandboxId])).toEqual([{ action: "sandbox.reset" }]);
   });
 
+  it("never lets a sandbox session opened with a link of its own (an operator's) into the live organization", async () => {
+    // A contractor given a sign-in link to the sandbox only.
+    const contractor = await signIn(area, await area.link(sandboxId, "cli"));
+    const sessionsBefore = await rows("select count(*)::int as n from developer_sessions where organization_id = ?", [live.id]);
+    const refused = await post(contractor, "/sandbox/switch");
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get("set-cookie")).toBeNull();
+    expect(await refused.text()).toContain("This sandbox session was not opened from the live organization");
+    expect(await rows("select count(*)::int as n from developer_sessions where organization_id = ?", [live.id])).toEqual(sessionsBefore);
+    // The contractor's sandbox session goes on working.
+    expect((await get(contractor, "/api-keys")).status).toBe(200);
+  });
+
   it("switches back to live, whose pages carry no Sandbox marker", async () => {
     const back = await switchFrom(sandboxSession);
     expect((await get(sandboxSession, "/api-keys")).status).toBe(401);

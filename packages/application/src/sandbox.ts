@@ -98,14 +98,16 @@ export const Sandbox = {
     ),
   /**
    * Switches a Developer-area browser between a live organization and its sandbox: a session of the
-   * linked organization is opened (a single-use link made and used at once) and this one ended.
-   * `NotFound` for a live organization without a sandbox.
+   * linked organization is opened (a single-use `switch` link made and used at once) and this one
+   * ended. `NotFound` for a live organization without a sandbox; `InvalidTransition` for "back to
+   * live" from a sandbox session that was not opened by a switch (an operator's link to the sandbox).
    */
   switchSession: (session: DeveloperSession, deviceHint?: string) =>
     Effect.gen(function* () {
-      const scope = yield* Sandboxes.use((sandboxes) => sandboxes.linkedScope(session.scope));
+      // Back to live only from a session that came in by a switch from it (see `linkedScope`).
+      const scope = yield* Sandboxes.use((sandboxes) => sandboxes.linkedScope(session.scope, session.linkId));
       const sessions = yield* DeveloperSessions;
-      const link = yield* sessions.createLink(scope, "application");
+      const link = yield* sessions.createLink(scope, "switch");
       const opened = yield* Effect.orDie(sessions.signIn(link.token, deviceHint));
       yield* Effect.orDie(sessions.signOut(session));
       return opened;

@@ -19,6 +19,13 @@ export const SIGN_IN_REQUESTERS = ["cli", "application"] as const;
 /** Who asked for a sign-in link. */
 export type SignInRequester = (typeof SIGN_IN_REQUESTERS)[number];
 
+/**
+ * Why a sign-in link was made: asked for by a requester, or made and used at once to switch a
+ * session between a live organization and its sandbox (`switch`: only such a sandbox session may
+ * switch back to the live organization).
+ */
+export type SignInLinkOrigin = SignInRequester | "switch";
+
 /** Why a sign-in link opens no session; each gets its own clear page. */
 export type SignInRefusal = "used" | "expired" | "unknown";
 

@@ -24,6 +24,12 @@ export const parseSandboxTrigger = (text: string): Result.Result<WebhookEventTyp
 export const notASandbox = (): InvalidTransition =>
   new InvalidTransition({ message: "This organization is not a sandbox: only a sandbox's data can be reset or its events triggered" });
 
+/** The refusal of "back to live" for a sandbox session that was not opened by switching from the live organization. */
+export const notSwitchedFromLive = (): InvalidTransition =>
+  new InvalidTransition({
+    message: "This sandbox session was not opened from the live organization: sign in to the live organization with a link of its own",
+  });
+
 /** The refusal of a sandbox for a sandbox. */
 export const sandboxOfSandbox = (): InvalidTransition =>
   new InvalidTransition({ message: "This organization is a sandbox: a sandbox has no sandbox of its own" });

@@ -1,6 +1,6 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, ClientRepository, type Persistence, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
+import { ApiKeyRepository, ClientRepository, DeveloperSessions, type Persistence, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 /**
@@ -61,11 +61,20 @@ describe("a sandbox", () => {
     expect(await rows("select count(*)::int as n from organizations")).toEqual(before);
   });
 
-  it("steps between the two scopes both ways, and a live organization without a sandbox has none", async () => {
+  it("steps between the two scopes both ways, back to live only for a session that came in by a switch link", async () => {
     const sandbox = await sandboxes((s) => s.linkedScope(live.scope));
     expect(sandbox.organizationId).not.toBe(live.id);
     expect(sandbox.currency).toBe("GBP");
-    expect((await sandboxes((s) => s.linkedScope(sandbox))).organizationId).toBe(live.id);
+    const switchLink = await db.run(DeveloperSessions.use((all) => all.createLink(sandbox, "switch")));
+    expect((await sandboxes((s) => s.linkedScope(sandbox, switchLink.id))).organizationId).toBe(live.id);
+    // Without a link, with an operator's link, or with the live organization's own switch link: refused.
+    const operatorLink = await db.run(DeveloperSessions.use((all) => all.createLink(sandbox, "cli")));
+    const liveLink = await db.run(DeveloperSessions.use((all) => all.createLink(live.scope, "switch")));
+    for (const linkId of [undefined, operatorLink.id, liveLink.id]) {
+      await expect(sandboxes((s) => s.linkedScope(sandbox, linkId))).rejects.toMatchObject({
+        _tag: "InvalidTransition", message: expect.stringContaining("was not opened from the live organization"),
+      });
+    }
     expect(await sandboxes((s) => s.standing(sandbox))).toEqual({ kind: "sandbox", name: "Harbour Kitchen (sandbox)", live: { id: live.id, name: "Harbour Kitchen" } });
     const lonely = await createOrganization(db, "Lonely Kitchen");
     await expect(sandboxes((s) => s.linkedScope(lonely.scope))).rejects.toMatchObject({ _tag: "NotFound" });

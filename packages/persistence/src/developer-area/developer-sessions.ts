@@ -1,6 +1,6 @@
 import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
-  NotFound, type OrgScope, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInRequester, Unauthenticated,
+  NotFound, type OrgScope, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,
 } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -66,7 +66,7 @@ export class DeveloperSessions extends Context.Service<
   DeveloperSessions,
   {
     /** A single-use sign-in link for the scope's organization, valid `SIGN_IN_LINK_LIFETIME_MS` from now. */
-    readonly createLink: (scope: OrgScope, requestedBy: SignInRequester) => Effect.Effect<CreatedSignInLink>;
+    readonly createLink: (scope: OrgScope, requestedBy: SignInLinkOrigin) => Effect.Effect<CreatedSignInLink>;
     /**
      * The organization a link's token would sign in to, without using the link up (the page a
      * link opens, so that a link scanner's GET leaves it working); used, expired or unknown is `SignInRefused`.
@@ -114,7 +114,7 @@ export class DeveloperSessions extends Context.Service<
       /** A live session (`s`) at `now`. */
       const live = (now: number) => sql`s.ended_at is null and s.expires_at > ${iso(now)}::timestamptz`;
       return DeveloperSessions.of({
-        createLink: traced("DeveloperSessions.createLink")(Effect.fnUntraced(function* (scope: OrgScope, requestedBy: SignInRequester) {
+        createLink: traced("DeveloperSessions.createLink")(Effect.fnUntraced(function* (scope: OrgScope, requestedBy: SignInLinkOrigin) {
           const now = yield* Clock.currentTimeMillis;
           const { token, hash } = generateAccessToken();
           const expires = iso(now + SIGN_IN_LINK_LIFETIME_MS);

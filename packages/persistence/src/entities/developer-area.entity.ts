@@ -23,7 +23,7 @@ export const DeveloperSignInLinkEntity = defineEntity({
     usedAt: p.datetime(3).nullable(),
   },
   indexes: [{ name: "developer_sign_in_links_organization_idx", properties: ["organization", "id"] }],
-  checks: [{ name: "developer_sign_in_links_requested_by_check", expression: "requested_by in ('cli', 'application')" }],
+  checks: [{ name: "developer_sign_in_links_requested_by_check", expression: "requested_by in ('cli', 'application', 'switch')" }],
 });
 
 export const DeveloperSessionEntity = defineEntity({

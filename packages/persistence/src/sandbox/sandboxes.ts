@@ -1,4 +1,6 @@
-import { authenticatedScope, type InvalidTransition, NotFound, notASandbox, type OrgScope, sandboxName, sandboxOfSandbox } from "@platter/domain";
+import {
+  authenticatedScope, type InvalidTransition, NotFound, notASandbox, notSwitchedFromLive, type OrgScope, sandboxName, sandboxOfSandbox,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { type OrgSql, orgSql, type OrgTable, sql } from "../org-sql.ts";
@@ -35,17 +37,25 @@ interface StandingRow {
 }
 
 /**
- * The scope of the organization linked to `scope`'s: a live organization's sandbox, or a sandbox's
- * live organization; `NotFound` when a live organization has no sandbox yet. The only scope made
- * here (this file is one of eslint.config.js's scope makers): the same access as `scope`, no key.
+ * The scope of the organization linked to `scope`'s: a live organization's sandbox; or a sandbox's
+ * live organization, but only for a session opened by switching from that live organization
+ * (`switchLinkId`: the sign-in link its session came in by, made for a switch): a sandbox session
+ * opened with a link of its own (an operator's, for a contractor testing the sandbox) never reaches
+ * the live organization. `NotFound` when a live organization has no sandbox yet. The only scope
+ * made here (this file is one of eslint.config.js's scope makers): the same access as `scope`, no key.
  */
-const scopeOfLinkedOrganization = (database: Database["Service"], scope: OrgScope): Effect.Effect<OrgScope, NotFound> =>
+const scopeOfLinkedOrganization = (
+  database: Database["Service"], scope: OrgScope, switchLinkId?: number,
+): Effect.Effect<OrgScope, NotFound | InvalidTransition> =>
   Effect.gen(function* () {
-    const [row] = yield* database.rows<{ id: string; currency: string }>(
-      `select l.id, l.currency from organizations o join organizations l on l.id = o.sandbox_of or l.sandbox_of = o.id where o.id = ?`,
-      [scope.organizationId],
+    const [row] = yield* database.rows<{ id: string; currency: string; to_live: boolean; switched: boolean }>(
+      `select l.id, l.currency, l.id = o.sandbox_of as to_live,
+         exists (select 1 from developer_sign_in_links k where k.id = ? and k.organization_id = o.id and k.requested_by = 'switch') as switched
+       from organizations o join organizations l on l.id = o.sandbox_of or l.sandbox_of = o.id where o.id = ?`,
+      [switchLinkId ?? null, scope.organizationId],
     );
     if (row === undefined) return yield* new NotFound();
+    if (row.to_live && !row.switched) return yield* notSwitchedFromLive();
     return authenticatedScope({ organizationId: Number(row.id), access: scope.access, currency: row.currency, apiKeyId: 0 });
   });
 
@@ -68,8 +78,12 @@ export class Sandboxes extends Context.Service<
      * `InvalidTransition`. Should seeding ever have failed after the row was made, opening seeds it.
      */
     readonly open: (liveScope: OrgScope) => Effect.Effect<{ readonly id: number; readonly created: boolean }, InvalidTransition>;
-    /** The scope of the linked organization (see `scopeOfLinkedOrganization`); `NotFound` for a live organization without a sandbox. */
-    readonly linkedScope: (scope: OrgScope) => Effect.Effect<OrgScope, NotFound>;
+    /**
+     * The scope of the linked organization (see `scopeOfLinkedOrganization`): a live organization's
+     * sandbox (`NotFound` without one); a sandbox's live organization only with `switchLinkId`, the
+     * link of a session opened by a switch from it (`InvalidTransition` otherwise).
+     */
+    readonly linkedScope: (scope: OrgScope, switchLinkId?: number) => Effect.Effect<OrgScope, NotFound | InvalidTransition>;
     /**
      * Deletes a sandbox's business data (events, dishes, proposals, invoices, clients, recipes,
      * ingredients, idempotency keys) and seeds the demo data again, in one transaction; its keys,
@@ -119,7 +133,8 @@ export class Sandboxes extends Context.Service<
           );
           return { id: sandboxScope.organizationId, created: inserted !== undefined };
         })),
-        linkedScope: traced("Sandboxes.linkedScope")((scope: OrgScope) => scopeOfLinkedOrganization(database, scope)),
+        linkedScope: traced("Sandboxes.linkedScope")((scope: OrgScope, switchLinkId?: number) =>
+          scopeOfLinkedOrganization(database, scope, switchLinkId)),
         reset: traced("Sandboxes.reset")((sandboxScope: OrgScope) =>
           orgSql(database, sandboxScope).transaction((tx) =>
             Effect.gen(function* () {
