@@ -166,3 +166,73 @@ describe("seedBulk", () => {
     expect(await countsOf(other)).toEqual({ clients: 0, events: 0, invoices: 0, lines: 0 });
   });
 });
+
+/** Rows of `table` in the organization whose `created_at` is earlier than the row before them by id, and ties. */
+const orderOf = async (table: "clients" | "events", organizationId: number) => {
+  const [row] = await query<{ earlier: string; ties: string }>(
+    `select count(*) filter (where created_at < previous) as earlier, count(*) filter (where created_at = previous) as ties
+     from (select created_at, lag(created_at) over (order by id) as previous from ${table} where organization_id = ?) t`,
+    [organizationId],
+  );
+  return { earlier: Number(row!.earlier), ties: Number(row!.ties) };
+};
+
+describe("seedBulk in several chunks", () => {
+  it("writes chunks side by side, ids still rising with created_at, each events chunk linked to its share of the clients", async () => {
+    const org = await createOrganization(db, "Chunked Catering");
+    const reports: Record<string, number[]> = {};
+    await seedBulk(org.id, { events: 120_000, clients: 60_000, invoices: 0 }, (label, done) => (reports[label] ??= []).push(done));
+    // A report per chunk, whichever of two ends first: clients in chunks of 50,000 and 10,000, events of 50,000, 50,000 and 20,000.
+    expect(reports["clients"]).toHaveLength(2);
+    expect(reports["clients"]!.at(-1)).toBe(60_000);
+    expect(reports["events"]).toHaveLength(3);
+    expect(reports["events"]!.at(-1)).toBe(120_000);
+    expect(await countsOf(org)).toEqual({ clients: 60_000, events: 120_000, invoices: 0, lines: 0 });
+    // Every tenth row ties with the one before, across chunk boundaries too; no row is earlier than its predecessor.
+    expect(await orderOf("clients", org.id)).toEqual({ earlier: 0, ties: 6_000 });
+    expect(await orderOf("events", org.id)).toEqual({ earlier: 0, ties: 12_000 });
+    const [links] = await query<{ foreign: string; linked: string; clients: string }>(
+      `select count(*) filter (where c.organization_id <> e.organization_id) as foreign, count(*) as linked, count(distinct c.id) as clients
+       from events e join clients c on c.id = e.client_id where e.organization_id = ?`,
+      [org.id],
+    );
+    expect(Number(links!.foreign)).toBe(0);
+    expect(Number(links!.linked)).toBeGreaterThan(80_000);
+    // Each chunk links to its own share of the clients (at most 20,000 of them), so together they reach most.
+    expect(Number(links!.clients)).toBeGreaterThan(30_000);
+  });
+
+  it("takes each chunk's ids from the sequence however far apart they come", async () => {
+    const org = await createOrganization(db, "Sparse Catering");
+    await query("alter sequence clients_id_seq increment by 3");
+    try {
+      await seedBulk(org.id, { events: 0, clients: 500, invoices: 0 });
+    } finally {
+      await query("alter sequence clients_id_seq increment by 1");
+    }
+    const [row] = await query<{ steps: string[] }>(
+      "select array_agg(distinct step) as steps from (select id - lag(id) over (order by id) as step from clients where organization_id = ?) s where step is not null",
+      [org.id],
+    );
+    expect(row!.steps).toEqual(["3"]);
+    expect(await orderOf("clients", org.id)).toEqual({ earlier: 0, ties: 50 });
+  });
+
+  it("leaves the checks to the foreign-key triggers where the tables have a trigger of their own", async () => {
+    const org = await createOrganization(db, "Triggered Catering");
+    await query(`create table seeded_rows (n bigint not null);
+      insert into seeded_rows values (0);
+      create function count_seeded_row() returns trigger language plpgsql as $$ begin update seeded_rows set n = n + 1; return new; end $$;
+      create trigger count_seeded_rows after insert on events for each row execute function count_seeded_row()`);
+    try {
+      await seedBulk(org.id, { events: 1_500, clients: 100, invoices: 0 });
+      // Under session_replication_role = replica the trigger would not have fired.
+      const [row] = await query<{ n: string }>("select n from seeded_rows");
+      expect(Number(row!.n)).toBe(1_500);
+    } finally {
+      await query("drop trigger count_seeded_rows on events; drop function count_seeded_row(); drop table seeded_rows");
+    }
+    expect(await countsOf(org)).toMatchObject({ clients: 100, events: 1_500 });
+    expect(await orderOf("events", org.id)).toEqual({ earlier: 0, ties: 150 });
+  });
+});

@@ -1,33 +1,52 @@
 import { randomBytes } from "node:crypto";
 import type { MikroORM } from "@mikro-orm/postgresql";
 import { EVENT_TYPES, type EventStatus, InvalidInput, type InvoiceStatus, type OrgScope } from "@platter/domain";
+import type pg from "pg";
 
 /**
  * Bulk seeding: large, realistic-looking data for one organization, fast. Every chunk is one
  * set-based `insert … select … from generate_series(…)` statement, so PostgreSQL generates the
  * rows itself and nothing crosses the wire but the statement.
  *
- * Each chunk is its own statement in autocommit, hence its own transaction: progress is visible to
- * other sessions as it happens, no transaction grows with the seed size, and an interrupted seed
- * leaves whole chunks behind (every invoice arrives together with its line items).
+ * Each chunk is its own transaction: progress is visible to other sessions as it happens, no
+ * transaction grows with the seed size, and an interrupted seed leaves whole chunks behind (every
+ * invoice arrives together with its line items).
  *
  * `created_at` is spread over the past three years, increasing with insertion order like real data
  * (ids and timestamps agree), with every tenth row sharing its predecessor's timestamp so that
  * lists must break ties by id.
+ *
+ * Clients and events, the large tables, spend most of their time in foreign-key triggers: one
+ * call per row and reference, about 60 % of an event's insert. Where the connection may set
+ * `session_replication_role` and the two tables have exactly the foreign keys their statements
+ * check and no trigger or rule of their own (`referenceChecks`), a chunk's transaction runs as
+ * `replica`, which skips those triggers, and its statement does their work once for the chunk: it
+ * locks the organization and the clients it links to `for key share`, as the triggers would, and
+ * takes their ids from the locked rows, so whatever it references exists and stays until it
+ * commits. Such chunks are written two at a time on two connections, each taking its ids from the
+ * table's sequence once the chunk before it has taken its own, so ids still rise with
+ * `created_at`. Elsewhere the triggers run, one chunk at a time. Events link to clients created
+ * around the same time (their chunk's share of the seed's clients), which keeps those locks few.
  */
 
+/** How many rows of each kind one bulk seed adds. */
 export interface BulkSeedOptions {
   readonly events: number;
   readonly clients: number;
   readonly invoices: number;
 }
 
+/** Called after each chunk: rows of `label` written so far, of `total`. */
 export type SeedProgress = (label: string, done: number, total: number) => void;
 
 const CHUNK_ROWS = { clients: 50_000, events: 50_000, invoices: 20_000 } as const;
+/** Chunks of clients or events written at once when their references are checked by statement. */
+const PARALLEL_CHUNKS = 2;
 const SPAN_MS = 3 * 365 * 24 * 60 * 60 * 1000;
-/** Events and invoices link to at most this many of the seed's newest clients/events: bounded memory. */
+/** Invoices link to at most this many of the seed's newest clients/events: bounded memory. */
 const LINK_POOL = 100_000;
+/** An events chunk links to at most this many clients (each locked for the chunk's transaction). */
+const CLIENTS_PER_EVENTS_CHUNK = 20_000;
 
 const FIRST_NAMES = [
   "Ada", "Alan", "Amara", "Anna", "Ben", "Chloe", "Daniel", "Elena", "Emma", "Farah", "Felix", "Grace", "Hana", "Hugo",
@@ -71,68 +90,76 @@ const pick = (array: string, length: number): string => `(${array})[1 + floor(ra
 /**
  * `created_at` of the row at ordinal `n` (0-based) of `total`: increasing with `n`, a
  * deterministic jitter inside each step, and rows with n % 10 = 9 tied to their predecessor.
- * Parameters: start timestamp, step ms, step ms.
+ * Parameters: start (ms since the epoch), step ms, step ms.
  */
-const CREATED_AT = `(?::timestamptz + ((p * ?::bigint) + (hashint8(p)::bigint & 2147483647) % ?::bigint) * interval '1 millisecond')`;
+const CREATED_AT = `to_timestamp((?::bigint + p * ?::bigint + (hashint8(p)::bigint & 2147483647) % ?::bigint) / 1000::float8)`;
 const TIED_ORDINAL = `(n - (n % 10 = 9)::int)`;
 
 interface Spread {
-  readonly start: string;
+  readonly startMs: number;
   readonly stepMs: number;
 }
 
 const spreadOver = (total: number, end: number): Spread => ({
-  start: new Date(end - SPAN_MS).toISOString(),
+  startMs: end - SPAN_MS,
   stepMs: Math.max(1, Math.floor(SPAN_MS / Math.max(total, 1))),
 });
 
+/**
+ * The id of the row at ordinal `n`: the chunk's first reserved id plus its offset, or its entry in
+ * the reserved list when another session's insert took ids in between. Parameters: list, first
+ * ordinal, first id, first ordinal.
+ */
+const RESERVED_ID = "coalesce((?::bigint[])[n - ?::bigint + 1], ?::bigint + (n - ?::bigint))";
+
+/** The organization, locked as a foreign-key check would lock it. Parameter: its id. */
+const LOCKED_ORGANIZATION = "(select id from organizations where id = ? for key share) o";
+
 const CLIENTS_SQL = `
-  insert into clients (organization_id, name, email, phone, company, created_at)
-  select ?, r.first || ' ' || r.last,
+  insert into clients (id, organization_id, name, email, phone, company, created_at)
+  select r.id, o.id, r.first || ' ' || r.last,
     case when r.u < 0.9 then lower(replace(r.first || '.' || r.last, ' ', '')) || r.n || '@' || ${pick(textArray(EMAIL_DOMAINS), EMAIL_DOMAINS.length)} end,
     case when r.u < 0.8 then '+44 7' || lpad(floor(random() * 1000)::int::text, 3, '0') || ' ' || lpad(floor(random() * 1000000)::int::text, 6, '0') end,
     case when r.u < 0.45 then ${pick(textArray(COMPANIES), COMPANIES.length)} end,
     r.created_at
   from (
-    select n, ${CREATED_AT} as created_at, random() as u,
+    select n, ${RESERVED_ID} as id, ${CREATED_AT} as created_at, random() as u,
       ${pick(textArray(FIRST_NAMES), FIRST_NAMES.length)} as first, ${pick(textArray(LAST_NAMES), LAST_NAMES.length)} as last
     from generate_series(?::bigint, ?::bigint) n, lateral (select ${TIED_ORDINAL} as p) t
     offset 0
-  ) r`;
+  ) r, ${LOCKED_ORGANIZATION}`;
 
 const EVENT_TYPE_LIST = textArray(EVENT_TYPES);
 const EVENT_LABEL_LIST = textArray(EVENT_TYPES.map((type) => EVENT_LABELS[type]));
 
-/** Events are booked one week to eighteen months ahead of their creation. */
-const EVENT_DATE = "(r.created_at + r.lead_days * interval '1 day')::date";
-
 const EVENTS_SQL = `
   with seed_clients as materialized (
-    select array_agg(id) as ids
-    from (select id from clients where organization_id = ? and id > ? order by id desc limit ${LINK_POOL}) c
+    select coalesce(array_agg(id), '{}') as ids
+    from (select id from clients where organization_id = ? and id between ? and ? for key share) c
   )
-  insert into events (organization_id, client_id, name, event_date, guests, price_per_head_minor, event_type, status, created_at)
-  select ?,
+  insert into events (id, organization_id, client_id, name, event_date, guests, price_per_head_minor, event_type, status, created_at)
+  select r.id, o.id,
     case when random() < 0.75 then c.ids[1 + floor(random() * cardinality(c.ids))::int] end,
     r.last || ' ' || case when r.typed then (${EVENT_LABEL_LIST})[r.type_index] else 'Event' end,
-    case when r.dated then ${EVENT_DATE} end,
+    case when r.dated then r.event_date end,
     case when random() < 0.97 then 8 + floor(power(random(), 2) * 492)::int end,
     case when random() < 0.95 then 2500 + floor(random() * 300)::int * 50 end,
     case when r.typed then (${EVENT_TYPE_LIST})[r.type_index] end,
     case
-      when r.dated and ${EVENT_DATE} < current_date then case when r.u < 0.88 then ${eventStatus("completed")} else ${eventStatus("cancelled")} end
+      when r.dated and r.event_date < current_date then case when r.u < 0.88 then ${eventStatus("completed")} else ${eventStatus("cancelled")} end
       when r.u < 0.05 then ${eventStatus("cancelled")}
       else ${pick(textArray(UPCOMING_STATUSES), UPCOMING_STATUSES.length)}
     end,
     r.created_at
   from (
-    select n, ${CREATED_AT} as created_at, random() as u, random() < 0.98 as dated, random() < 0.96 as typed,
+    select n, ${RESERVED_ID} as id, s.created_at, random() as u, random() < 0.98 as dated, random() < 0.96 as typed,
+      -- Booked one week to eighteen months ahead of its creation.
+      s.created_at::date + (7 + floor(random() * 540)::int) as event_date,
       1 + floor(random() * ${EVENT_TYPES.length})::int as type_index,
-      7 + floor(random() * 540)::int as lead_days,
       ${pick(textArray(LAST_NAMES), LAST_NAMES.length)} as last
-    from generate_series(?::bigint, ?::bigint) n, lateral (select ${TIED_ORDINAL} as p) t
+    from generate_series(?::bigint, ?::bigint) n, lateral (select ${TIED_ORDINAL} as p) t, lateral (select ${CREATED_AT} as created_at) s
     offset 0
-  ) r, seed_clients c`;
+  ) r, ${LOCKED_ORGANIZATION}, seed_clients c`;
 
 /**
  * One statement per invoice chunk: the invoices, then their 1–5 line items joined back by the
@@ -222,6 +249,148 @@ const inChunks = async (
   }
 };
 
+/**
+ * How a chunk of clients or events has its references checked: by its own statement, once per
+ * chunk, with the per-row foreign-key triggers skipped (`replica`); or by those triggers.
+ */
+type ReferenceChecks = "by statement" | "by triggers";
+
+/** The foreign keys of clients and events, each of which the statements check themselves. */
+const CHECKED_FOREIGN_KEYS = [
+  "clients FOREIGN KEY (organization_id) REFERENCES organizations(id)",
+  "events FOREIGN KEY (client_id) REFERENCES clients(id)",
+  "events FOREIGN KEY (organization_id) REFERENCES organizations(id)",
+];
+
+/**
+ * "by statement" where the connection may set `session_replication_role` and clients and events
+ * have exactly `CHECKED_FOREIGN_KEYS` and no trigger or rule of their own (which `replica` would
+ * skip as well); "by triggers" anywhere else.
+ */
+const referenceChecks = async (orm: MikroORM): Promise<ReferenceChecks> => {
+  const connection = orm.em.getConnection();
+  const [role] = await connection.execute<{ superuser: boolean; version: number }[]>(
+    "select current_setting('is_superuser') = 'on' as superuser, current_setting('server_version_num')::int as version",
+  );
+  let mayReplicate = role?.superuser === true;
+  if (!mayReplicate && (role?.version ?? 0) >= 150_000) {
+    const [grant] = await connection.execute<{ granted: boolean }[]>(
+      "select has_parameter_privilege('session_replication_role', 'SET') as granted",
+    );
+    mayReplicate = grant?.granted === true;
+  }
+  if (!mayReplicate) return "by triggers";
+  const [schema] = await connection.execute<{ keys: string[]; others: string }[]>(
+    `select array(
+       select conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) from pg_constraint
+       where contype = 'f' and conrelid in ('clients'::regclass, 'events'::regclass)
+     ) as keys,
+     (select count(*) from pg_trigger where tgrelid in ('clients'::regclass, 'events'::regclass) and not tgisinternal)
+       + (select count(*) from pg_rewrite where ev_class in ('clients'::regclass, 'events'::regclass)) as others`,
+  );
+  const keys = [...(schema?.keys ?? [])].sort();
+  const expected = Number(schema?.others) === 0 && JSON.stringify(keys) === JSON.stringify(CHECKED_FOREIGN_KEYS);
+  return expected ? "by statement" : "by triggers";
+};
+
+/** Runs `body` in a transaction of its own on a connection of the pool. */
+const inTransaction = async <A>(pool: pg.Pool, checks: ReferenceChecks, body: (client: pg.PoolClient) => Promise<A>): Promise<A> => {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query(checks === "by statement" ? "begin; set local session_replication_role = replica" : "begin");
+    const result = await body(client);
+    await client.query("commit");
+    return result;
+  } catch (error) {
+    broken = await client.query("rollback").then(() => false, () => true);
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+};
+
+/** Ids taken from a table's sequence for one chunk: the first, and the whole list if they are not consecutive. */
+interface ReservedIds {
+  readonly first: number;
+  readonly list: string | null;
+}
+
+const reserveIds = async (client: pg.PoolClient, table: "clients" | "events", count: number): Promise<ReservedIds> => {
+  const { rows } = await client.query<{ first: string; list: string[] | null }>(
+    `with sequence as materialized (select pg_get_serial_sequence($1, 'id')::regclass as id),
+     taken as materialized (select nextval(sequence.id) as id from sequence, generate_series(1, $2::int))
+     select min(id) as first,
+       case when max(id) - min(id) + 1 <> $2::int then (select array_agg(id order by id) from taken) end as list
+     from taken`,
+    [table, count],
+  );
+  const { first, list } = rows[0]!;
+  return { first: Number(first), list: list === null ? null : `{${list.join(",")}}` };
+};
+
+/** One chunk of clients or events: its ordinals and its reserved ids. */
+interface Chunk {
+  readonly first: number;
+  readonly last: number;
+  readonly ids: ReservedIds;
+}
+
+/**
+ * Writes `total` rows of `table`, a chunk per transaction, two chunks at once when checked "by
+ * statement" (else one). Each chunk reserves its ids once the chunk before it has reserved its
+ * own, so ids rise with the ordinals across chunks. After a failure no new chunk starts, and the
+ * first error is thrown once the chunks under way have ended. `insert` answers the rows it wrote.
+ */
+const writeChunks = async (
+  pool: pg.Pool,
+  checks: ReferenceChecks,
+  table: "clients" | "events",
+  total: number,
+  insert: (client: pg.PoolClient, chunk: Chunk) => Promise<number>,
+  onProgress: SeedProgress | undefined,
+): Promise<void> => {
+  let next = 0;
+  let done = 0;
+  let failure: { readonly error: unknown } | undefined;
+  let previousReserved = Promise.resolve();
+  const worker = async () => {
+    while (next < total && failure === undefined) {
+      const first = next;
+      const last = Math.min(total, first + CHUNK_ROWS[table]) - 1;
+      next = last + 1;
+      const turn = previousReserved;
+      let reserved!: () => void;
+      previousReserved = new Promise((resolve) => (reserved = resolve));
+      try {
+        await inTransaction(pool, checks, async (client) => {
+          await turn;
+          const ids = await reserveIds(client, table, last - first + 1);
+          reserved();
+          const written = await insert(client, { first, last, ids });
+          // Only "by statement": the organization was gone, so its join gave no rows.
+          if (written !== last - first + 1) throw new Error(`${table}: wrote ${written} rows of ${last - first + 1}`);
+        });
+        done += last - first + 1;
+        onProgress?.(table, done, total);
+      } catch (error) {
+        failure ??= { error };
+      } finally {
+        reserved();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: checks === "by statement" ? PARALLEL_CHUNKS : 1 }, worker));
+  if (failure !== undefined) throw failure.error;
+};
+
+/** Rows written by `sql` (with `?` placeholders, numbered here) on `client`. */
+const rowsWritten = async (client: pg.PoolClient, sql: string, params: readonly unknown[]): Promise<number> => {
+  let position = 0;
+  const result = await client.query(sql.replace(/\?/g, () => `$${++position}`), [...params]);
+  return result.rowCount ?? 0;
+};
+
 const checkOptions = (options: BulkSeedOptions): void => {
   for (const key of ["events", "clients", "invoices"] as const) {
     const value = options[key];
@@ -242,17 +411,33 @@ export const seedBulk = async (orm: MikroORM, scope: OrgScope, options: BulkSeed
   const end = Date.now();
   const clientsAbove = await highestId(orm, "clients");
   const eventsAbove = await highestId(orm, "events");
+  const pool = await orm.em.getConnection().getNativeClient();
+  const checks = await referenceChecks(orm);
 
   const clients = spreadOver(options.clients, end);
-  await inChunks("clients", options.clients, CHUNK_ROWS.clients, (first, last) =>
-    run(orm, CLIENTS_SQL, [org, clients.start, clients.stepMs, clients.stepMs, first, last]), onProgress);
-
-  const events = spreadOver(options.events, end);
-  await inChunks("events", options.events, CHUNK_ROWS.events, (first, last) =>
-    run(orm, EVENTS_SQL, [
-      org, clientsAbove, org,
-      events.start, events.stepMs, events.stepMs, first, last,
+  await writeChunks(pool, checks, "clients", options.clients, (client, chunk) =>
+    rowsWritten(client, CLIENTS_SQL, [
+      chunk.ids.list, chunk.first, chunk.ids.first, chunk.first,
+      clients.startMs, clients.stepMs, clients.stepMs, chunk.first, chunk.last, org,
     ]), onProgress);
+
+  // Each events chunk links to its share of this seed's clients, in id (so creation) order.
+  const [range] = await orm.em.getConnection().execute<{ low: string | null; high: string | null }[]>(
+    "select min(id) as low, max(id) as high from clients where organization_id = ? and id > ?",
+    [org, clientsAbove],
+  );
+  const low = Number(range?.low ?? 0);
+  const span = range?.high == null ? 0 : Number(range.high) - low + 1;
+  const events = spreadOver(options.events, end);
+  await writeChunks(pool, checks, "events", options.events, (client, chunk) => {
+    const from = low + Math.floor((chunk.first * span) / options.events);
+    const to = Math.min(low + Math.ceil(((chunk.last + 1) * span) / options.events) - 1, from + CLIENTS_PER_EVENTS_CHUNK - 1);
+    return rowsWritten(client, EVENTS_SQL, [
+      org, from, to,
+      chunk.ids.list, chunk.first, chunk.ids.first, chunk.first,
+      chunk.first, chunk.last, events.startMs, events.stepMs, events.stepMs, org,
+    ]);
+  }, onProgress);
 
   if (options.invoices > 0) {
     const batch = await freshInvoiceBatch(orm, org);
@@ -260,7 +445,7 @@ export const seedBulk = async (orm: MikroORM, scope: OrgScope, options: BulkSeed
     await inChunks("invoices", options.invoices, CHUNK_ROWS.invoices, (first, last) =>
       run(orm, INVOICES_SQL, [
         org, eventsAbove, org, clientsAbove,
-        batch, invoices.start, invoices.stepMs, invoices.stepMs, first, last,
+        batch, invoices.startMs, invoices.stepMs, invoices.stepMs, first, last,
         org, org, org,
       ]), onProgress);
   }
