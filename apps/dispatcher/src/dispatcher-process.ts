@@ -104,7 +104,11 @@ const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime,
   const sweep = async () => {
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       const pruned = await runtime.runPromise(Housekeeping.use((h) => h.pruneDeliveryHistory(config.retentionMs, HISTORY_BATCH)));
-      if (pruned.deliveries < HISTORY_BATCH && pruned.messages < HISTORY_BATCH) return;
+      if (pruned.deliveries < HISTORY_BATCH && pruned.messages < HISTORY_BATCH) break;
+    }
+    // Endpoint notices go after the same retention, once the operator's copy has settled.
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneNotices(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) return;
     }
   };
   // A sweep still running when the next is due just goes on: sweeps never pile up.

@@ -25,6 +25,12 @@ export class Housekeeping extends Context.Service<
      * entry for retention's sake.
      */
     readonly pruneDeliveryHistory: (retentionMs: number, batchSize: number) => Effect.Effect<HistoryPruned>;
+    /**
+     * Removes up to `batchSize` endpoint notices created longer than `retentionMs` ago whose
+     * operator delivery has settled, except the one an endpoint's page still shows (the latest of
+     * the endpoint's current stage). Returns how many.
+     */
+    readonly pruneNotices: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
   }
 >()("platter/persistence/Housekeeping") {
   static readonly layer = Layer.effect(
@@ -54,6 +60,24 @@ export class Housekeeping extends Context.Service<
             [cutoff, batchSize],
           );
           return { deliveries: pruned?.deliveries ?? 0, messages: pruned?.messages ?? 0 };
+        })),
+        pruneNotices: traced("Housekeeping.pruneNotices")(Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
+          const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
+          const [pruned] = yield* rows<{ n: number }>(
+            `with doomed as (
+               select n.id from endpoint_notices n
+               where n.created_at < ?::timestamptz and n.operator_status <> 'pending'
+                 and not exists (
+                   select 1 from webhook_endpoints w
+                   where w.id = n.endpoint_id and w.notice_stage = n.kind
+                     and n.id = (select max(m.id) from endpoint_notices m where m.endpoint_id = n.endpoint_id and m.kind = n.kind)
+                 )
+               order by n.id limit ? for update skip locked
+             ), removed as (delete from endpoint_notices n using doomed where n.id = doomed.id returning 1)
+             select count(*)::int as n from removed`,
+            [cutoff, batchSize],
+          );
+          return pruned?.n ?? 0;
         })),
       });
     }),
