@@ -71,7 +71,25 @@ describe("loadDispatcherConfig", () => {
     });
   });
 
+  it("reads the operator channel: none by default; URL, secret and its own slots together", () => {
+    const none = loadDispatcherConfig({});
+    expect(none.operatorWebhook).toBeUndefined();
+    expect(none).toMatchObject({ disableNoticeMs: 24 * 60 * 60 * 1000, notifyOperator: false });
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    expect(loadDispatcherConfig({ OPERATOR_WEBHOOK_URL: "https://ops.example/platter", OPERATOR_WEBHOOK_SECRET: secret, WEBHOOK_DISABLE_NOTICE: "2d" }))
+      .toMatchObject({
+        operatorWebhook: { url: "https://ops.example/platter", secret, concurrency: 4 }, notifyOperator: true, disableNoticeMs: 2 * 24 * 60 * 60 * 1000,
+      });
+  });
+
   it.each([
+    [{ OPERATOR_WEBHOOK_URL: "https://ops.example/platter" }, /^OPERATOR_WEBHOOK_URL and OPERATOR_WEBHOOK_SECRET must be set together/],
+    [{ OPERATOR_WEBHOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }, /^OPERATOR_WEBHOOK_URL and OPERATOR_WEBHOOK_SECRET must be set together/],
+    [{ OPERATOR_WEBHOOK_URL: "ftp://ops.example", OPERATOR_WEBHOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }, /^OPERATOR_WEBHOOK_URL must be an http\(s\) URL/],
+    [{ OPERATOR_WEBHOOK_URL: "https://ops.example", OPERATOR_WEBHOOK_SECRET: "whsec_short" }, /^OPERATOR_WEBHOOK_SECRET must be a Standard Webhooks secret/],
+    [{ OPERATOR_WEBHOOK_URL: "https://ops.example", OPERATOR_WEBHOOK_SECRET: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }, /^OPERATOR_WEBHOOK_SECRET must be a Standard Webhooks secret/],
+    [{ OPERATOR_WEBHOOK_URL: "https://ops.example", OPERATOR_WEBHOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", OPERATOR_WEBHOOK_CONCURRENCY: "0" }, /^OPERATOR_WEBHOOK_CONCURRENCY must be an integer between 1 and 64/],
+    [{ WEBHOOK_DISABLE_NOTICE: "soon" }, /^WEBHOOK_DISABLE_NOTICE must be a duration/],
     [{ WEBHOOK_RETRY_SCHEDULE: "0s,soon" }, /^WEBHOOK_RETRY_SCHEDULE must be durations/],
     [{ WEBHOOK_TIMEOUT: "15" }, /^WEBHOOK_TIMEOUT must be a duration/],
     [{ WEBHOOK_TIMEOUT: "0s" }, /^WEBHOOK_TIMEOUT must be at least 1ms/],

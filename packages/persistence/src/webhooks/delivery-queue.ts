@@ -411,7 +411,7 @@ export const RECORD = `with r as materialized (select * from jsonb_to_recordset(
   insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, disables_at, operator_status)
   select c.organization_id, c.id, c.notice_stage,
     case c.notice_stage
-      when 'failing' then c.consecutive_failures || ' failed attempts in a row, so its circuit is open'
+      when 'failing' then c.consecutive_failures || case when c.consecutive_failures = 1 then ' failed attempt' else ' failed attempts' end || ' in a row, so its circuit is open'
       when 'disabling_soon' then 'every delivery has failed since ' || ${isoTimestamp("c.failing_since")} ||
         ', and the failure window disables it unless one succeeds'
       else c.disabled_reason end,
