@@ -37,7 +37,7 @@ describe("operational notices in the Developer area", () => {
   it("shows a banner per endpoint with an active notice on the Webhooks list, its text escaped", async () => {
     const page = await getPage("/webhooks");
     expect(banners(page)).toEqual(["failing", "disabling_soon", "disabled"]);
-    expect(page).toContain("1 failed attempts in a row, so its circuit is open");
+    expect(page).toContain("1 failed attempt in a row, so its circuit is open");
     expect(page).toMatch(/About to be disabled at <time[^>]*>/);
     expect(page).toContain("because endpoint answered 410 Gone");
     expect(page).not.toContain("<img src=x");
