@@ -1,5 +1,5 @@
 import Router from "@koa/router";
-import { ApiKeys, RequestLogs, Sandbox } from "@platter/application";
+import { ApiKeys, DeveloperAreaSessions, RequestLogs, Sandbox } from "@platter/application";
 import {
   ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
   parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES,
@@ -114,8 +114,9 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     redirect(ctx, "/api-keys");
   });
 
+  // Signing out ends this session, audited like ending it from the Sessions page.
   post("/sign-out", async (ctx, _form, session) => {
-    await run(ctx, DeveloperSessions.use((all) => all.signOut(session)));
+    await run(ctx, DeveloperAreaSessions.end(session, session.sessionId));
     clearSessionCookie(ctx, settings.cookies);
     redirect(ctx, "/signed-out");
   });

@@ -106,6 +106,20 @@ describe("a sign-in link", () => {
     expect((await useLink(area, link)).status).toBe(303);
   });
 
+  it("signs out from the header by ending the session, audited as the session's own end", async () => {
+    const session = await signIn(area, await area.link(org.id));
+    const [row] = await area.db.orm.em.getConnection().execute<Array<{ id: string }>>(
+      "select id from developer_sessions where organization_id = ? and ended_at is null order by id desc limit 1", [org.id],
+    );
+    const signedOut = await postForm(area, "/sign-out", { form_token: session.formToken }, { cookie: session.cookie });
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.headers.get("location")).toBe("/signed-out");
+    expect((await fetch(`${area.origin}/api-keys`, { headers: { cookie: session.cookie }, redirect: "manual" })).status).toBe(401);
+    expect(await area.db.orm.em.getConnection().execute(
+      "select action, session_id from audit_log where subject = ?", [`developer_session ${row!.id}`],
+    )).toEqual([{ action: "developer_session.ended", session_id: row!.id }]);
+  });
+
   it("is not used up by a link checker's HEAD", async () => {
     const link = await area.link(org.id);
     const checked = await fetch(link, { method: "HEAD", redirect: "manual" });

@@ -63,6 +63,8 @@ const LIVE = "k.revoked_at is null and (k.expires_at is null or k.expires_at > n
 
 /** `last_used_at` is written at most once a minute per key and process: authentication stays one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** Keys whose last mark a process remembers at most. */
+const LAST_USED_KEYS_HELD = 100_000;
 
 /** Whether the scope's organization is a sandbox (its keys are `platter_test_…`) or live. */
 const environmentOf = (org: OrgSql): Effect.Effect<KeyEnvironment> =>
@@ -111,6 +113,8 @@ export class ApiKeyRepository extends Context.Service<
       const touch = (scope: OrgScope) => {
         const now = Date.now();
         if (now - (lastWritten.get(scope.apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+        // Bounded: past this many keys the marks start over (at worst one more write per key that minute).
+        if (lastWritten.size >= LAST_USED_KEYS_HELD) lastWritten.clear();
         lastWritten.set(scope.apiKeyId, now);
         // Fire and forget: a lost timestamp must never fail the request it describes.
         Effect.runFork(
