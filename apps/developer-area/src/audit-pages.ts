@@ -1,5 +1,6 @@
 import { AUDIT_ACTOR_KINDS, type AuditActorKind, type AuditLogFilter, type ListPage } from "@platter/domain";
 import type { AuditEntry } from "@platter/persistence";
+import { filterFormEnd } from "./filter-fields.ts";
 import { html, type HtmlValue } from "./html.ts";
 import { type SignedIn, signedInPage } from "./layout.ts";
 import { when } from "./pages.ts";
@@ -83,12 +84,7 @@ const filterForm = (state: AuditPageState) => {
         <label for="filter-to">To <span class="hint-inline">(UTC, included)</span></label>
         <input id="filter-to" name="to" type="date" value="${value("to", dayOf(state.filter.to, true))}">
       </div>
-      <div class="filter-actions">
-        <button type="submit" class="button button-primary">Apply</button>
-        <a class="button button-quiet" href="/audit-log">Clear</a>
-      </div>
-    </form>
-    ${state.error === undefined ? "" : html`<p class="field-error" role="alert">${state.error}</p>`}`;
+      ${filterFormEnd("/audit-log", state.error)}`;
 };
 
 /** The audit log: the filter form, one page of entries, and the link to older ones. */

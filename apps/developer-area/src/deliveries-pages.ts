@@ -3,6 +3,7 @@ import {
 } from "@platter/domain";
 import type { AttemptView, DeliveryLogEntry, MessageView, WebhookEndpointView } from "@platter/persistence";
 import { RESPONSE_BODY_BYTES } from "@platter/webhooks";
+import { filterFormEnd, localTime, queryString, utcTimeRangeFields } from "./filter-fields.ts";
 import { html, type HtmlValue } from "./html.ts";
 import { formTokenField, type SignedIn, signedInPage } from "./layout.ts";
 import { when } from "./pages.ts";
@@ -17,21 +18,9 @@ const STATUS_LABEL: Readonly<Record<DeliveryStatus, string>> = { pending: "Pendi
 
 const statusBadge = (status: DeliveryStatus) => html`<span class="badge badge-${status}">${STATUS_LABEL[status]}</span>`;
 
-/** A filter as the form's fields hold it: the times as a `datetime-local` field shows them (UTC). */
-const localTime = (iso: string | undefined) => (iso === undefined ? "" : iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 23));
-
 /** The query string of `filter` (and `extra`), for links that keep it. */
-export const filterQuery = (filter: DeliveryLogFilter, extra: Readonly<Record<string, string>> = {}): string => {
-  const params = new URLSearchParams();
-  if (filter.status !== undefined) params.set("status", filter.status);
-  if (filter.eventType !== undefined) params.set("type", filter.eventType);
-  if (filter.endpointId !== undefined) params.set("endpoint", String(filter.endpointId));
-  if (filter.from !== undefined) params.set("from", localTime(filter.from));
-  if (filter.to !== undefined) params.set("to", localTime(filter.to));
-  for (const [name, value] of Object.entries(extra)) params.set(name, value);
-  const text = params.toString();
-  return text === "" ? "" : `?${text}`;
-};
+export const filterQuery = (filter: DeliveryLogFilter, extra: Readonly<Record<string, string>> = {}): string =>
+  queryString({ status: filter.status, type: filter.eventType, endpoint: filter.endpointId, from: filter.from, to: filter.to, ...extra });
 
 /** The path of a message's page. */
 export const messagePath = (envelopeId: string): string => `/deliveries/${envelopeId}`;
@@ -100,20 +89,8 @@ const filterForm = (state: LogPageState) => {
             endpointLabel(state.endpoints.find((endpoint) => String(endpoint.id) === id)!))}
         </select>
       </div>
-      <div class="field">
-        <label for="filter-from">From <span class="hint-inline">(UTC)</span></label>
-        <input id="filter-from" name="from" type="datetime-local" step="1" value="${value("from", localTime(state.filter.from))}">
-      </div>
-      <div class="field">
-        <label for="filter-to">To <span class="hint-inline">(UTC)</span></label>
-        <input id="filter-to" name="to" type="datetime-local" step="1" value="${value("to", localTime(state.filter.to))}">
-      </div>
-      <div class="filter-actions">
-        <button type="submit" class="button button-primary">Apply</button>
-        <a class="button button-quiet" href="/deliveries">Clear</a>
-      </div>
-    </form>
-    ${state.error === undefined ? "" : html`<p class="field-error" role="alert">${state.error}</p>`}`;
+      ${utcTimeRangeFields(value("from", localTime(state.filter.from)), value("to", localTime(state.filter.to)))}
+      ${filterFormEnd("/deliveries", state.error)}`;
 };
 
 const logRow = (entry: DeliveryLogEntry) => html`<tr>

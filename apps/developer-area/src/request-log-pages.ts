@@ -1,5 +1,6 @@
 import { type ListPage, REQUEST_LOG_ROUTES, type RequestLogEntry, type RequestLogFilter, STATUS_CLASSES } from "@platter/domain";
 import type { ApiKeyView } from "@platter/persistence";
+import { filterFormEnd, localTime, queryString, utcTimeRangeFields } from "./filter-fields.ts";
 import { html } from "./html.ts";
 import { type SignedIn, signedInPage } from "./layout.ts";
 import { when } from "./pages.ts";
@@ -24,21 +25,11 @@ export interface RequestLogPageState {
   readonly retentionDays: number;
 }
 
-const localTime = (iso: string | undefined) => (iso === undefined ? "" : iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 23));
-
 /** The query string of `filter` (and `extra`), for links that keep it. */
-const filterQuery = (filter: RequestLogFilter, extra: Readonly<Record<string, string>> = {}): string => {
-  const params = new URLSearchParams();
-  if (filter.keyId !== undefined) params.set("key", String(filter.keyId));
-  if (filter.statusClass !== undefined) params.set("status", filter.statusClass);
-  if (filter.route !== undefined) params.set("route", filter.route);
-  if (filter.requestId !== undefined) params.set("request", filter.requestId);
-  if (filter.from !== undefined) params.set("from", localTime(filter.from));
-  if (filter.to !== undefined) params.set("to", localTime(filter.to));
-  for (const [name, value] of Object.entries(extra)) params.set(name, value);
-  const text = params.toString();
-  return text === "" ? "" : `?${text}`;
-};
+const filterQuery = (filter: RequestLogFilter, extra: Readonly<Record<string, string>> = {}): string =>
+  queryString({
+    key: filter.keyId, status: filter.statusClass, route: filter.route, request: filter.requestId, from: filter.from, to: filter.to, ...extra,
+  });
 
 const option = (value: string, label: string, chosen: string) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${label}</option>`;
 
@@ -72,20 +63,8 @@ const filterForm = (state: RequestLogPageState) => {
           ${REQUEST_LOG_ROUTES.map((route) => option(route, route, value("route", state.filter.route)))}
         </select>
       </div>
-      <div class="field">
-        <label for="filter-from">From <span class="hint-inline">(UTC)</span></label>
-        <input id="filter-from" name="from" type="datetime-local" step="1" value="${value("from", localTime(state.filter.from))}">
-      </div>
-      <div class="field">
-        <label for="filter-to">To <span class="hint-inline">(UTC)</span></label>
-        <input id="filter-to" name="to" type="datetime-local" step="1" value="${value("to", localTime(state.filter.to))}">
-      </div>
-      <div class="filter-actions">
-        <button type="submit" class="button button-primary">Apply</button>
-        <a class="button button-quiet" href="/requests">Clear</a>
-      </div>
-    </form>
-    ${state.error === undefined ? "" : html`<p class="field-error" role="alert">${state.error}</p>`}`;
+      ${utcTimeRangeFields(value("from", localTime(state.filter.from)), value("to", localTime(state.filter.to)))}
+      ${filterFormEnd("/requests", state.error)}`;
 };
 
 const row = (entry: RequestLogEntry, keys: ReadonlyArray<ApiKeyView>) => {

@@ -2,7 +2,7 @@ import { Result, Schema } from "effect";
 import { CursorId, CursorTimestamp } from "./cursor-keys.ts";
 import { InvalidInput } from "./errors.ts";
 import type { Listing } from "./pagination.ts";
-import type { FilterQuery } from "./webhooks/delivery-log.ts";
+import { type FilterQuery, filterValue } from "./webhooks/delivery-log.ts";
 
 /**
  * An organization's audit log as its readers page through it: newest first, filtered by action,
@@ -48,21 +48,16 @@ const dayStart = (text: string): string | undefined => {
   return Number.isNaN(time) || new Date(time).toISOString() !== iso ? undefined : iso;
 };
 
-const first = (query: FilterQuery, name: string): string => {
-  const value = query[name];
-  return (typeof value === "string" ? value : value?.[0] ?? "").trim();
-};
-
 /**
  * Reads the audit log's filter from a query string: `action` (an action's shape; whether the log
  * holds it is the reader's check), `actor` (`session` or `operator`), `from` and `to` (days,
  * `YYYY-MM-DD`, UTC, both included). A bad value is `InvalidInput` naming the field.
  */
 export const parseAuditLogFilter = (query: FilterQuery): Result.Result<AuditLogFilter, InvalidInput> => {
-  const action = first(query, "action");
-  const actor = first(query, "actor");
-  const from = first(query, "from");
-  const to = first(query, "to");
+  const action = filterValue(query, "action");
+  const actor = filterValue(query, "actor");
+  const from = filterValue(query, "from");
+  const to = filterValue(query, "to");
   if (action !== "" && !ACTION.test(action)) return Result.fail(new InvalidInput({ message: "action must be one of the actions in the log" }));
   if (actor !== "" && !(AUDIT_ACTOR_KINDS as ReadonlyArray<string>).includes(actor)) {
     return Result.fail(new InvalidInput({ message: "actor must be session or operator" }));

@@ -3,7 +3,7 @@ import { CursorId, CursorTimestamp } from "./cursor-keys.ts";
 import { InvalidInput } from "./errors.ts";
 import { parseRecordId } from "./input.ts";
 import type { Listing } from "./pagination.ts";
-import { type FilterQuery, parseUtcTime } from "./webhooks/delivery-log.ts";
+import { type FilterQuery, filterValue, parseUtcTimeRange } from "./webhooks/delivery-log.ts";
 
 /**
  * The request log: an organization's own API requests as its developers look them up (method,
@@ -65,11 +65,6 @@ export const requestLogListing: Listing<{ readonly id: number; readonly at: stri
   keyOf: (entry) => [entry.at, entry.id],
 };
 
-const first = (query: FilterQuery, name: string): string => {
-  const value = query[name];
-  return (typeof value === "string" ? value : value?.[0] ?? "").trim();
-};
-
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
@@ -77,12 +72,10 @@ const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
  * an unknown value is `InvalidInput` naming the field, and a `to` not after `from` too.
  */
 export const parseRequestLogFilter = (query: FilterQuery): Result.Result<RequestLogFilter, InvalidInput> => {
-  const key = first(query, "key");
-  const status = first(query, "status");
-  const route = first(query, "route");
-  const requestId = first(query, "request");
-  const from = first(query, "from");
-  const to = first(query, "to");
+  const key = filterValue(query, "key");
+  const status = filterValue(query, "status");
+  const route = filterValue(query, "route");
+  const requestId = filterValue(query, "request");
   const keyId = key === "" ? undefined : parseRecordId(key);
   if (key !== "" && keyId === undefined) return Result.fail(new InvalidInput({ message: "key must be a key id" }));
   if (status !== "" && !(STATUS_CLASSES as ReadonlyArray<string>).includes(status)) {
@@ -94,17 +87,13 @@ export const parseRequestLogFilter = (query: FilterQuery): Result.Result<Request
   if (requestId !== "" && !SAFE_REQUEST_ID.test(requestId)) {
     return Result.fail(new InvalidInput({ message: "request must be a request id (letters, digits, _ . : -)" }));
   }
-  const fromTime = from === "" ? undefined : parseUtcTime(from);
-  if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
-  const toTime = to === "" ? undefined : parseUtcTime(to);
-  if (to !== "" && toTime === undefined) return Result.fail(new InvalidInput({ message: "to must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
-  if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime) return Result.fail(new InvalidInput({ message: "to must be after from" }));
+  const times = parseUtcTimeRange(query);
+  if (Result.isFailure(times)) return times;
   return Result.succeed({
     ...(keyId === undefined ? {} : { keyId }),
     ...(status === "" ? {} : { statusClass: status as StatusClass }),
     ...(route === "" ? {} : { route }),
     ...(requestId === "" ? {} : { requestId }),
-    ...(fromTime === undefined ? {} : { from: fromTime }),
-    ...(toTime === undefined ? {} : { to: toTime }),
+    ...times.success,
   });
 };

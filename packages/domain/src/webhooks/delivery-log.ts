@@ -49,9 +49,25 @@ export const parseUtcTime = (text: string): string | undefined => {
 /** The query values a filter is read from (the first of a repeated one); empty means "any". */
 export type FilterQuery = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>;
 
-const first = (query: FilterQuery, name: string): string => {
+/** A filter's value `name` from a query string: the first of a repeated one, trimmed; "" for none. */
+export const filterValue = (query: FilterQuery, name: string): string => {
   const value = query[name];
   return (typeof value === "string" ? value : value?.[0] ?? "").trim();
+};
+
+/**
+ * A filter's `from` (inclusive) and `to` (exclusive) times (`parseUtcTime`), each optional; a time
+ * that is not one, or a `to` not after `from`, is `InvalidInput` naming the field.
+ */
+export const parseUtcTimeRange = (query: FilterQuery): Result.Result<{ readonly from?: string; readonly to?: string }, InvalidInput> => {
+  const from = filterValue(query, "from");
+  const to = filterValue(query, "to");
+  const fromTime = from === "" ? undefined : parseUtcTime(from);
+  if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
+  const toTime = to === "" ? undefined : parseUtcTime(to);
+  if (to !== "" && toTime === undefined) return Result.fail(new InvalidInput({ message: "to must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
+  if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime) return Result.fail(new InvalidInput({ message: "to must be after from" }));
+  return Result.succeed({ ...(fromTime === undefined ? {} : { from: fromTime }), ...(toTime === undefined ? {} : { to: toTime }) });
 };
 
 /**
@@ -59,11 +75,9 @@ const first = (query: FilterQuery, name: string): string => {
  * unknown value is `InvalidInput` naming the field, and a `to` not after `from` too.
  */
 export const parseDeliveryLogFilter = (query: FilterQuery): Result.Result<DeliveryLogFilter, InvalidInput> => {
-  const status = first(query, "status");
-  const eventType = first(query, "type");
-  const endpoint = first(query, "endpoint");
-  const from = first(query, "from");
-  const to = first(query, "to");
+  const status = filterValue(query, "status");
+  const eventType = filterValue(query, "type");
+  const endpoint = filterValue(query, "endpoint");
   if (status !== "" && !(DELIVERY_STATUSES as ReadonlyArray<string>).includes(status)) {
     return Result.fail(new InvalidInput({ message: "status must be pending, succeeded or failed" }));
   }
@@ -72,16 +86,12 @@ export const parseDeliveryLogFilter = (query: FilterQuery): Result.Result<Delive
   }
   const endpointId = endpoint === "" ? undefined : parseRecordId(endpoint);
   if (endpoint !== "" && endpointId === undefined) return Result.fail(new InvalidInput({ message: "endpoint must be an endpoint id" }));
-  const fromTime = from === "" ? undefined : parseUtcTime(from);
-  if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
-  const toTime = to === "" ? undefined : parseUtcTime(to);
-  if (to !== "" && toTime === undefined) return Result.fail(new InvalidInput({ message: "to must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
-  if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime) return Result.fail(new InvalidInput({ message: "to must be after from" }));
+  const times = parseUtcTimeRange(query);
+  if (Result.isFailure(times)) return times;
   return Result.succeed({
     ...(status === "" ? {} : { status: status as DeliveryStatus }),
     ...(eventType === "" ? {} : { eventType: eventType as WebhookEventType }),
     ...(endpointId === undefined ? {} : { endpointId }),
-    ...(fromTime === undefined ? {} : { from: fromTime }),
-    ...(toTime === undefined ? {} : { to: toTime }),
+    ...times.success,
   });
 };
