@@ -146,6 +146,14 @@ export const createdKeyPage = (
       <div class="form-actions"><a class="button" href="/api-keys">Done</a></div>
     </section>`);
 
+/** What a confirmation step says of the key it is about. */
+const keyFacts = (key: ApiKeyView): HtmlValue => html`<dl class="facts">
+        <div><dt>Name</dt><dd>${keyName(key)}</dd></div>
+        <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
+        <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
+        <div><dt>Last used</dt><dd>${when(key.last_used_at)}</dd></div>
+      </dl>`;
+
 /** The confirmation step before a key is revoked. */
 export const confirmRevokePage = (signedIn: SignedIn, key: ApiKeyView): string =>
   signedInPage(signedIn, "api-keys", "Revoke API key", html`
@@ -154,12 +162,7 @@ export const confirmRevokePage = (signedIn: SignedIn, key: ApiKeyView): string =
       <h1>Revoke this key?</h1>
     </div>
     <section class="panel">
-      <dl class="facts">
-        <div><dt>Name</dt><dd>${keyName(key)}</dd></div>
-        <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
-        <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
-        <div><dt>Last used</dt><dd>${when(key.last_used_at)}</dd></div>
-      </dl>
+      ${keyFacts(key)}
       <div class="callout callout-danger" role="note">From its next request on, the API refuses this key with <code>401</code>. This cannot be undone.</div>
       <form method="post" action="/api-keys/${key.id}/revoke" class="form-actions">
         ${formTokenField(signedIn.formToken)}
@@ -177,12 +180,7 @@ export const confirmRollPage = (signedIn: SignedIn, key: ApiKeyView, error?: str
       <p class="lede">Rolling makes a new key with a new secret (same name, access and lifetime) and stops the old one after the overlap you choose, so you can deploy the new key first.</p>
     </div>
     <section class="panel">
-      <dl class="facts">
-        <div><dt>Name</dt><dd>${keyName(key)}</dd></div>
-        <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
-        <div><dt>Access</dt><dd>${accessBadge(key.access)}</dd></div>
-        <div><dt>Last used</dt><dd>${when(key.last_used_at)}</dd></div>
-      </dl>
+      ${keyFacts(key)}
       <form method="post" action="/api-keys/${key.id}/roll">
         ${formTokenField(signedIn.formToken)}
         <fieldset class="field"${error ? html` aria-describedby="roll-overlap-error"` : ""}>
