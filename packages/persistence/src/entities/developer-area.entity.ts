@@ -1,6 +1,6 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
 import { identityId } from "./columns.ts";
-import { OrganizationEntity } from "./organization.entity.ts";
+import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
 
 /**
  * The Developer area's access: single-use sign-in links and the sessions they open; and the
@@ -60,6 +60,8 @@ export const AuditLogEntity = defineEntity({
     link: p.manyToOne(DeveloperSignInLinkEntity).nullable().deleteRule("no action"),
     /** The operator who made the change (`root via the CLI`). */
     operator: p.text().nullable(),
+    /** The API key that made the change (`platter trigger`, `platter listen`), for a change made with a key. */
+    apiKey: p.manyToOne(ApiKeyEntity).nullable().deleteRule("no action"),
     /** What was done (`api_key.created`). */
     action: p.text(),
     /** To what (`api_key 12`). */
@@ -69,6 +71,6 @@ export const AuditLogEntity = defineEntity({
   indexes: [{ name: "audit_log_organization_idx", expression: "create index audit_log_organization_idx on audit_log (organization_id, at desc, id desc)" }],
   checks: [{
     name: "audit_log_actor_check",
-    expression: "(session_id is not null and link_id is not null and operator is null) or (session_id is null and link_id is null and operator is not null)",
+    expression: "(session_id is not null and link_id is not null and operator is null and api_key_id is null) or (session_id is null and link_id is null and operator is not null and api_key_id is null) or (session_id is null and link_id is null and operator is null and api_key_id is not null)",
   }],
 });

@@ -1,6 +1,6 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
 import { identityId } from "./columns.ts";
-import { OrganizationEntity } from "./organization.entity.ts";
+import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
 
 /**
  * The webhook side: messages, endpoints, one delivery per (endpoint, message), and every attempt
@@ -49,8 +49,15 @@ export const WebhookEndpointEntity = defineEntity({
     createdAt: p.datetime(3).defaultRaw("now()"),
     /** The last operational notice of its run of failures (`failing`, `disabling_soon`, `disabled`); null once a delivery succeeds or it is enabled. */
     noticeStage: p.text().nullable(),
+    /** Set for a local listener (`platter listen`): the API key that owns it; its URL is where the CLI forwards. */
+    listenerKey: p.manyToOne(ApiKeyEntity).nullable().deleteRule("no action"),
+    /** A listener gets new deliveries while this is in the future (a connected stream renews it). */
+    listeningUntil: p.datetime(3).nullable(),
   },
-  indexes: [{ name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] }],
+  indexes: [
+    { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },
+    { name: "webhook_endpoints_listener_key_idx", expression: "create unique index webhook_endpoints_listener_key_idx on webhook_endpoints (listener_key_id) where listener_key_id is not null" },
+  ],
   checks: [{ name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" }],
 });
 
@@ -111,13 +118,23 @@ export const WebhookDeliveryEntity = defineEntity({
     leaseExpiresAt: p.datetime(3).nullable(),
     createdAt: p.datetime(3).defaultRaw("now()"),
     completedAt: p.datetime(3).nullable(),
+    /** Its endpoint is a local listener: forwarded by `platter listen`, never sent by a dispatcher. */
+    viaListener: p.boolean().default(false),
   },
   // Leads with the message: it also finds a message's deliveries (history retention).
   uniques: [{ name: "webhook_deliveries_message_id_endpoint_id_key", properties: ["message", "endpoint"] }],
   indexes: [
     // Partial: only the deliveries still pending, organization by organization, then endpoint by
     // endpoint (claims walk both, and take each endpoint's oldest due).
-    { name: "webhook_deliveries_due_idx", properties: ["organization", "endpoint", "nextAttemptAt", "id"], where: { status: "pending" } },
+    // (A listener's deliveries are left out: the dispatcher never sends them; they have their own index.)
+    {
+      name: "webhook_deliveries_due_idx",
+      expression: "create index webhook_deliveries_due_idx on webhook_deliveries (organization_id, endpoint_id, next_attempt_at, id) where status = 'pending' and not via_listener",
+    },
+    {
+      name: "webhook_deliveries_listener_due_idx",
+      expression: "create index webhook_deliveries_listener_due_idx on webhook_deliveries (endpoint_id, next_attempt_at, id) where status = 'pending' and via_listener",
+    },
     // The delivery log, newest first and bounded by time: the organization's, and an endpoint's.
     { name: "webhook_deliveries_log_idx", properties: ["organization", "createdAt", "id"] },
     { name: "webhook_deliveries_endpoint_log_idx", properties: ["endpoint", "createdAt", "id"] },

@@ -21,6 +21,7 @@ import { Migration20261126000000SessionDevices } from "./Migration20261126000000
 import { Migration20261126010000EndpointNotices } from "./Migration20261126010000EndpointNotices.ts";
 import { Migration20261127000000Sandboxes } from "./Migration20261127000000Sandboxes.ts";
 import { Migration20261127010000SwitchLinks } from "./Migration20261127010000SwitchLinks.ts";
+import { Migration20261128000000LocalListeners } from "./Migration20261128000000LocalListeners.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -47,4 +48,5 @@ export const migrationsList = [
   { name: "Migration20261126010000EndpointNotices", class: Migration20261126010000EndpointNotices },
   { name: "Migration20261127000000Sandboxes", class: Migration20261127000000Sandboxes },
   { name: "Migration20261127010000SwitchLinks", class: Migration20261127010000SwitchLinks },
+  { name: "Migration20261128000000LocalListeners", class: Migration20261128000000LocalListeners },
 ];

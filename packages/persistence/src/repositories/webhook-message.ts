@@ -3,14 +3,18 @@ import { Effect } from "effect";
 import { WebhookMessageEntity } from "../entities/index.ts";
 import { type OrgSql, sql, type Statement } from "../org-sql.ts";
 
-/** Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the scope matching `endpoints`; returns the message's id. */
+/**
+ * Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the
+ * scope matching `endpoints`, a local listener's marked `via_listener` (forwarded by `platter
+ * listen`, never sent by a dispatcher); returns the message's id.
+ */
 const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number> => {
   const { type, payload } = storedMessage(message);
   return Effect.tap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
     tx.insertFrom({
       into: "webhook_deliveries",
-      columns: "endpoint_id, message_id",
-      values: sql`e.id, ${messageId}::bigint`,
+      columns: "endpoint_id, message_id, via_listener",
+      values: sql`e.id, ${messageId}::bigint, e.listener_key_id is not null`,
       from: "webhook_endpoints",
       as: "e",
       where: endpoints,
@@ -19,13 +23,14 @@ const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement)
 
 /**
  * Records a webhook message and its deliveries, one per enabled endpoint of the organization
- * subscribed to its type, in the caller's transaction: they exist exactly when the change they
- * report does, and a message goes to the endpoints subscribed when it happened. Written through
- * the domain's message schema. (An empty `event_types` subscribes to every type, as the domain's
- * `subscribes` says.)
+ * subscribed to its type (a local listener only while one is connected), in the caller's
+ * transaction: they exist exactly when the change they report does, and a message goes to the
+ * endpoints subscribed when it happened. Written through the domain's message schema. (An empty
+ * `event_types` subscribes to every type, as the domain's `subscribes` says.)
  */
 export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number> =>
-  writeMessage(tx, message, sql`e.enabled and (cardinality(e.event_types) = 0 or ${message.type}::text = any(e.event_types))`);
+  writeMessage(tx, message, sql`e.enabled and (e.listener_key_id is null or e.listening_until > now())
+    and (cardinality(e.event_types) = 0 or ${message.type}::text = any(e.event_types))`);
 
 /**
  * Records a test message and one delivery of it, to endpoint `endpointId` only (enabled, and

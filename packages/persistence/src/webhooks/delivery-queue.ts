@@ -53,12 +53,18 @@ export interface EndpointQueueStats {
 export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
 
 /**
+ * A delivery this queue sends: pending, and not a local listener's (`platter listen` forwards those;
+ * the due index leaves them out). Every statement here finds deliveries through it.
+ */
+const DISPATCHABLE = (d: string) => `${d}.status = 'pending' and not ${d}.via_listener`;
+
+/**
  * One index descent into the due index: the first `column` value of pending deliveries (of those
  * in `scope`) matching `bound`, in `order` (which names the due index's columns, so no other index
  * can serve it).
  */
 const PENDING = (column: string, scope: string, bound: string, order: string) =>
-  `(select d.${column} from webhook_deliveries d where d.status = 'pending'${scope} and ${bound} order by ${order} limit 1)`;
+  `(select d.${column} from webhook_deliveries d where ${DISPATCHABLE("d")}${scope} and ${bound} order by ${order} limit 1)`;
 
 /**
  * The descending orders of the due index (organization, endpoint, …) that walk organizations, and
@@ -118,7 +124,7 @@ const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_ex
  * the first try's delay); `p` is the claim's parameters.
  */
 const DUE = (d: string, organization: string, endpoint: string) =>
-  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${d}.status = 'pending'
+  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)}
         and ${d}.next_attempt_at <= now() and ${UNLEASED(d)}
         and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')`;
 
@@ -568,7 +574,7 @@ export class DeliveryQueue extends Context.Service<
           if (records.length > 0) yield* rows(RECORD, recordValues(records, policy));
         })),
         queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
-          const [row] = yield* rows<{ n: string }>("select count(*) as n from webhook_deliveries where status = 'pending'");
+          const [row] = yield* rows<{ n: string }>(`select count(*) as n from webhook_deliveries d where ${DISPATCHABLE("d")}`);
           return Number(row?.n ?? 0);
         })),
         endpointStats: traced("DeliveryQueue.endpointStats")(Effect.fnUntraced(function* () {
@@ -580,7 +586,7 @@ export class DeliveryQueue extends Context.Service<
                (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms,
                (extract(epoch from now()) * 1000)::bigint as now_ms
              from webhook_endpoints e left join webhook_deliveries d
-               on d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending'
+               on d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")}
              where e.enabled
              group by e.id
              having count(d.id) > 0 or e.circuit_open_until is not null`,
@@ -604,7 +610,7 @@ export class DeliveryQueue extends Context.Service<
                                                    else interval '0' end end) - now())) * 1000 as ms
              from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
              cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-               where d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending' and ${UNLEASED("d")}
+               where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${UNLEASED("d")}
                order by d.next_attempt_at, d.id limit 1) first`,
             [firstAttemptDelayMs(policy)],
           );
