@@ -47,8 +47,8 @@ const SCOPE_MAKING_FILES = [
  */
 const applicationStores = {
   name: "@platter/persistence",
-  importNames: ["ApiKeyRepository", "WebhookEndpointRepository", "DeliveryRepository", "AuditLog", "Sandboxes"],
-  message: "Use @platter/application (ApiKeys, WebhookEndpoints, Deliveries, Sandbox): it audits each change in the change's transaction.",
+  importNames: ["ApiKeyRepository", "WebhookEndpointRepository", "DeliveryRepository", "AuditLog", "Sandboxes", "LocalListeners"],
+  message: "Use @platter/application (ApiKeys, WebhookEndpoints, Deliveries, Sandbox, LocalForwarding): it audits each change in the change's transaction.",
 };
 
 /** The API reaches no sandbox: a sandbox key works like any key, and nothing in a request triggers a business event. */
@@ -157,8 +157,8 @@ export default tseslint.config(
             // Nor may they act as the operator: their changes are their session's (or their key's).
             {
               ...scopeMakers,
-              importNames: [...scopeMakers.importNames, "operatorActor"],
-              message: `${scopeMakers.message} Changes here are made as the session, never as the operator (operatorActor).`,
+              importNames: [...scopeMakers.importNames, "operatorActor", "apiKeyActor"],
+              message: `${scopeMakers.message} Changes here are made as the session (or the key LocalForwarding.authenticate found), never as the operator (operatorActor).`,
             },
             ...stores,
             { name: "@platter/persistence/operator", message: "The operator's storage is for the CLI: requests reach data through their scope." },
@@ -180,9 +180,10 @@ export default tseslint.config(
   },
   {
     // A Developer-area POST is added only by session.ts's `formRoutes` (or `signInRoute`), which
-    // check its origin and form token before it runs.
+    // check its origin and form token before it runs; or by listen-routes.ts, the CLI's routes,
+    // which take an API key in the Authorization header and no cookie (nothing a browser sends by itself).
     files: ["apps/developer-area/src/**/*.ts"],
-    ignores: ["apps/developer-area/src/session.ts"],
+    ignores: ["apps/developer-area/src/session.ts", "apps/developer-area/src/listen-routes.ts"],
     rules: {
       "no-restricted-syntax": [
         "error",

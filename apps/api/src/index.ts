@@ -6,3 +6,4 @@ export * from "./budgeted-runner.ts";
 export * from "./observability.ts";
 export * from "./rate-limits.ts";
 export * from "./request-log.ts";
+export { readJsonBody } from "./request-body.ts";

@@ -1,12 +1,15 @@
 import Koa from "koa";
 import type { Logger } from "pino";
-import { readRequestHistorySettings, readWebhookEndpointSettings } from "@platter/ops";
+import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
+import { readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaConfig } from "./config.ts";
 import { errorPages } from "./error-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
 import { OrganizationLimits } from "./organization-limits.ts";
+import { addListenRoutes } from "./listen-routes.ts";
+import type { ListenerStreams } from "./listener-streams.ts";
 import { createRouter } from "./routes.ts";
 import { securityHeaders } from "./security-headers.ts";
 
@@ -15,18 +18,24 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
 /** Where the area is served, as the app needs it. */
 export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
-  & Partial<Pick<DeveloperAreaConfig, "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory">>;
+  & Partial<Pick<DeveloperAreaConfig,
+    "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
+    | "listenersPerOrganization">>;
 
 const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 
 /**
  * The Developer area application. Request path: security headers → error pages → assets → method
- * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page.
+ * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page. Its
+ * `listenerStreams` are the open `platter listen` streams, which the server ends when it stops.
  */
-export const createDeveloperAreaApp = (runtime: RequestRuntime, settings: DeveloperAreaSettings, logger: Logger): Koa => {
+export const createDeveloperAreaApp = (
+  runtime: RequestRuntime, settings: DeveloperAreaSettings, logger: Logger,
+): Koa & { readonly listenerStreams: ListenerStreams } => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
+  const limits = new OrganizationLimits(settings.limits ?? DEFAULT_DEVELOPER_AREA_LIMITS);
   const router = createRouter(runtime, {
     origin: settings.developerAreaUrl,
     cookies: { secure: settings.developerAreaUrl.startsWith("https:") },
@@ -35,10 +44,15 @@ export const createDeveloperAreaApp = (runtime: RequestRuntime, settings: Develo
       secretOverlapMs: settings.secretOverlapMs ?? WEBHOOK_DEFAULTS.secretOverlapMs,
       endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
-    limits: new OrganizationLimits(settings.limits ?? DEFAULT_DEVELOPER_AREA_LIMITS),
+    limits,
     requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
     readYourWritesMs: settings.replicas === undefined || settings.replicas.urls.length === 0 ? undefined : settings.replicas.readYourWritesMs,
   });
+  const listenerStreams = addListenRoutes(router, runtime, {
+    signatureHeader: settings.signatureHeader ?? readSignatureHeader({}),
+    listenersPerOrganization: settings.listenersPerOrganization ?? DEFAULT_LISTENERS_PER_ORGANIZATION,
+    limits,
+  }, logger);
   app.use(securityHeaders(settings.frameAncestors));
   app.use(errorPages(logger));
   // Assets answer HEAD too; pages do not, so a link checker's HEAD never uses up a sign-in link.
@@ -51,5 +65,5 @@ export const createDeveloperAreaApp = (runtime: RequestRuntime, settings: Develo
   app.use(async (ctx) => {
     if (ctx.matched === undefined || ctx.matched.length === 0 || ctx.body === undefined) throw new UnknownPage();
   });
-  return app;
+  return Object.assign(app, { listenerStreams });
 };

@@ -12,7 +12,9 @@ import { deviceLabel } from "./sessions-pages.ts";
  * (an operator's name, a subject) is shown as text.
  */
 
-const ACTOR_LABEL: Readonly<Record<AuditActorKind, string>> = { session: "Developer-area sessions", operator: "The operator (CLI)" };
+const ACTOR_LABEL: Readonly<Record<AuditActorKind, string>> = {
+  session: "Developer-area sessions", operator: "The operator (CLI)", api_key: "API keys (platter listen, platter trigger)",
+};
 
 /** `2026-11-25T00:00:00.000Z` → `2026-11-25`; a filter's `to` (the next day's start) → the day it includes. */
 const dayOf = (iso: string | undefined, included = false) =>
@@ -42,11 +44,14 @@ export interface AuditPageState {
   readonly deeper: boolean;
 }
 
-/** Who did it: the session's device, or the operator's name. */
-const who = (entry: AuditEntry): HtmlValue =>
-  entry.operator !== null
-    ? html`<span class="badge badge-write">Operator</span> <span>${entry.operator}</span>`
-    : html`<span class="badge badge-read">Session</span> <span>${deviceLabel(entry.device_hint)}</span>`;
+/** Who did it: the session's device, the operator's name, or the key's name and prefix. */
+const who = (entry: AuditEntry): HtmlValue => {
+  if (entry.operator !== null) return html`<span class="badge badge-write">Operator</span> <span>${entry.operator}</span>`;
+  if (entry.api_key !== null) {
+    return html`<span class="badge badge-read">API key</span> <span>${entry.api_key.name === "" ? "" : `${entry.api_key.name} `}<code>${entry.api_key.prefix}…</code></span>`;
+  }
+  return html`<span class="badge badge-read">Session</span> <span>${deviceLabel(entry.device_hint)}</span>`;
+};
 
 const entryRow = (entry: AuditEntry) => html`<tr>
       <td>${when(entry.at)}</td>
@@ -93,7 +98,7 @@ export const auditLogPage = (signedIn: SignedIn, state: AuditPageState, log: Lis
     <div class="page-header">
       <h1>Audit log</h1>
       <p class="lede">Every change to your organization's API keys, webhook endpoints, deliveries and sessions, newest first: made in a
-        Developer-area session (shown by its device) or by the operator.</p>
+        Developer-area session (shown by its device), by the operator, or with an API key (<code>platter trigger</code>, <code>platter listen</code>).</p>
     </div>
     <section class="panel panel-filters">${filterForm(state)}</section>
     <section class="panel" aria-labelledby="audit-heading">

@@ -1,9 +1,11 @@
 import {
   ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
-  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, readWebhookEndpointSettings, type ReplicaReadSettings,
+  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings, type ReplicaReadSettings,
   type RequestHistorySettings,
   type WebhookEndpointSettings,
 } from "@platter/ops";
+
+import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 
 export { ConfigError };
 
@@ -38,6 +40,10 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
   readonly replicas: ReplicaReadSettings;
   /** What the request log keeps, as the API keeps it (said on the Request log page). */
   readonly requestHistory: RequestHistorySettings;
+  /** The header of the spec's hex signature on what `platter listen` forwards (`WEBHOOK_SIGNATURE_HEADER`, as the dispatcher signs). */
+  readonly signatureHeader: string;
+  /** `platter listen` sessions connected at once per organization (`LISTENERS_PER_ORGANIZATION`, 5). */
+  readonly listenersPerOrganization: number;
 }
 
 /** No `;` or `,` (which would end the directive), no control characters: checked before each source is. */
@@ -98,4 +104,6 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   limits: readDeveloperAreaLimits(env),
   replicas: readReplicaReadSettings(env),
   requestHistory: readRequestHistorySettings(env),
+  signatureHeader: readSignatureHeader(env),
+  listenersPerOrganization: readInteger(env, "LISTENERS_PER_ORGANIZATION", DEFAULT_LISTENERS_PER_ORGANIZATION, 1, 1000),
 });

@@ -1,11 +1,12 @@
 import type { NotFound, SignInRefused } from "@platter/domain";
+import { DatabaseUnavailable, type HttpErrorResponse, isApiError, toHttpError, UnknownEndpoint } from "@platter/api";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import type { AreaUnavailable, FormRefused, SignInRequired, TooManyActions, UnknownPage, UnreadableForm } from "./page-errors.ts";
 import { loggedError, loggedPath } from "./log-redaction.ts";
 import { howToGetALink, messagePage } from "./pages.ts";
 
-/** Error pages: the one place where an error becomes a status and a page. Anything unexpected is logged and a plain 500 page. */
+/** Error pages: the one place where an error becomes a status and a page (or, for the CLI's routes, JSON). Anything unexpected is logged and a plain 500 page. */
 
 type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions;
 
@@ -74,6 +75,29 @@ const PAGES: PageOf = {
 const isPageError = (value: unknown): value is PageError =>
   typeof value === "object" && value !== null && Object.hasOwn(PAGES, (value as { _tag?: unknown })._tag as string);
 
+/**
+ * The CLI's routes (`/cli/…`, listen-routes.ts) answer JSON as the API does: its errors with the
+ * API's own status and text (`toHttpError`), an organization limit as 429, an unknown path as 404;
+ * undefined for a defect.
+ */
+const cliAnswer = (thrown: unknown): HttpErrorResponse | undefined => {
+  if (isApiError(thrown)) return toHttpError(thrown);
+  if (!isPageError(thrown)) return undefined;
+  switch (thrown._tag) {
+    case "TooManyActions":
+      return {
+        status: 429,
+        error: `Your organization may make ${thrown.allowed} ${thrown.what} every ${inWords(Math.round(thrown.windowMs / 1000))}; retry in ${inWords(thrown.retryAfterSeconds)}`,
+        headers: { "retry-after": String(thrown.retryAfterSeconds) },
+      };
+    case "UnknownPage":
+    case "NotFound":
+      return toHttpError(new UnknownEndpoint());
+    default:
+      return undefined;
+  }
+};
+
 /** Renders anything thrown below as its page; defects are logged (tokens redacted) and answered with an opaque 500 page. */
 export const errorPages =
   (logger: Logger): Middleware =>
@@ -81,6 +105,16 @@ export const errorPages =
     try {
       await next();
     } catch (thrown) {
+      if (ctx.path.startsWith("/cli/")) {
+        const known = cliAnswer(thrown);
+        if (known === undefined) logger.error({ err: loggedError(thrown, ctx), method: ctx.method, path: loggedPath(ctx) }, "unhandled error");
+        if (thrown instanceof DatabaseUnavailable) logger.error({ err: loggedError(thrown.reason, ctx), path: loggedPath(ctx) }, "database unavailable");
+        const answer = known ?? { status: 500, error: "Internal error; it has been logged" };
+        ctx.status = answer.status;
+        if (answer.headers) ctx.set(answer.headers);
+        ctx.body = { error: answer.error };
+        return;
+      }
       let answer: ErrorPage;
       if (isPageError(thrown)) {
         if (thrown._tag === "AreaUnavailable") logger.error({ err: loggedError(thrown.reason, ctx), path: loggedPath(ctx) }, "database unavailable");

@@ -24,12 +24,17 @@ const closeGracefully = (server: Server): Promise<void> =>
 /** Serves the Developer area on `DEVELOPER_AREA_PORT` with the platform's storage services. */
 export const startDeveloperArea = async (
   config: Pick<DeveloperAreaConfig, "developerAreaPort" | "developerAreaUrl" | "frameAncestors" | "host" | "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits"
-  >,
+    | "signatureHeader" | "listenersPerOrganization">,
   logger: Logger,
   runtime: RequestRuntime,
 ): Promise<RunningDeveloperArea> => {
-  const server = createServer(createDeveloperAreaApp(runtime, config, logger).callback());
+  const app = createDeveloperAreaApp(runtime, config, logger);
+  const server = createServer(app.callback());
   const port = await listenOn(server, config.developerAreaPort, config.host, "DEVELOPER_AREA_PORT");
   logger.info({ port, url: config.developerAreaUrl }, "developer area listening");
-  return { port, stop: () => closeGracefully(server) };
+  return {
+    port,
+    // Open `platter listen` streams end first (their CLIs reconnect elsewhere); then requests finish.
+    stop: () => (app.listenerStreams.endAll(), closeGracefully(server)),
+  };
 };

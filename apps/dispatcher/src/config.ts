@@ -1,7 +1,7 @@
 import { DEFAULT_DISABLE_NOTICE_MS, DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
 import {
   ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
-  readDatabaseSettings, readDuration, readInteger, readProcessSettings,
+  readDatabaseSettings, readDuration, readInteger, readProcessSettings, readSignatureHeader,
 } from "@platter/ops";
 import { isIP } from "node:net";
 import { DEFAULT_DNS_SETTINGS, type DispatcherSettings, type DnsSettings } from "@platter/webhooks";
@@ -57,12 +57,6 @@ const retrySchedule = (env: Environment): ReadonlyArray<number> => {
   const schedule = parseDurations(raw);
   if (schedule === undefined) throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be durations like 0s,5s,5m, got "${raw}"`);
   return schedule;
-};
-
-const signatureHeader = (env: Environment): string => {
-  const raw = env["WEBHOOK_SIGNATURE_HEADER"]?.trim() || "x-platter-signature";
-  if (!/^[A-Za-z0-9-]+$/.test(raw)) throw new ConfigError("WEBHOOK_SIGNATURE_HEADER must be a header name");
-  return raw.toLowerCase();
 };
 
 /** One DNS server: an IP address, optionally with a port (`127.0.0.1:5353`, `[::1]:5353`). */
@@ -121,7 +115,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     circuitThreshold: readInteger(env, "WEBHOOK_CIRCUIT_THRESHOLD", 10, 1, 1_000_000),
     circuitCooldownMs: readDuration(env, "WEBHOOK_CIRCUIT_COOLDOWN", 30_000),
     pollIntervalMs: readDuration(env, "DISPATCHER_POLL_INTERVAL", 1000),
-    signatureHeader: signatureHeader(env),
+    signatureHeader: readSignatureHeader(env),
     allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
     dns: dnsSettings(env, timeoutMs),
   };

@@ -1,5 +1,5 @@
 /**
- * Platter's application services: what an actor (a Developer-area session, the operator) does to an
+ * Platter's application services: what an actor (a Developer-area session, the operator, an API key) does to an
  * organization's API keys, webhook endpoints, deliveries, request log, Developer-area sessions, audit log and sandbox. Each change runs its checks, the change
  * and its audit row in one transaction; the CLI and the Developer area call these, never the
  * repositories underneath (lint).
@@ -11,3 +11,4 @@ export * from "./request-logs.ts";
 export * from "./developer-area-sessions.ts";
 export * from "./webhook-endpoints.ts";
 export * from "./sandbox.ts";
+export * from "./local-forwarding.ts";

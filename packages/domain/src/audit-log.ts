@@ -10,8 +10,8 @@ import { type FilterQuery, filterValue } from "./webhooks/delivery-log.ts";
  * cursor key, and how a filter is read from a query string.
  */
 
-/** Who may have made a change: a Developer-area session, or the operator (the CLI). */
-export const AUDIT_ACTOR_KINDS = ["session", "operator"] as const;
+/** Who may have made a change: a Developer-area session, the operator (the CLI), or an API key (`platter listen`, `platter trigger`). */
+export const AUDIT_ACTOR_KINDS = ["session", "operator", "api_key"] as const;
 /** The kind of an audit entry's actor. */
 export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
 
@@ -50,7 +50,7 @@ const dayStart = (text: string): string | undefined => {
 
 /**
  * Reads the audit log's filter from a query string: `action` (an action's shape; whether the log
- * holds it is the reader's check), `actor` (`session` or `operator`), `from` and `to` (days,
+ * holds it is the reader's check), `actor` (`session`, `operator` or `api_key`), `from` and `to` (days,
  * `YYYY-MM-DD`, UTC, both included). A bad value is `InvalidInput` naming the field.
  */
 export const parseAuditLogFilter = (query: FilterQuery): Result.Result<AuditLogFilter, InvalidInput> => {
@@ -60,7 +60,7 @@ export const parseAuditLogFilter = (query: FilterQuery): Result.Result<AuditLogF
   const to = filterValue(query, "to");
   if (action !== "" && !ACTION.test(action)) return Result.fail(new InvalidInput({ message: "action must be one of the actions in the log" }));
   if (actor !== "" && !(AUDIT_ACTOR_KINDS as ReadonlyArray<string>).includes(actor)) {
-    return Result.fail(new InvalidInput({ message: "actor must be session or operator" }));
+    return Result.fail(new InvalidInput({ message: "actor must be session, operator or api_key" }));
   }
   const fromTime = from === "" ? undefined : dayStart(from);
   if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a date written YYYY-MM-DD" }));

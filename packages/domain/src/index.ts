@@ -22,6 +22,7 @@ export * from "./webhooks/delivery-decision.ts";
 export * from "./webhooks/delivery-storage.ts";
 export * from "./webhooks/delivery-log.ts";
 export * from "./webhooks/endpoint-input.ts";
+export * from "./webhooks/local-listener.ts";
 export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
 export * from "./webhooks/operational-notice.ts";

@@ -41,9 +41,10 @@ export const developerSessionScope = (organizationId: number, currency: string):
 /**
  * Who makes a change to an organization's settings (its keys, endpoints, deliveries), for its
  * audit log: a Developer-area session (scope from signing in, and the sign-in link that let it in),
- * or the operator (scope from an explicit operator action; `name` says who, as `root via the CLI`).
+ * the operator (scope from an explicit operator action; `name` says who, as `root via the CLI`), or
+ * an API key (`platter listen` and `platter trigger` with a key; scope from authenticating it).
  */
-export type Actor = SessionActor | OperatorActor;
+export type Actor = SessionActor | OperatorActor | ApiKeyActor;
 
 /** A Developer-area session acting on its organization. */
 export interface SessionActor {
@@ -59,6 +60,15 @@ export interface OperatorActor {
   readonly scope: OrgScope;
   readonly name: string;
 }
+
+/** An API key acting on its organization (its scope's `apiKeyId`). */
+export interface ApiKeyActor {
+  readonly _tag: "ApiKey";
+  readonly scope: OrgScope;
+}
+
+/** The key `scope` was authenticated with, as the actor of a change (only a key's own scope makes one). */
+export const apiKeyActor = (scope: OrgScope): ApiKeyActor => ({ _tag: "ApiKey", scope });
 
 /** The operator named `name` acting in `scope` (made by an explicit operator action). */
 export const operatorActor = (scope: OrgScope, name: string): OperatorActor => ({ _tag: "Operator", scope, name });

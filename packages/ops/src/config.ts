@@ -126,6 +126,16 @@ export const readWebhookEndpointSettings = (env: Environment): WebhookEndpointSe
   endpointsPerOrganization: readInteger(env, "WEBHOOK_ENDPOINTS_PER_ORGANIZATION", 50, 1, 10_000),
 });
 
+/**
+ * `WEBHOOK_SIGNATURE_HEADER` (`x-platter-signature`): the header carrying the spec's hex signature,
+ * read alike by the dispatcher and the Developer area (which signs what `platter listen` forwards).
+ */
+export const readSignatureHeader = (env: Environment): string => {
+  const raw = env["WEBHOOK_SIGNATURE_HEADER"]?.trim() || "x-platter-signature";
+  if (!/^[A-Za-z0-9-]+$/.test(raw)) throw new ConfigError("WEBHOOK_SIGNATURE_HEADER must be a header name");
+  return raw.toLowerCase();
+};
+
 const SECOND = 1000;
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: SECOND, m: 60 * SECOND, h: 3600 * SECOND, d: 86_400 * SECOND };
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;

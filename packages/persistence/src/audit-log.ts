@@ -1,4 +1,4 @@
-import { type Actor, assemblePage, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
+import { type Actor, type AuditActorKind, assemblePage, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { AuditLogEntity } from "./entities/index.ts";
@@ -15,6 +15,8 @@ export interface AuditEntry {
   readonly link_id: number | null;
   /** The operator who made the change (`root via the CLI`), for a change not made in a session. */
   readonly operator: string | null;
+  /** The API key that made the change (`platter trigger` with a key): its name and prefix. */
+  readonly api_key: { readonly id: number; readonly name: string; readonly prefix: string } | null;
   /** The session's device (`Chrome on Linux`), for a change made in a session that kept one. */
   readonly device_hint: string | null;
   /** What was done: `api_key.created`, `api_key.revoked`. */
@@ -24,17 +26,24 @@ export interface AuditEntry {
   readonly at: string;
 }
 
-const COLUMNS = `a.id, a.session_id, a.link_id, a.operator, s.device_hint, a.action, a.subject, ${isoTimestamp("a.at")} as at`;
+const COLUMNS = `a.id, a.session_id, a.link_id, a.operator, s.device_hint, a.action, a.subject, ${isoTimestamp("a.at")} as at,
+  a.api_key_id, k.name as api_key_name, k.display_prefix as api_key_prefix`;
 
-/** The session an entry names, for its device hint (none for the operator's entries). */
-const SESSION_OF_ENTRY: Join = { to: { table: "developer_sessions" }, as: "s", on: "s.id = a.session_id", left: true };
+/** The session an entry names, for its device hint, and the key, for its name (neither for the operator's entries). */
+const ACTOR_OF_ENTRY: ReadonlyArray<Join> = [
+  { to: { table: "developer_sessions" }, as: "s", on: "s.id = a.session_id", left: true },
+  { to: { table: "api_keys" }, as: "k", on: "k.id = a.api_key_id", left: true },
+];
 
-type EntryRow = Omit<AuditEntry, "id" | "session_id" | "link_id"> & { id: string; session_id: string | null; link_id: string | null };
+type EntryRow = Omit<AuditEntry, "id" | "session_id" | "link_id" | "api_key"> & {
+  id: string; session_id: string | null; link_id: string | null; api_key_id: string | null; api_key_name: string | null; api_key_prefix: string | null;
+};
 
 const idOrNull = (text: string | null) => (text === null ? null : Number(text));
 
 const toEntry = (row: EntryRow): AuditEntry => ({
   id: Number(row.id), session_id: idOrNull(row.session_id), link_id: idOrNull(row.link_id), operator: row.operator,
+  api_key: row.api_key_id === null ? null : { id: Number(row.api_key_id), name: row.api_key_name ?? "", prefix: row.api_key_prefix ?? "" },
   device_hint: row.device_hint, action: row.action, subject: row.subject, at: row.at,
 });
 
@@ -42,11 +51,16 @@ const toEntry = (row: EntryRow): AuditEntry => ({
 const allOf = (parts: ReadonlyArray<Statement>): Statement | undefined =>
   parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
 
+/** The entries of each kind of actor. */
+const ACTOR_CONDITION: Readonly<Record<AuditActorKind, string>> = {
+  session: "a.session_id is not null", operator: "a.operator is not null", api_key: "a.api_key_id is not null",
+};
+
 /** A page's conditions: one range of the organization's `(organization_id, at desc, id desc)` index, filtered. */
 const pageConditions = (filter: AuditLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
   allOf([
     ...(filter.action === undefined ? [] : [sql`a.action = ${filter.action}`]),
-    ...(filter.actor === undefined ? [] : [raw(filter.actor === "session" ? "a.session_id is not null" : "a.operator is not null")]),
+    ...(filter.actor === undefined ? [] : [raw(ACTOR_CONDITION[filter.actor])]),
     ...(filter.from === undefined ? [] : [sql`a.at >= ${filter.from}::timestamptz`]),
     ...(filter.to === undefined ? [] : [sql`a.at < ${filter.to}::timestamptz`]),
     ...(after === undefined ? [] : [sql`(a.at, a.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
@@ -82,6 +96,10 @@ export class AuditLog extends Context.Service<
             yield* org.insert(AuditLogEntity, { operator: actor.name, action, subject, at: new Date(at) });
             return;
           }
+          if (actor._tag === "ApiKey") {
+            yield* org.insert(AuditLogEntity, { apiKey: actor.scope.apiKeyId, action, subject, at: new Date(at) });
+            return;
+          }
           const inserted = yield* org.insertFrom({
             into: "audit_log",
             columns: "session_id, link_id, action, subject, at",
@@ -97,7 +115,7 @@ export class AuditLog extends Context.Service<
             columns: COLUMNS,
             from: "audit_log",
             as: "a",
-            joins: [SESSION_OF_ENTRY],
+            joins: ACTOR_OF_ENTRY,
             rest: sql`order by a.at desc, a.id desc limit ${limit}`,
           });
           return rows.map(toEntry);
@@ -112,7 +130,7 @@ export class AuditLog extends Context.Service<
             columns: COLUMNS,
             from: "audit_log",
             as: "a",
-            joins: [SESSION_OF_ENTRY],
+            joins: ACTOR_OF_ENTRY,
             ...(where === undefined ? {} : { where }),
             rest: sql`order by a.at desc, a.id desc limit ${page.limit + 1}`,
           });

@@ -19,7 +19,8 @@ export class Housekeeping extends Context.Service<
     /**
      * Removes up to `batchSize` messages created longer than `retentionMs` ago whose deliveries have
      * all settled (succeeded or failed), with those deliveries and their attempts. A message with a
-     * delivery still pending is kept whole. One short statement per batch, so no lock is held long;
+     * delivery still pending is kept whole (but for a local listener's: a `platter listen` that never
+     * came back gave those up long ago, `LISTENER_BACKLOG_MS`). One short statement per batch, so no lock is held long;
      * the cut-off comes from the Clock. The window counts from the message's creation, which the
      * messages' own index orders: deliveries carry no index for this, so settling one writes no
      * entry for retention's sake.
@@ -47,14 +48,14 @@ export class Housekeeping extends Context.Service<
             `with doomed as (
                select m.id from webhook_messages m
                where m.created_at < ?::timestamptz
-                 and not exists (select 1 from webhook_deliveries d where d.message_id = m.id and d.status = 'pending')
+                 and not exists (select 1 from webhook_deliveries d where d.message_id = m.id and d.status = 'pending' and not d.via_listener)
                order by m.created_at limit ? for update skip locked
              ),
              settled as (
-               select d.id from webhook_deliveries d join doomed on d.message_id = doomed.id where d.status <> 'pending'
+               select d.id from webhook_deliveries d join doomed on d.message_id = doomed.id where d.status <> 'pending' or d.via_listener
              ),
              attempts as (delete from webhook_attempts a using settled where a.delivery_id = settled.id),
-             deliveries as (delete from webhook_deliveries d using settled where d.id = settled.id and d.status <> 'pending' returning 1),
+             deliveries as (delete from webhook_deliveries d using settled where d.id = settled.id and (d.status <> 'pending' or d.via_listener) returning 1),
              messages as (delete from webhook_messages m using doomed where m.id = doomed.id returning 1)
              select (select count(*)::int from deliveries) as deliveries, (select count(*)::int from messages) as messages`,
             [cutoff, batchSize],

@@ -10,3 +10,4 @@ export { inOneTransaction, onReplica } from "./org-sql.ts";
 export * from "./persistence.ts";
 export * from "./repositories/index.ts";
 export * from "./sandbox/sandboxes.ts";
+export * from "./webhooks/local-listeners.ts";

@@ -15,10 +15,12 @@ import { RequestLog } from "./request-log.ts";
 import { Sandboxes } from "./sandbox/sandboxes.ts";
 import { Seeding } from "./seed/seeding.ts";
 import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
+import { LocalListeners } from "./webhooks/local-listeners.ts";
 
 /**
  * The stores of a process that serves organizations' requests (the API, the Developer area): their
  * data through the scopes authentication makes, Developer-area sessions, the audit log, and upkeep;
+ * local listeners (`platter listen`, served by the Developer area through the application's `LocalForwarding`);
  * and sandboxes with their business actions, which only the application's `Sandbox` service calls
  * (lint keeps both out of the API's and the Developer area's own code).
  */
@@ -38,6 +40,7 @@ export const requestStorage = Layer.mergeAll(
   RequestLog.layer,
   Sandboxes.layer,
   BusinessActions.layer,
+  LocalListeners.layer,
 );
 
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */

@@ -57,6 +57,26 @@ const describeError = (error: unknown): string => {
 };
 
 /**
+ * The headers that carry a delivery's body and prove who sent it, signed at `timestamp` (Unix
+ * seconds): the same for a dispatcher's attempt and a `platter listen` forward.
+ */
+export const signedHeaders = (
+  delivery: Pick<DueDelivery, "envelopeId" | "secret" | "previousSecret" | "body">,
+  timestamp: number,
+  signatureHeader: string,
+): Record<string, string> => ({
+  "content-type": "application/json",
+  // Standard Webhooks: the id is stable across retries; timestamp and signature are this attempt's.
+  "webhook-id": delivery.envelopeId,
+  "webhook-timestamp": String(timestamp),
+  // During a rotation's overlap both secrets sign, space-separated: receivers with either verify.
+  "webhook-signature": [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])]
+    .map((secret) => standardWebhookSignature(secret, delivery.envelopeId, timestamp, delivery.body))
+    .join(" "),
+  [signatureHeader]: signPayload(delivery.secret, delivery.body),
+});
+
+/**
  * Sends one attempt. Never throws: every failure (DNS, refused, timeout, TLS, SSRF) is a result.
  * Give it the resolver its agent was made with: the host is looked up on the delivery's
  * organization's behalf first, and the socket then connects to that answer.
@@ -86,18 +106,7 @@ export const attemptDelivery = async (
     const response = await request(delivery.url, {
       method: "POST",
       dispatcher: agent,
-      headers: {
-        "content-type": "application/json",
-        "user-agent": "Platter-Webhooks/1.0",
-        // Standard Webhooks: the id is stable across retries; timestamp and signature are this attempt's.
-        "webhook-id": delivery.envelopeId,
-        "webhook-timestamp": String(timestamp),
-        // During a rotation's overlap both secrets sign, space-separated: receivers with either verify.
-        "webhook-signature": [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])]
-          .map((secret) => standardWebhookSignature(secret, delivery.envelopeId, timestamp, delivery.body))
-          .join(" "),
-        [settings.signatureHeader]: signPayload(delivery.secret, delivery.body),
-      },
+      headers: { ...signedHeaders(delivery, timestamp, settings.signatureHeader), "user-agent": "Platter-Webhooks/1.0" },
       body: delivery.body,
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,

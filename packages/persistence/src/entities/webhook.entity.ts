@@ -53,6 +53,8 @@ export const WebhookEndpointEntity = defineEntity({
     listenerKey: p.manyToOne(ApiKeyEntity).nullable().deleteRule("no action"),
     /** A listener gets new deliveries while this is in the future (a connected stream renews it). */
     listeningUntil: p.datetime(3).nullable(),
+    /** The connected stream's token: a second `platter listen` with the key takes over, and the first one's renewals fail. */
+    listenerStream: p.uuid().nullable(),
   },
   indexes: [
     { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },

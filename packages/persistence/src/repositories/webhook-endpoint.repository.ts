@@ -32,7 +32,16 @@ export interface WebhookEndpointView {
   readonly enabled: boolean;
   readonly disabled_reason: string | null;
   readonly created_at: string;
+  /** A local listener's (`platter listen`): the key that owns it, and whether a CLI is connected now. Null for an ordinary endpoint. */
+  readonly listener: { readonly key_prefix: string; readonly connected: boolean } | null;
 }
+
+/** An endpoint's local-listener columns (`w`, its key `lk` joined), as `listener_key_prefix` and `listener_connected`. */
+const LISTENER_COLUMNS = "lk.display_prefix as listener_key_prefix, coalesce(w.listening_until > now(), false) as listener_connected";
+/** The key of endpoint `w`, when it is a local listener. */
+const LISTENER_KEY: Join = { to: { table: "api_keys" }, as: "lk", on: "lk.id = w.listener_key_id", left: true };
+const listenerOf = (row: { listener_key_prefix: string | null; listener_connected: boolean }) =>
+  row.listener_key_prefix === null ? null : { key_prefix: row.listener_key_prefix, connected: row.listener_connected };
 
 /** Why an endpoint was disabled by `setEnabled` when its caller does not say: the CLI's operator. */
 export const DISABLED_BY_OPERATOR = "disabled by an operator";
@@ -73,13 +82,24 @@ export interface EndpointDelivery {
   readonly attempts: ReadonlyArray<AttemptView>;
 }
 
-interface OverviewRow {
+/** An endpoint's row as the list reads it. */
+interface ViewRow {
   id: string;
   url: string;
   event_types: string[];
   enabled: boolean;
   disabled_reason: string | null;
   created_at: string;
+  listener_key_prefix: string | null;
+  listener_connected: boolean;
+}
+
+const toView = (row: ViewRow): WebhookEndpointView => ({
+  id: Number(row.id), url: row.url, event_types: row.event_types, enabled: row.enabled, disabled_reason: row.disabled_reason,
+  created_at: row.created_at, listener: listenerOf(row),
+});
+
+interface OverviewRow extends ViewRow {
   circuit_open_until: string | null;
   attempts: number;
   succeeded: number;
@@ -93,7 +113,7 @@ interface OverviewRow {
  * range of `webhook_attempts_health_idx`: OrgSql confines the derived table to the organization as
  * it does every select) grouped by endpoint, joined to the endpoints.
  */
-const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at,
+const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, ${LISTENER_COLUMNS},
   case when w.circuit_open_until > now() then ${isoTimestamp("w.circuit_open_until")} end as circuit_open_until,
   coalesce(h.attempts, 0) as attempts, coalesce(h.succeeded, 0) as succeeded,
   ${isoTimestamp("h.last_attempt_at")} as last_attempt_at, h.last_status_code, h.last_error`;
@@ -118,12 +138,7 @@ const HEALTH_JOIN: Join = {
 };
 
 const toOverview = (row: OverviewRow): WebhookEndpointOverview => ({
-  id: Number(row.id),
-  url: row.url,
-  event_types: row.event_types,
-  enabled: row.enabled,
-  disabled_reason: row.disabled_reason,
-  created_at: row.created_at,
+  ...toView(row),
   circuit_open_until: row.circuit_open_until,
   health: {
     attempts: row.attempts,
@@ -241,24 +256,27 @@ export class WebhookEndpointRepository extends Context.Service<
               // cannot both take the last slot. `no key update` leaves the foreign-key checks of other
               // writes of the organization (`for key share`) unblocked.
               yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
-              const [count] = yield* tx.select<{ n: number }>({ columns: "count(*)::int as n", from: "webhook_endpoints", as: "w" });
+              const [count] = yield* tx.select<{ n: number }>({
+                columns: "count(*)::int as n", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"),
+              });
               if ((count?.n ?? 0) >= limit) return yield* endpointLimitReached(limit);
               return yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret, eventTypes: [...eventTypes] });
             }));
           return { id, secret };
         })),
         list: traced("WebhookEndpointRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
-          const rows = yield* orgSql(database, scope).select<WebhookEndpointView & { id: string }>({
-            columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at`,
+          const rows = yield* orgSql(database, scope).select<ViewRow>({
+            columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, ${LISTENER_COLUMNS}`,
             from: "webhook_endpoints",
             as: "w",
+            joins: [LISTENER_KEY],
             rest: sql`order by w.id`,
           });
-          return rows.map((row) => ({ ...row, id: Number(row.id) }));
+          return rows.map(toView);
         })),
         overview: traced("WebhookEndpointRepository.overview")(Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<OverviewRow>({
-            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [HEALTH_JOIN], rest: sql`order by w.id`,
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], rest: sql`order by w.id`,
           });
           return rows.map(toOverview);
         })),
@@ -275,7 +293,7 @@ export class WebhookEndpointRepository extends Context.Service<
         })),
         find: traced("WebhookEndpointRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return toOverview(yield* orgSql(database, scope).one<OverviewRow>({
-            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [HEALTH_JOIN], where: sql`w.id = ${id}`,
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], where: sql`w.id = ${id}`,
           }));
         })),
         secret: traced("WebhookEndpointRepository.secret")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {

@@ -1,0 +1,79 @@
+import type Router from "@koa/router";
+import { LocalForwarding } from "@platter/application";
+import { DatabaseUnavailable, readJsonBody } from "@platter/api";
+import {
+  type ApiKeyActor, Forbidden, parseBearerKey, parseListenerReport, parseListenRequest, parseSandboxTrigger, Unauthenticated,
+} from "@platter/domain";
+import { type RequestRuntime, type RequestStorage, requestOutcome } from "@platter/persistence";
+import { Result, type Effect } from "effect";
+import type { Context } from "koa";
+import type { Logger } from "pino";
+import { ListenerStreams } from "./listener-streams.ts";
+import type { OrganizationLimits } from "./organization-limits.ts";
+
+/**
+ * The CLI's routes, under `/cli/`, for an integrator's own tools with an API key in
+ * `Authorization: Bearer …` (no session, no cookie, so nothing a browser could be tricked into
+ * sending): `platter listen`'s stream of its listener's deliveries (`GET /cli/listen`, server-sent
+ * events) and its reports of what the local URL answered (`POST /cli/listen/attempts`), and
+ * `platter trigger` in a sandbox (`POST /cli/trigger`). Answers and errors are JSON (error-pages.ts).
+ */
+
+/** What these routes need besides the runtime. */
+export interface ListenRouteSettings {
+  /** The header carrying the spec's hex signature (`WEBHOOK_SIGNATURE_HEADER`), as the dispatcher signs. */
+  readonly signatureHeader: string;
+  /** Listeners connected at once per organization (`LISTENERS_PER_ORGANIZATION`). */
+  readonly listenersPerOrganization: number;
+  /** The organization's limits: a trigger counts as a test event. */
+  readonly limits: OrganizationLimits;
+}
+
+/** Adds the CLI's routes to `router`; returns the streams they open, which the server ends when it stops. */
+export const addListenRoutes = (router: Router, runtime: RequestRuntime, settings: ListenRouteSettings, logger: Logger): ListenerStreams => {
+  const run = async <A, E>(program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
+    requestOutcome(await runtime.runPromiseExit(program), (reason) => new DatabaseUnavailable({ reason }));
+  const streams = new ListenerStreams(logger, settings.signatureHeader, run);
+
+  /** The request's key as the actor of what it asks: `Unauthenticated` (401) for none, or one that is not live. */
+  const actorOf = (ctx: Context): Promise<ApiKeyActor> => {
+    const secret = parseBearerKey(ctx.get("authorization") || undefined);
+    if (secret === undefined) throw new Unauthenticated();
+    return run(LocalForwarding.authenticate(secret));
+  };
+  /** `result`'s value, or its failure thrown (a 4xx). */
+  const valid = <A, E>(result: Result.Result<A, E>): A => {
+    if (Result.isFailure(result)) throw result.failure;
+    return result.success;
+  };
+
+  router.get("/cli/listen", async (ctx) => {
+    const actor = await actorOf(ctx);
+    const request = valid(parseListenRequest(ctx.query));
+    const listener = await run(LocalForwarding.open(actor, request, settings.listenersPerOrganization));
+    streams.serve(ctx, actor, listener, request);
+  });
+
+  router.post("/cli/listen/attempts", async (ctx) => {
+    const actor = await actorOf(ctx);
+    const report = valid(parseListenerReport(await readJsonBody(ctx)));
+    const recorded = await run(LocalForwarding.record(actor, report));
+    ctx.status = 200;
+    ctx.body = { recorded: true, status: recorded.status };
+    streams.reported(actor);
+  });
+
+  router.post("/cli/trigger", async (ctx) => {
+    const actor = await actorOf(ctx);
+    // Refused before it is counted: a read-only key changes nothing.
+    if (actor.scope.access !== "read_write") throw new Forbidden();
+    const body = await readJsonBody(ctx);
+    const type = valid(parseSandboxTrigger(typeof body === "object" && body !== null && typeof (body as { type?: unknown }).type === "string"
+      ? (body as { type: string }).type : ""));
+    await settings.limits.consume(actor.scope.organizationId, "testEvents", "/sandbox");
+    ctx.status = 201;
+    ctx.body = await run(LocalForwarding.trigger(actor, type));
+  });
+
+  return streams;
+};

@@ -1,0 +1,239 @@
+import {
+  type AttemptOutcome, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
+  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, tooManyListeners,
+} from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
+import { WebhookEndpointEntity } from "../entities/index.ts";
+import { isoTimestamp } from "../keyset-page.ts";
+import { type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
+import { generateSigningSecret } from "../repositories/webhook-endpoint.repository.ts";
+import { traced } from "../traced.ts";
+
+/**
+ * Local listeners (`platter listen`): each API key's one endpoint whose deliveries a connected CLI
+ * forwards to a URL on its own machine. Its deliveries are written with everyone else's
+ * (`recordMessage`, marked `via_listener`) while it listens, never claimed by a dispatcher; the
+ * Developer area's stream claims them here, signed with the listener's secret, and records each
+ * forward's answer as the attempt. Everything is reached through the key's scope: a key sees only
+ * its own listener, in its own organization.
+ */
+
+/** A listener as its stream holds it: its endpoint, the secret its deliveries are signed with, and the stream's token. */
+export interface OpenedListener {
+  readonly id: number;
+  readonly secret: string;
+  /** This stream's token: another `platter listen` with the key replaces it, and then this one's renewals fail. */
+  readonly stream: string;
+  /** Whether the key had no listener before (its endpoint was made now). */
+  readonly created: boolean;
+}
+
+/** A delivery handed to a listener's stream, with what signing it needs. */
+export interface ListenerDelivery {
+  readonly id: number;
+  readonly attempt: number;
+  readonly leaseToken: string;
+  readonly envelopeId: string;
+  readonly type: string;
+  /** The exact bytes to forward. */
+  readonly body: string;
+  readonly secret: string;
+  /** The secret before a rotation, while its overlap lasts (it signs beside `secret`). */
+  readonly previousSecret: string | undefined;
+}
+
+/** A listener's deliveries that may be handed out now: pending, due, and held by no stream (the listeners' due index). */
+const HANDABLE = `c.status = 'pending' and c.via_listener and c.next_attempt_at <= now()
+  and (c.lease_expires_at is null or c.lease_expires_at < now())`;
+
+/** The key's listener, `w`: a key has at most one. */
+const keyListener = (scope: OrgScope) => sql`w.listener_key_id = ${scope.apiKeyId}`;
+
+/** What claiming reads of each delivery claimed: its message and its endpoint's secrets. */
+interface ClaimedRow {
+  id: string;
+  envelope_id: string;
+  type: string;
+  created_at: string;
+  payload: unknown;
+  secret: string;
+  previous_secret: string | null;
+}
+
+/** Gives up a listener's deliveries whose message waited past the backlog (the CLI was away), each with an attempt saying why. */
+const expireBacklog = (tx: OrgSql, endpointId: number) =>
+  Effect.gen(function* () {
+    const stale = sql`d.endpoint_id = ${endpointId} and d.status = 'pending' and d.via_listener
+      and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
+      and (d.lease_expires_at is null or d.lease_expires_at < now())`;
+    yield* tx.insertFrom({
+      into: "webhook_attempts",
+      columns: "delivery_id, attempt, started_at, duration_ms, error",
+      values: sql`d.id, d.attempts + 1, now(), 0, ${LISTENER_BACKLOG_EXPIRED}`,
+      from: "webhook_deliveries",
+      as: "d",
+      where: stale,
+    });
+    yield* tx.update({
+      table: "webhook_deliveries",
+      as: "d",
+      set: sql`status = 'failed', attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
+      where: stale,
+    });
+  });
+
+export class LocalListeners extends Context.Service<
+  LocalListeners,
+  {
+    /**
+     * Opens the key's listener for a stream (made on first use, with a signing secret of its own):
+     * it forwards to `request.forwardTo` the types asked for, and gets new deliveries for `leaseMs`
+     * unless renewed. A stream already open with the key is replaced. Deliveries that waited past
+     * `LISTENER_BACKLOG_MS` are given up. `InvalidTransition` (nothing written) when the
+     * organization already has `limit` other listeners connected.
+     */
+    readonly open: (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) => Effect.Effect<OpenedListener, InvalidTransition>;
+    /** Keeps the stream's listener getting deliveries for `leaseMs` more; false when another stream replaced it. */
+    readonly renew: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<boolean>;
+    /** The stream ended: the listener gets no new deliveries (those it has keep their places for its return). */
+    readonly close: (scope: OrgScope, listener: OpenedListener) => Effect.Effect<void>;
+    /**
+     * Up to the listener's free share of `LISTENER_IN_FLIGHT`, its due deliveries, oldest first,
+     * leased to the stream for `leaseMs`; none when another stream replaced it.
+     */
+    readonly claim: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ReadonlyArray<ListenerDelivery>>;
+    /**
+     * Records a forward's answer as the delivery's attempt, the delivery moved as
+     * `deliveryAfterAttempt` says with no retries (a listener's deliveries are tried once; replay one
+     * to send it again). `InvalidTransition` (`leaseLost`) unless the key's listener holds its lease.
+     */
+    readonly record: (scope: OrgScope, report: ListenerReport) => Effect.Effect<{ readonly status: "succeeded" | "failed" }, InvalidTransition>;
+  }
+>()("platter/persistence/LocalListeners") {
+  static readonly layer = Layer.effect(
+    LocalListeners,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return LocalListeners.of({
+        open: traced("LocalListeners.open")(Effect.fnUntraced(function* (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) {
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // The organization's row makes opens take turns, so two cannot both take the last place.
+              yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
+              const [others] = yield* tx.select<{ n: number }>({
+                columns: "count(*)::int as n", from: "webhook_endpoints", as: "w",
+                where: sql`w.listener_key_id is not null and w.listener_key_id <> ${scope.apiKeyId} and w.listening_until > now()`,
+              });
+              if ((others?.n ?? 0) >= limit) return yield* Effect.fail(tooManyListeners(limit));
+              const [existing] = yield* tx.select<{ id: string }>({ columns: "w.id", from: "webhook_endpoints", as: "w", where: keyListener(scope) });
+              const id = existing === undefined
+                ? yield* tx.insert(WebhookEndpointEntity, {
+                  url: request.forwardTo, origin: endpointOrigin(request.forwardTo), secret: generateSigningSecret(),
+                  eventTypes: [...request.eventTypes], listenerKey: scope.apiKeyId,
+                })
+                : Number(existing.id);
+              const [opened] = yield* tx.update<{ secret: string; listener_stream: string }>({
+                table: "webhook_endpoints",
+                as: "w",
+                set: sql`url = ${request.forwardTo}, origin = ${endpointOrigin(request.forwardTo)}, event_types = ${`{${request.eventTypes.join(",")}}`}::text[],
+                  enabled = true, disabled_reason = null, listener_stream = gen_random_uuid(),
+                  listening_until = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+                where: sql`w.id = ${id} and ${keyListener(scope)}`,
+                returning: "w.secret, w.listener_stream",
+              });
+              yield* expireBacklog(tx, id);
+              return { id, secret: opened!.secret, stream: opened!.listener_stream, created: existing === undefined };
+            }));
+        })),
+        renew: traced("LocalListeners.renew")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
+          const renewed = yield* orgSql(database, scope).update({
+            table: "webhook_endpoints",
+            as: "w",
+            set: sql`listening_until = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
+            returning: "w.id",
+          });
+          return renewed.length > 0;
+        })),
+        close: traced("LocalListeners.close")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener) {
+          yield* orgSql(database, scope).update({
+            table: "webhook_endpoints",
+            as: "w",
+            set: raw("listening_until = now(), listener_stream = null"),
+            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
+          });
+        })),
+        claim: traced("LocalListeners.claim")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
+          const org = orgSql(database, scope);
+          // The endpoint's lease-free due deliveries up to its free share, only while this stream is its listener.
+          const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>({
+            table: "webhook_deliveries",
+            as: "d",
+            set: sql`lease_token = gen_random_uuid(), lease_expires_at = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+            where: sql`d.id in (
+              select c.id from webhook_deliveries c
+              where c.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
+                and exists (select 1 from webhook_endpoints w where w.id = c.endpoint_id and ${keyListener(scope)}
+                  and w.listener_stream = ${listener.stream}::uuid)
+              order by c.next_attempt_at, c.id
+              limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
+                where l.endpoint_id = ${listener.id} and l.status = 'pending' and l.via_listener and l.lease_expires_at >= now()))
+              for update skip locked)`,
+            returning: "d.id, d.attempts + 1 as attempt, d.lease_token",
+          });
+          if (claimed.length === 0) return [];
+          const rows = yield* org.select<ClaimedRow>({
+            columns: `d.id, m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, w.secret,
+              case when w.previous_secret_until > now() then w.previous_secret end as previous_secret`,
+            from: "webhook_deliveries",
+            as: "d",
+            joins: [
+              { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id" },
+              { to: { table: "webhook_endpoints" }, as: "w", on: "w.id = d.endpoint_id" },
+            ],
+            where: sql`d.id = any(${`{${claimed.map((row) => row.id).join(",")}}`}::bigint[])`,
+          });
+          const byId = new Map(rows.map((row) => [row.id, row]));
+          return claimed.flatMap((lease): ListenerDelivery[] => {
+            const row = byId.get(lease.id);
+            const body = row === undefined ? undefined
+              : envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
+            // A message that no longer reads as its type stays leased and is given up with the backlog.
+            if (row === undefined || body === undefined) return [];
+            return [{
+              id: Number(lease.id), attempt: lease.attempt, leaseToken: lease.lease_token, envelopeId: row.envelope_id, type: row.type, body,
+              secret: row.secret, previousSecret: row.previous_secret ?? undefined,
+            }];
+          });
+        })),
+        record: traced("LocalListeners.record")(Effect.fnUntraced(function* (scope: OrgScope, report: ListenerReport) {
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              const held = sql`d.id = ${report.deliveryId} and d.lease_token = ${report.leaseToken}::uuid and d.status = 'pending'
+                and d.endpoint_id in (select w.id from webhook_endpoints w where ${keyListener(scope)})`;
+              // No retry schedule: the answer settles it (see `listenerOutcome`).
+              const after = deliveryAfterAttempt(1, report.outcome as AttemptOutcome, [], 0);
+              const recorded = yield* tx.insertFrom({
+                into: "webhook_attempts",
+                columns: "delivery_id, attempt, started_at, duration_ms, status_code, error, response_body",
+                values: sql`d.id, d.attempts + 1, now() - ${report.durationMs}::int * interval '1 millisecond', ${report.durationMs}::int,
+                  ${report.statusCode ?? null}::int, ${report.error ?? null}, ${report.responseBody ?? null}`,
+                from: "webhook_deliveries",
+                as: "d",
+                where: held,
+              });
+              if (recorded === 0) return yield* Effect.fail(leaseLost());
+              yield* tx.update({
+                table: "webhook_deliveries",
+                as: "d",
+                set: sql`status = ${after.status}, attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
+                where: held,
+              });
+              return { status: after.status === "succeeded" ? "succeeded" as const : "failed" as const };
+            }));
+        })),
+      });
+    }),
+  );
+}
