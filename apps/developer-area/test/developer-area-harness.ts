@@ -47,6 +47,8 @@ export const startArea = async (
   frameAncestors = "'self'",
   webhooks: Partial<WebhookEndpointSettings> & {
     readonly limits?: DeveloperAreaLimits;
+    /** `LISTENERS_PER_ORGANIZATION`. */
+    readonly listenersPerOrganization?: number;
     readonly replicas?: Omit<DeveloperAreaConfig["replicas"], "urls"> & { readonly replicaUrlOf: (databaseUrl: string) => string };
   } = {},
 ): Promise<RunningArea> => {
@@ -70,6 +72,7 @@ export const startArea = async (
     origin,
     link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
     stop: async () => {
+      app.listenerStreams.endAll();
       await close(server);
       await platform?.dispose();
       await db.dispose();

@@ -3,6 +3,7 @@ import type { OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { Operator } from "../operator/operator.ts";
 import { ApiKeyRepository } from "../repositories/api-key.repository.ts";
+import { Sandboxes } from "../sandbox/sandboxes.ts";
 import type { TestDatabase } from "./test-database.ts";
 
 /** Test fixtures: organizations and keys, created the way the CLI creates them. */
@@ -43,3 +44,16 @@ export const testDeliveryPolicy: DeliveryPolicy = {
 
 /** `testDeliveryPolicy`, retrying a failed try at once (as often as a test needs). */
 export const retryingDeliveryPolicy: DeliveryPolicy = { ...testDeliveryPolicy, retryScheduleMs: Array.from({ length: 100 }, () => 0) };
+
+/** Organization `live`'s sandbox (made with its demo data), with a read-only and a read/write `platter_test_…` key. */
+export const createSandbox = (db: TestDatabase, live: OrganizationFixture): Promise<OrganizationFixture> =>
+  db.run(
+    Effect.gen(function* () {
+      const { id } = yield* Effect.orDie((yield* Sandboxes).open(live.scope));
+      const scope = yield* (yield* Operator).scopeOf(id);
+      const keys = yield* ApiKeyRepository;
+      const read = yield* keys.create(scope, "read");
+      const write = yield* keys.create(scope, "read_write");
+      return { id, scope, readKey: read.key, writeKey: write.key, readKeyId: read.id, writeKeyId: write.id };
+    }),
+  );
