@@ -83,8 +83,14 @@ const status = (endpoint: WebhookEndpointOverview, withReason = true): HtmlValue
 /** `endpoint answered 410 Gone` → `Endpoint answered 410 Gone.` */
 const sentence = (reason: string) => `${reason.charAt(0).toUpperCase()}${reason.slice(1)}${reason.endsWith(".") ? "" : "."}`;
 
+/** A local listener's marker: `platter listen` forwards its deliveries, and whether it is connected now. */
+const listenerBadge = (endpoint: WebhookEndpointOverview): HtmlValue =>
+  endpoint.listener === null
+    ? ""
+    : html` <span class="badge ${endpoint.listener.connected ? "badge-active" : "badge-read"}" title="Forwarded by platter listen with key ${endpoint.listener.key_prefix}…">platter listen${endpoint.listener.connected ? " · connected" : " · offline"}</span>`;
+
 const endpointRow = (endpoint: WebhookEndpointOverview) => html`<tr${endpoint.enabled ? "" : html` class="revoked"`}>
-      <td class="url"><a href="/webhooks/${endpoint.id}">${endpoint.url}</a></td>
+      <td class="url"><a href="/webhooks/${endpoint.id}">${endpoint.url}</a>${listenerBadge(endpoint)}</td>
       <td>${eventTypes(endpoint.event_types)}</td>
       <td class="status">${status(endpoint)}</td>
       <td>${successRate(endpoint.health)}</td>
@@ -218,6 +224,11 @@ export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOvervi
     </div>
     ${state.notice === undefined ? "" : html`<div class="notice" role="status">${state.notice}</div>`}
     ${endpointNoticeBanner(state.operationalNotices ?? [], endpoint.id)}
+    ${endpoint.listener === null
+      ? ""
+      : html`<div class="callout callout-info" role="note"><strong>Local listener.</strong> <code>platter listen</code> with key <code>${endpoint.listener.key_prefix}…</code>
+        forwards this endpoint's deliveries to this URL on its own machine, and its answers are recorded as the attempts.
+        ${endpoint.listener.connected ? "It is connected now." : "It is not connected: it gets new deliveries only while it is."}</div>`}
     ${endpoint.enabled || endpoint.disabled_reason === null || (state.operationalNotices ?? []).some((n) => n.endpoint_id === endpoint.id && n.kind === "disabled")
       ? ""
       : html`<div class="callout callout-warning" role="note"><strong>Disabled.</strong> ${sentence(endpoint.disabled_reason)} Nothing is sent to it until it is enabled.</div>`}

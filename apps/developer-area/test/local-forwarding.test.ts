@@ -1,8 +1,9 @@
 import { LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
-import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/persistence/testing";
+import { DeliveryQueue } from "@platter/persistence/dispatcher";
+import { createOrganization, createSandbox, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/persistence/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type RunningArea, startArea } from "./developer-area-harness.ts";
+import { type RunningArea, signIn, startArea } from "./developer-area-harness.ts";
 
 /**
  * The CLI's routes over real HTTP (`platter listen`'s side of the wire): a key opens its listener's
@@ -155,6 +156,8 @@ describe("platter listen's stream", () => {
       "select count(*)::int as n from webhook_deliveries where endpoint_id = ? and status = 'pending' and not via_listener", [endpoint.id],
     );
     expect(dispatchable!.n).toBe(0);
+    const claimed = await area.db.run(DeliveryQueue.use((queue) => queue.claimDue(100, 30_000, testDeliveryPolicy, nothingHeld)));
+    expect(claimed.due.map((delivery) => delivery.endpointId)).not.toContain(Number(endpoint.id));
     expect((await deliveriesOf(endpoint.id)).at(-1)).toMatchObject({ id: String(handed["delivery_id"]), status: "pending", via_listener: true });
     stream.close();
   });
@@ -180,6 +183,26 @@ describe("platter listen's stream", () => {
     const given = (await deliveriesOf(endpoint.id)).find((delivery) => delivery.id === pending!.id);
     expect(given).toMatchObject({ status: "failed", codes: [null], errors: [LISTENER_BACKLOG_EXPIRED] });
     stream.close();
+  });
+});
+
+describe("the Webhooks pages", () => {
+  it("mark a key's listener, connected or offline, on the list and on its page", async () => {
+    const session = await signIn(area, await area.link(sandbox.id));
+    const endpoint = (await listenerOf(sandbox.writeKeyId))!;
+    const page = async (path: string) => {
+      const response = await fetch(area.origin + path, { headers: { cookie: session.cookie } });
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    const stream = await openStream(sandbox.writeKey);
+    expect(await page("/webhooks")).toContain(`<a href="/webhooks/${endpoint.id}">${FORWARD_TO}</a> <span class="badge badge-active" title="Forwarded by platter listen with key platter_test_rw_`);
+    expect(await page(`/webhooks/${endpoint.id}`)).toContain("forwards this endpoint's deliveries to this URL on its own machine");
+    expect(await page(`/webhooks/${endpoint.id}`)).toContain("It is connected now.");
+    stream.close();
+    await expect.poll(async () => (await listenerOf(sandbox.writeKeyId))!.listening).toBe(false);
+    expect(await page("/webhooks")).toContain("platter listen · offline</span>");
+    expect(await page(`/webhooks/${endpoint.id}`)).toContain("It is not connected: it gets new deliveries only while it is.");
   });
 });
 

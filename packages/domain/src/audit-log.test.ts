@@ -17,7 +17,7 @@ describe("parseAuditLogFilter", () => {
   it.each([
     [{ action: "drop table" }, "action must be one of the actions in the log"],
     [{ action: "API_KEY.CREATED" }, "action must be one of the actions in the log"],
-    [{ actor: "robot" }, "actor must be session or operator"],
+    [{ actor: "robot" }, "actor must be session, operator or api_key"],
     [{ from: "2026-02-30" }, "from must be a date written YYYY-MM-DD"],
     [{ from: "yesterday" }, "from must be a date written YYYY-MM-DD"],
     [{ to: "2026-11-24T10:00" }, "to must be a date written YYYY-MM-DD"],

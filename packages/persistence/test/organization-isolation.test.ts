@@ -1,7 +1,7 @@
 import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
+import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
 import { BusinessActions, Operator, Seeding } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
@@ -21,6 +21,9 @@ let b: OrganizationFixture;
 let target: Record<"event" | "recipe" | "invoice" | "draftInvoice" | "proposal" | "endpoint" | "delivery" | "apiKey", number>;
 /** A Developer-area session of A (a link used, a session open, an action audited). */
 let sessionOfA: DeveloperSession;
+/** A's key's local listener, connected, holding one delivery's lease. */
+let listenerOfA: OpenedListener;
+let leasedByA: ListenerDelivery;
 
 const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
 
@@ -76,6 +79,15 @@ beforeAll(async () => {
       );
     }),
   );
+  // A's write key listens (`platter listen`); a new client's message is handed to its stream.
+  const keyOfA = { ...a.scope, apiKeyId: a.writeKeyId };
+  await db.run(Effect.gen(function* () {
+    const listeners = yield* LocalListeners;
+    listenerOfA = yield* listeners.open(keyOfA, { forwardTo: "http://localhost:4000/hook", eventTypes: [] }, 60_000, 5);
+    yield* (yield* ClientRepository).create(a.scope, { name: "Heard by A's listener" });
+    [leasedByA] = yield* listeners.claim(keyOfA, listenerOfA, 60_000);
+  }));
+  expect(leasedByA).toBeDefined();
   const first = async (statement: string) => Number((await rows<{ id: string }>(statement, [a.id]))[0]!.id);
   target = {
     event: await first("select id from events where organization_id = ? order by id limit 1"),
@@ -217,6 +229,20 @@ const cases = (scope: OrgScope) => ({
     // B is live: its data is not reset, and nothing else's is either.
     reset: () => expect(run(Sandboxes.use((s) => s.reset(scope)))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
     target: async () => expect([...(await idsOf("invoices", b.id))]).toContain(await run(Sandboxes.use((s) => s.target(scope, "draft_invoice")))),
+  },
+  // B's scope, even one naming A's key (as a forged scope would), reaches nothing of A's listener.
+  LocalListeners: {
+    open: async () => {
+      const opened = await run(LocalListeners.use((l) => l.open({ ...scope, apiKeyId: b.writeKeyId }, { forwardTo: "http://localhost:5000/b", eventTypes: [] }, 60_000, 5)));
+      await expectOnlyB("webhook_endpoints", [opened.id]);
+    },
+    renew: async () => expect(await run(LocalListeners.use((l) => l.renew({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA, 60_000)))).toBe(false),
+    close: () => run(LocalListeners.use((l) => l.close({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA))),
+    claim: async () => expect(await run(LocalListeners.use((l) => l.claim({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA, 60_000)))).toEqual([]),
+    record: () => expect(run(LocalListeners.use((l) => l.record({ ...scope, apiKeyId: a.writeKeyId }, {
+      deliveryId: leasedByA.id, leaseToken: leasedByA.leaseToken, statusCode: 200, durationMs: 1, error: undefined, responseBody: undefined,
+      outcome: "succeeded",
+    })))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
   },
   BusinessActions: {
     sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),
