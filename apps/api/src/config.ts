@@ -42,7 +42,7 @@ const readKeyLimit = (env: Environment, name: string, organizationName: string, 
 };
 
 /** `RATE_LIMIT*`: the organization's limits, a key's own (at most the organization's) and failed authentications per address. */
-const readRateLimits = (env: Environment): RateLimitSettings => {
+export const readRateLimits = (env: Environment): RateLimitSettings => {
   const requestsPerSecond = readInteger(env, "RATE_LIMIT", 100, 1, LIMIT);
   const requestBurst = readInteger(env, "RATE_LIMIT_BURST", 200, 1, LIMIT);
   return {
@@ -61,7 +61,7 @@ const readRateLimits = (env: Environment): RateLimitSettings => {
  * `TRUST_PROXY`: `false` (the default: the connection's peer is the client), a number of proxies
  * in front of every request, or a comma-separated list of proxy addresses and ranges.
  */
-const readTrustProxy = (env: Environment): TrustedProxies => {
+export const readTrustProxy = (env: Environment): TrustedProxies => {
   const raw = readMatching(env, "TRUST_PROXY", "false", /^[\w.:/%, -]+$/, "false, a number of proxies, or a list of proxy addresses");
   if (["false", "0", "no"].includes(raw.toLowerCase())) return { kind: "none" };
   if (/^\d+$/.test(raw)) return { kind: "hops", hops: readInteger(env, "TRUST_PROXY", 0, 1, 10) };

@@ -1,5 +1,6 @@
 import Koa from "koa";
 import type { Logger } from "pino";
+import { readRateLimits, readTrustProxy } from "@platter/api";
 import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 import { readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
@@ -20,7 +21,7 @@ export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl"
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
   & Partial<Pick<DeveloperAreaConfig,
     "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
-    | "listenersPerOrganization">>;
+    | "listenersPerOrganization" | "rateLimits" | "trustProxy">>;
 
 const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 
@@ -52,6 +53,8 @@ export const createDeveloperAreaApp = (
     signatureHeader: settings.signatureHeader ?? readSignatureHeader({}),
     listenersPerOrganization: settings.listenersPerOrganization ?? DEFAULT_LISTENERS_PER_ORGANIZATION,
     limits,
+    rateLimits: settings.rateLimits ?? readRateLimits({}),
+    trustProxy: settings.trustProxy ?? readTrustProxy({}),
   }, logger);
   app.use(securityHeaders(settings.frameAncestors));
   app.use(errorPages(logger));

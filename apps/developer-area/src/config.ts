@@ -5,6 +5,7 @@ import {
   type WebhookEndpointSettings,
 } from "@platter/ops";
 
+import { type RateLimitSettings, readRateLimits, readTrustProxy, type TrustedProxies } from "@platter/api";
 import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 
 export { ConfigError };
@@ -44,6 +45,10 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
   readonly signatureHeader: string;
   /** `platter listen` sessions connected at once per organization (`LISTENERS_PER_ORGANIZATION`, 5). */
   readonly listenersPerOrganization: number;
+  /** The API's rate limits (`RATE_LIMIT*`), which the CLI's routes apply as the API does. */
+  readonly rateLimits: RateLimitSettings;
+  /** Which proxies may tell the client's address (`TRUST_PROXY`, as the API reads it). */
+  readonly trustProxy: TrustedProxies;
 }
 
 /** No `;` or `,` (which would end the directive), no control characters: checked before each source is. */
@@ -106,4 +111,6 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   requestHistory: readRequestHistorySettings(env),
   signatureHeader: readSignatureHeader(env),
   listenersPerOrganization: readInteger(env, "LISTENERS_PER_ORGANIZATION", DEFAULT_LISTENERS_PER_ORGANIZATION, 1, 1000),
+  rateLimits: readRateLimits(env),
+  trustProxy: readTrustProxy(env),
 });

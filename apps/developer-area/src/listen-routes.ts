@@ -1,9 +1,9 @@
 import type Router from "@koa/router";
 import { LocalForwarding } from "@platter/application";
-import { DatabaseUnavailable, readJsonBody } from "@platter/api";
 import {
-  type ApiKeyActor, Forbidden, parseBearerKey, parseListenerReport, parseListenRequest, parseSandboxTrigger, Unauthenticated,
-} from "@platter/domain";
+  authenticateLimited, clientAddressResolver, DatabaseUnavailable, KeyRateLimits, type RateLimitSettings, readJsonBody, type TrustedProxies,
+} from "@platter/api";
+import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseSandboxTrigger } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome } from "@platter/persistence";
 import { Result, type Effect } from "effect";
 import type { Context } from "koa";
@@ -27,6 +27,13 @@ export interface ListenRouteSettings {
   readonly listenersPerOrganization: number;
   /** The organization's limits: a trigger counts as a test event. */
   readonly limits: OrganizationLimits;
+  /**
+   * The API's rate limits (`RATE_LIMIT*`), applied to these routes as the API applies them (per key,
+   * per organization, failed authentications per address), counted in this process.
+   */
+  readonly rateLimits: RateLimitSettings;
+  /** Which proxies may tell the client's address (`TRUST_PROXY`), for the failed authentications' count. */
+  readonly trustProxy: TrustedProxies;
 }
 
 /** Adds the CLI's routes to `router`; returns the streams they open, which the server ends when it stops. */
@@ -34,13 +41,16 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
   const run = async <A, E>(program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
     requestOutcome(await runtime.runPromiseExit(program), (reason) => new DatabaseUnavailable({ reason }));
   const streams = new ListenerStreams(logger, settings.signatureHeader, run);
+  const rateLimits = new KeyRateLimits(settings.rateLimits);
+  const addressOf = clientAddressResolver(settings.trustProxy);
+  const clientAddress = (ctx: Context) => addressOf(ctx.req);
 
-  /** The request's key as the actor of what it asks: `Unauthenticated` (401) for none, or one that is not live. */
-  const actorOf = (ctx: Context): Promise<ApiKeyActor> => {
-    const secret = parseBearerKey(ctx.get("authorization") || undefined);
-    if (secret === undefined) throw new Unauthenticated();
-    return run(LocalForwarding.authenticate(secret));
-  };
+  /**
+   * The request's key as the actor of what it asks, counted against its limits as the API counts
+   * (429 over them): `Unauthenticated` (401) for none, or one that is not live.
+   */
+  const actorOf = (ctx: Context): Promise<ApiKeyActor> =>
+    authenticateLimited(ctx, rateLimits, clientAddress, (secret) => run(LocalForwarding.authenticate(secret)));
   /** `result`'s value, or its failure thrown (a 4xx). */
   const valid = <A, E>(result: Result.Result<A, E>): A => {
     if (Result.isFailure(result)) throw result.failure;

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { RateLimitSettings } from "@platter/api";
 import type { SignInRequester } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
@@ -49,6 +50,8 @@ export const startArea = async (
     readonly limits?: DeveloperAreaLimits;
     /** `LISTENERS_PER_ORGANIZATION`. */
     readonly listenersPerOrganization?: number;
+    /** `RATE_LIMIT*`, for the CLI's routes. */
+    readonly rateLimits?: RateLimitSettings;
     readonly replicas?: Omit<DeveloperAreaConfig["replicas"], "urls"> & { readonly replicaUrlOf: (databaseUrl: string) => string };
   } = {},
 ): Promise<RunningArea> => {

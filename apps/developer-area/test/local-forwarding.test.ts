@@ -1,3 +1,4 @@
+import { UNTHROTTLED } from "@platter/api";
 import { LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createSandbox, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/persistence/testing";
@@ -174,6 +175,8 @@ describe("platter listen's stream", () => {
   });
 
   it("gives up deliveries that waited past the backlog when the listener connects again, each with an attempt saying why", async () => {
+    // No stream of the key may still hand it out meanwhile.
+    await expect.poll(async () => (await listenerOf(sandbox.writeKeyId))!.listening).toBe(false);
     const endpoint = (await listenerOf(sandbox.writeKeyId))!;
     const [pending] = await rows<{ id: string }>(
       "select id from webhook_deliveries where endpoint_id = ? and status = 'pending' order by id limit 1", [endpoint.id],
@@ -237,6 +240,41 @@ describe("what one organization's key can do to another's", () => {
     expect(elsewhere.ready.event).toBe("ready");
     first.close();
     elsewhere.close();
+  });
+});
+
+describe("the API's rate limits on the CLI's routes", () => {
+  let limited: RunningArea;
+  let org: OrganizationFixture;
+  beforeAll(async () => {
+    limited = await startArea(inject("pgAdminUrl"), "'self'", {
+      rateLimits: { ...UNTHROTTLED, keyRequestsPerSecond: 1, keyRequestBurst: 3, authFailures: 3, authFailureWindowSeconds: 60 },
+    });
+    org = await createOrganization(limited.db, "Busy Kitchen");
+  });
+  afterAll(() => limited?.stop());
+  const reportTo = (key: string) =>
+    fetch(`${limited.origin}/cli/listen/attempts`, {
+      method: "POST", headers: { ...bearer(key), "content-type": "application/json" },
+      body: JSON.stringify({ delivery_id: 1, lease_token: "00000000-0000-0000-0000-000000000000", status_code: 200, duration_ms: 1 }),
+    });
+
+  it("counts a key's requests: past its burst, a 429 with Retry-After before anything is looked at", async () => {
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await reportTo(org.writeKey)).status);
+    expect(statuses).toEqual([409, 409, 409, 429]);
+    const refused = await reportTo(org.writeKey);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(await refused.json()).toEqual({ error: expect.stringMatching(/^Too many requests for this API key; retry in \d+ s$/) });
+  });
+
+  it("counts an address's failed authentications: past them, a 429 without a key lookup", async () => {
+    const unknown = `platter_live_rw_${"y".repeat(43)}`;
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await reportTo(unknown)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    expect(await (await reportTo(unknown)).json()).toEqual({ error: expect.stringMatching(/^Too many failed authentications from this address; retry in \d+ s$/) });
   });
 });
 

@@ -16,36 +16,45 @@ const apply = (ctx: Context, decision: RateLimitDecision): void => {
 };
 
 /**
- * Authenticates the request and counts it against its limits, in the order that keeps floods off
- * the database: an address that has used up its failed authentications is refused (429) and the
- * presented key counted against its own limit, both before the key is looked up; then the key is
- * looked up (a failure is counted against the address, 401) and the request counted against its
- * organization's limits. Stores the caller's scope; runs only on routes that exist.
+ * Authenticates a request's bearer key with `lookup` and counts it against its limits, in the order
+ * that keeps floods off the database: an address that has used up its failed authentications is
+ * refused (429) and the presented key counted against its own limit, both before the key is looked
+ * up; then the key is looked up (a failure is counted against the address, 401) and the request
+ * counted against its organization's limits. What `lookup` found. The API's `authenticate`, and the
+ * Developer area's CLI routes (`platter listen`), which look the key up as an actor.
  */
+export const authenticateLimited = async <Found extends { readonly scope: OrgScope }>(
+  ctx: Context, limits: KeyRateLimits, clientAddress: (ctx: Context) => string, lookup: (secret: string) => Promise<Found>,
+): Promise<Found> => {
+  const address = addressGroup(clientAddress(ctx));
+  const secret = parseBearerKey(ctx.get("authorization") || undefined);
+  const keyHash = secret === undefined ? undefined : limits.hashOf(secret);
+  const locked = await limits.checkAddress(address, keyHash);
+  if (locked !== undefined) apply(ctx, locked);
+  if (secret === undefined || keyHash === undefined) {
+    await limits.failedAuthentication(address, undefined);
+    throw new Unauthenticated();
+  }
+  const key = await limits.countKey(keyHash);
+  const keyRefusal = limits.keyRefusal(key);
+  if (keyRefusal !== undefined) apply(ctx, keyRefusal);
+  let found: Found;
+  try {
+    found = await lookup(secret);
+  } catch (error) {
+    if (error instanceof Unauthenticated) await limits.failedAuthentication(address, keyHash);
+    throw error;
+  }
+  apply(ctx, await limits.countOrganization(keyHash, key, found.scope.organizationId, ctx.method === "POST"));
+  return found;
+};
+
+/** The API's authentication (`authenticateLimited` with the key store); stores the caller's key; runs only on routes that exist. */
 export const authenticate =
   (runner: BudgetedRunner, limits: KeyRateLimits, clientAddress: (ctx: Context) => string): Middleware =>
   async (ctx, next) => {
-    const address = addressGroup(clientAddress(ctx));
-    const secret = parseBearerKey(ctx.get("authorization") || undefined);
-    const keyHash = secret === undefined ? undefined : limits.hashOf(secret);
-    const locked = await limits.checkAddress(address, keyHash);
-    if (locked !== undefined) apply(ctx, locked);
-    if (secret === undefined || keyHash === undefined) {
-      await limits.failedAuthentication(address, undefined);
-      throw new Unauthenticated();
-    }
-    const key = await limits.countKey(keyHash);
-    const keyRefusal = limits.keyRefusal(key);
-    if (keyRefusal !== undefined) apply(ctx, keyRefusal);
-    let found: AuthenticatedKey;
-    try {
-      found = await runner.run(ctx, ApiKeyRepository.use((repository) => repository.authenticate(secret)));
-    } catch (error) {
-      if (error instanceof Unauthenticated) await limits.failedAuthentication(address, keyHash);
-      throw error;
-    }
-    keys.set(ctx, found);
-    apply(ctx, await limits.countOrganization(keyHash, key, found.scope.organizationId, ctx.method === "POST"));
+    keys.set(ctx, await authenticateLimited(ctx, limits, clientAddress,
+      (secret) => runner.run(ctx, ApiKeyRepository.use((repository) => repository.authenticate(secret)))));
     await next();
   };
 
