@@ -199,13 +199,13 @@ describe("the Audit log page", () => {
 
   it("offers the actions the log holds as choices", async () => {
     const page = await (await get(reader, "/audit-log")).text();
-    expect([...page.matchAll(/<option value="([a-z_.]+)"/g)].map((match) => match[1])).toEqual(["api_key.created", "session", "operator"]);
+    expect([...page.matchAll(/<option value="([a-z_.]+)"/g)].map((match) => match[1])).toEqual(["api_key.created", "session", "operator", "api_key"]);
   });
 
   it.each([
     ["an action the log does not hold", "action=webhook_endpoint.added", "action must be one of the actions in the log"],
     ["a malformed action", "action=%3Cscript%3E", "action must be one of the actions in the log"],
-    ["an unknown actor", "actor=robot", "actor must be session or operator"],
+    ["an unknown actor", "actor=robot", "actor must be session, operator or api_key"],
     ["a day that does not exist", "from=2026-02-30", "from must be a date written YYYY-MM-DD"],
     ["a time instead of a day", "to=2026-11-24T10:00", "to must be a date written YYYY-MM-DD"],
     ["to before from", "from=2026-11-24&to=2026-11-01", "to must not be before from"],
