@@ -13,8 +13,8 @@ import type { Logger } from "pino";
  * so a busy listener is not paced by the poll), signs each as the dispatcher would at the moment it
  * is handed over, renews its listener every third of `LISTENER_LEASE_MS`, and says it is alive every
  * `KEEP_ALIVE_MS` (proxies close quiet connections). When another stream with the same key takes
- * over, the older one is told (`replaced`) and ends; when the CLI goes, its listener gets no new
- * deliveries. A stream never holds more than `LISTENER_IN_FLIGHT` deliveries unreported.
+ * over, the older one is told (`replaced`) and ends; a revoked or expired key's stream gets
+ * nothing more and ends at its next renewal; when the CLI goes, its listener gets no new deliveries. A stream never holds more than `LISTENER_IN_FLIGHT` deliveries unreported.
  */
 
 /** How often an idle stream looks for deliveries. */
@@ -95,7 +95,9 @@ export class ListenerStreams {
     };
     const renew = async () => {
       try {
-        if (!(await this.run(LocalForwarding.renew(actor, listener)))) stream.end(true);
+        const renewal = await this.run(LocalForwarding.renew(actor, listener));
+        // A revoked or expired key's stream just ends: the CLI's reconnection is refused with the usual 401.
+        if (renewal !== "renewed") stream.end(renewal === "replaced");
       } catch (error) {
         this.logger.warn({ err: error, listener: listener.id }, "listener renewal failed");
       }

@@ -14,7 +14,7 @@ import { createOrganization, createTestDatabase, nothingHeld, type OrganizationF
 let db: TestDatabase;
 let a: OrganizationFixture;
 let b: OrganizationFixture;
-let noticeOfB: number;
+let noticeOfB: number | undefined;
 const channel = { url: "http://127.0.0.1:9/operator", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" };
 const policy: DeliveryPolicy = { circuitThreshold: 3, circuitCooldownMs: 0, retryScheduleMs: [0, 1000], failureWindowMs: 3_600_000, notifyOperator: true };
 

@@ -85,9 +85,10 @@ beforeAll(async () => {
     const listeners = yield* LocalListeners;
     listenerOfA = yield* listeners.open(keyOfA, { forwardTo: "http://localhost:4000/hook", eventTypes: [] }, 60_000, 5);
     yield* (yield* ClientRepository).create(a.scope, { name: "Heard by A's listener" });
-    [leasedByA] = yield* listeners.claim(keyOfA, listenerOfA, 60_000);
+    const [leased] = yield* listeners.claim(keyOfA, listenerOfA, 60_000);
+    if (leased === undefined) return yield* Effect.die(new Error("A's listener was handed nothing"));
+    leasedByA = leased;
   }));
-  expect(leasedByA).toBeDefined();
   const first = async (statement: string) => Number((await rows<{ id: string }>(statement, [a.id]))[0]!.id);
   target = {
     event: await first("select id from events where organization_id = ? order by id limit 1"),
@@ -236,7 +237,7 @@ const cases = (scope: OrgScope) => ({
       const opened = await run(LocalListeners.use((l) => l.open({ ...scope, apiKeyId: b.writeKeyId }, { forwardTo: "http://localhost:5000/b", eventTypes: [] }, 60_000, 5)));
       await expectOnlyB("webhook_endpoints", [opened.id]);
     },
-    renew: async () => expect(await run(LocalListeners.use((l) => l.renew({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA, 60_000)))).toBe(false),
+    renew: async () => expect(await run(LocalListeners.use((l) => l.renew({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA, 60_000)))).toBe("replaced"),
     close: () => run(LocalListeners.use((l) => l.close({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA))),
     claim: async () => expect(await run(LocalListeners.use((l) => l.claim({ ...scope, apiKeyId: a.writeKeyId }, listenerOfA, 60_000)))).toEqual([]),
     record: () => expect(run(LocalListeners.use((l) => l.record({ ...scope, apiKeyId: a.writeKeyId }, {

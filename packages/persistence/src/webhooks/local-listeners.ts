@@ -50,6 +50,13 @@ const HANDABLE = `c.status = 'pending' and c.via_listener and c.next_attempt_at 
 /** The key's listener, `w`: a key has at most one. */
 const keyListener = (scope: OrgScope) => sql`w.listener_key_id = ${scope.apiKeyId}`;
 
+/** Listener `w`'s key still works (not revoked, not expired): a revoked key's stream gets nothing more. */
+const KEY_LIVE = `exists (select 1 from api_keys k where k.id = w.listener_key_id and k.revoked_at is null
+  and (k.expires_at is null or k.expires_at > now()))`;
+
+/** What a stream's renewal found: still its listener's, taken over by another stream, or its key revoked or expired. */
+export type ListenerRenewal = "renewed" | "replaced" | "key_ended";
+
 /** What claiming reads of each delivery claimed: its message and its endpoint's secrets. */
 interface ClaimedRow {
   id: string;
@@ -94,8 +101,8 @@ export class LocalListeners extends Context.Service<
      * organization already has `limit` other listeners connected.
      */
     readonly open: (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) => Effect.Effect<OpenedListener, InvalidTransition>;
-    /** Keeps the stream's listener getting deliveries for `leaseMs` more; false when another stream replaced it. */
-    readonly renew: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<boolean>;
+    /** Keeps the stream's listener getting deliveries for `leaseMs` more, unless another stream replaced it or its key stopped working. */
+    readonly renew: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ListenerRenewal>;
     /** The stream ended: the listener gets no new deliveries (those it has keep their places for its return). */
     readonly close: (scope: OrgScope, listener: OpenedListener) => Effect.Effect<void>;
     /**
@@ -147,14 +154,15 @@ export class LocalListeners extends Context.Service<
             }));
         })),
         renew: traced("LocalListeners.renew")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
-          const renewed = yield* orgSql(database, scope).update({
+          const org = orgSql(database, scope);
+          const [renewed] = yield* org.update<{ key_live: boolean }>({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`listening_until = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+            set: sql`listening_until = case when ${raw(KEY_LIVE)} then now() + ${leaseMs}::bigint * interval '1 millisecond' else now() end`,
             where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
-            returning: "w.id",
+            returning: `${KEY_LIVE} as key_live`,
           });
-          return renewed.length > 0;
+          return renewed === undefined ? "replaced" : renewed.key_live ? "renewed" : "key_ended";
         })),
         close: traced("LocalListeners.close")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener) {
           yield* orgSql(database, scope).update({
@@ -175,7 +183,7 @@ export class LocalListeners extends Context.Service<
               select c.id from webhook_deliveries c
               where c.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
                 and exists (select 1 from webhook_endpoints w where w.id = c.endpoint_id and ${keyListener(scope)}
-                  and w.listener_stream = ${listener.stream}::uuid)
+                  and w.listener_stream = ${listener.stream}::uuid and ${raw(KEY_LIVE)})
               order by c.next_attempt_at, c.id
               limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
                 where l.endpoint_id = ${listener.id} and l.status = 'pending' and l.via_listener and l.lease_expires_at >= now()))

@@ -1,0 +1,53 @@
+import { Effect } from "effect";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ApiKeyRepository, ClientRepository, LocalListeners } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+
+/**
+ * A key's local listener on PostgreSQL: it gets deliveries only while a stream holds it, a newer
+ * stream takes it over, and once its key is revoked nothing more is handed out and the stream's
+ * renewal says so.
+ */
+
+let db: TestDatabase;
+let org: OrganizationFixture;
+const request = { forwardTo: "http://localhost:4000/hook", eventTypes: [] };
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  org = await createOrganization(db);
+});
+afterAll(() => db?.dispose());
+
+const keyScope = (keyId: number) => ({ ...org.scope, apiKeyId: keyId });
+
+describe("a key's listener", () => {
+  it("is taken over by a newer stream: the older one's renewal says replaced and it is handed nothing", async () => {
+    const scope = keyScope(org.writeKeyId);
+    const [older, newer] = await db.run(Effect.gen(function* () {
+      const listeners = yield* LocalListeners;
+      return [yield* listeners.open(scope, request, 60_000, 5), yield* listeners.open(scope, request, 60_000, 5)] as const;
+    }));
+    expect(newer.id).toBe(older.id);
+    expect(newer.stream).not.toBe(older.stream);
+    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Ada" })));
+    expect(await db.run(LocalListeners.use((l) => l.renew(scope, older, 60_000)))).toBe("replaced");
+    expect(await db.run(LocalListeners.use((l) => l.claim(scope, older, 60_000)))).toEqual([]);
+    expect(await db.run(LocalListeners.use((l) => l.renew(scope, newer, 60_000)))).toBe("renewed");
+    expect((await db.run(LocalListeners.use((l) => l.claim(scope, newer, 60_000)))).map((d) => d.type)).toEqual(["client.created"]);
+  });
+
+  it("hands out nothing more once its key is revoked, and its renewal says the key ended", async () => {
+    const key = await db.run(ApiKeyRepository.use((keys) => keys.create(org.scope, "read_write")));
+    const scope = keyScope(key.id);
+    const listener = await db.run(LocalListeners.use((l) => l.open(scope, request, 60_000, 5)));
+    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Grace" })));
+    await db.run(ApiKeyRepository.use((keys) => keys.revoke(org.scope, key.id)));
+    expect(await db.run(LocalListeners.use((l) => l.claim(scope, listener, 60_000)))).toEqual([]);
+    expect(await db.run(LocalListeners.use((l) => l.renew(scope, listener, 60_000)))).toBe("key_ended");
+    const [row] = await db.orm.em.getConnection().execute<Array<{ listening: boolean }>>(
+      "select listening_until > now() as listening from webhook_endpoints where id = ?", [listener.id],
+    );
+    expect(row).toEqual({ listening: false });
+  });
+});
