@@ -46,9 +46,12 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       allowPrivateNetworks: true,
     },
     {
-      attempted: (outcome, durationMs, notice) =>
-        logger[outcome === "succeeded" ? "debug" : "warn"]({ notice: notice.id, attempt: notice.attempt, outcome, durationMs }, "operational webhook attempt"),
+      attempted: (outcome, durationMs, notice) => {
+        metrics.operatorObserver.attempted?.(outcome, durationMs, notice);
+        logger[outcome === "succeeded" ? "debug" : "warn"]({ notice: notice.id, attempt: notice.attempt, outcome, durationMs }, "operational webhook attempt");
+      },
       failedLoop: (error) => {
+        metrics.operatorObserver.failedLoop?.(error);
         if (isDatabaseUnavailable(error)) outages.down(error);
         else logger.error({ err: error }, "operator channel loop error");
       },

@@ -13,7 +13,7 @@ interface Slots {
 export const createDispatcherMetrics = (
   store: DeliveryQueue["Service"],
   slots: () => Slots,
-): { registry: Registry; observer: DispatcherObserver } => {
+): { registry: Registry; observer: DispatcherObserver; operatorObserver: DispatcherObserver } => {
   const registry = new Registry();
   new Gauge({
     name: "platter_dispatcher_attempts_in_flight",
@@ -44,6 +44,12 @@ export const createDispatcherMetrics = (
     name: "platter_webhook_attempt_duration_seconds",
     help: "Time from sending a delivery to its response or failure.",
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+    registers: [registry],
+  });
+  const operatorAttempts = new Counter({
+    name: "platter_operator_webhook_attempts_total",
+    help: "Operational webhooks (endpoint notices) sent to OPERATOR_WEBHOOK_URL, by outcome (succeeded, failed, gone).",
+    labelNames: ["outcome"],
     registers: [registry],
   });
   const loopErrors = new Counter({
@@ -98,7 +104,10 @@ export const createDispatcherMetrics = (
       collect: refresh,
     }),
   };
-  for (const outcome of ["succeeded", "failed", "gone"]) attempts.inc({ outcome }, 0);
+  for (const outcome of ["succeeded", "failed", "gone"]) {
+    attempts.inc({ outcome }, 0);
+    operatorAttempts.inc({ outcome }, 0);
+  }
   return {
     registry,
     observer: {
@@ -106,6 +115,11 @@ export const createDispatcherMetrics = (
         attempts.inc({ outcome });
         duration.observe(durationMs / 1000);
       },
+      failedLoop: () => loopErrors.inc(),
+    },
+    /** The operator channel's loop: its attempts by outcome, and its errors with the business loop's. */
+    operatorObserver: {
+      attempted: (outcome) => operatorAttempts.inc({ outcome }),
       failedLoop: () => loopErrors.inc(),
     },
   };

@@ -4,7 +4,7 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
-  type DispatcherProcess, endpointsOf, killLeftoverDispatchers, pythonHmacHex, type Receiver, type ReceivedRequest, sql, startDispatcherProcess,
+  type DispatcherProcess, endpointsOf, killLeftoverDispatchers, metricValue, pythonHmacHex, type Receiver, type ReceivedRequest, sql, startDispatcherProcess,
   startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 
@@ -78,6 +78,11 @@ describe("operational webhooks", () => {
     const envelopes = await Promise.all(operator.received.map(verified));
     const ids = [...new Set(envelopes.map((e) => e.id))];
     expect(ids.map((id) => envelopes.filter((e) => e.id === id).length)).toEqual([2, 2, 2]);
+    // The operator channel's own counter: three answered 503 first, then 2xx.
+    const operatorAttempts = async (outcome: string) =>
+      metricValue(await (await fetch(`${dispatcher.opsUrl}/metrics`)).text(), `platter_operator_webhook_attempts_total{outcome="${outcome}"}`);
+    await expect.poll(() => operatorAttempts("succeeded")).toBe(3);
+    expect(await operatorAttempts("failed")).toBe(3);
     for (const id of ids) {
       const tries = operator.received.filter((r) => r.headers["webhook-id"] === id);
       expect(tries[0]!.rawBody.equals(tries[1]!.rawBody)).toBe(true);
