@@ -3,7 +3,7 @@ import { LocalForwarding } from "@platter/application";
 import {
   authenticateLimited, clientAddressResolver, DatabaseUnavailable, KeyRateLimits, type RateLimitSettings, readJsonBody, type TrustedProxies,
 } from "@platter/api";
-import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseSandboxTrigger } from "@platter/domain";
+import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome } from "@platter/persistence";
 import { Result, type Effect } from "effect";
 import type { Context } from "koa";
@@ -77,9 +77,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     const actor = await actorOf(ctx);
     // Refused before it is counted: a read-only key changes nothing.
     if (actor.scope.access !== "read_write") throw new Forbidden();
-    const body = await readJsonBody(ctx);
-    const type = valid(parseSandboxTrigger(typeof body === "object" && body !== null && typeof (body as { type?: unknown }).type === "string"
-      ? (body as { type: string }).type : ""));
+    const type = valid(parseTriggerBody(await readJsonBody(ctx)));
     await settings.limits.consume(actor.scope.organizationId, "testEvents", "/sandbox");
     ctx.status = 201;
     ctx.body = await run(LocalForwarding.trigger(actor, type));

@@ -293,6 +293,7 @@ describe("bad requests", () => {
     ["a report with a bad status", () => report(sandbox.writeKey, { delivery_id: 1, lease_token: "00000000-0000-0000-0000-000000000000", status_code: 42, duration_ms: 1 }), 400, "status_code must be an HTTP status (100 to 599) or null"],
     ["a trigger with a read-only key", () => trigger(sandbox.readKey, "client.created"), 403, "This API key is read-only"],
     ["a trigger of an unknown type", () => trigger(sandbox.writeKey, "invoice.void"), 400, expect.stringMatching(/^type must be one of /)],
+    ["a trigger without a type", () => fetch(`${area.origin}/cli/trigger`, { method: "POST", headers: { ...bearer(sandbox.writeKey), "content-type": "application/json" }, body: "{}" }), 400, "type is required"],
     ["a trigger in a live organization", () => trigger(live.writeKey, "client.created"), 409, expect.stringMatching(/^This organization is not a sandbox/)],
     ["an unknown CLI path", () => fetch(`${area.origin}/cli/nothing`, { headers: bearer(sandbox.writeKey) }), 404, "Unknown endpoint"],
   ])("%s: a 4xx with a JSON error, nothing written", async (_case, send, status, error) => {

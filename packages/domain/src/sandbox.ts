@@ -1,5 +1,6 @@
-import { Result } from "effect";
+import { Result, Schema } from "effect";
 import { InvalidInput, InvalidTransition } from "./errors.ts";
+import { decodeInput } from "./input.ts";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./webhooks/message.ts";
 
 /**
@@ -37,3 +38,12 @@ export const sandboxOfSandbox = (): InvalidTransition =>
 /** The refusal of a trigger when the demo data has nothing left for it (`what`: "no draft invoice to send"). */
 export const nothingLeftToTrigger = (what: string): InvalidTransition =>
   new InvalidTransition({ message: `The sandbox has ${what}. Reset the sandbox's data to make more.` });
+
+/** `POST /cli/trigger`'s body (`platter trigger <type>` with a key): `{"type": "<event type>"}`. */
+const TriggerBody = Schema.Struct({
+  type: Schema.String.annotate({ message: "type must be a string" }).annotateKey({ messageMissingKey: "type is required" }),
+});
+
+/** Reads a trigger request's JSON body: the event type, or `InvalidInput` naming the field. */
+export const parseTriggerBody = (body: unknown): Result.Result<WebhookEventType, InvalidInput> =>
+  Result.flatMap(decodeInput(TriggerBody, body), (request) => parseSandboxTrigger(request.type));
