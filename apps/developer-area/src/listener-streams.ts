@@ -75,6 +75,7 @@ export class ListenerStreams {
 
     let ended = false;
     let polling = false;
+    let failing = false;
     let pollAgain = false;
     const poll = async () => {
       if (ended) return;
@@ -82,9 +83,12 @@ export class ListenerStreams {
       polling = true;
       try {
         const deliveries = await this.run(LocalForwarding.claim(actor, listener));
+        failing = false;
         for (const delivery of deliveries) if (!ended) body.write(event("delivery", deliveryEvent(delivery, this.signatureHeader)));
       } catch (error) {
-        this.logger.warn({ err: error, listener: listener.id }, "listener poll failed");
+        // Said once per run of failures (an outage would otherwise log every second per stream).
+        if (!failing) this.logger.warn({ err: error, listener: listener.id }, "listener poll failed; retrying every second");
+        failing = true;
       } finally {
         polling = false;
       }
