@@ -4,6 +4,7 @@ import { inquiryCommand, invoiceCommand, proposalCommand } from "./commands/busi
 import { deliveriesCommand } from "./commands/deliveries.ts";
 import { developerAreaCommand } from "./commands/developer-area.ts";
 import { keyCommand } from "./commands/key.ts";
+import { listenCommand } from "./commands/listen.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { orgCommand } from "./commands/org.ts";
 import { sandboxCommand, triggerCommand } from "./commands/sandbox.ts";
@@ -19,7 +20,7 @@ import { exitCodeOf, LimitReached, messageOf } from "./failures.ts";
  * `runMain` would not (it prints usage on stdout and exits 1 for every error).
  */
 const platter: CommandDef = defineCommand({
-  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start" },
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding" },
   subCommands: {
     start: startCommand,
     migrate: migrateCommand,
@@ -34,6 +35,7 @@ const platter: CommandDef = defineCommand({
     "developer-area": developerAreaCommand,
     sandbox: sandboxCommand,
     trigger: triggerCommand,
+    listen: listenCommand,
   },
 });
 

@@ -5,6 +5,7 @@ import { Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
 import { inOrganization, runAction, withPlatform } from "../database-session.ts";
+import { connectionOf, DeveloperAreaClient } from "../developer-area-client.ts";
 import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
@@ -12,7 +13,9 @@ import { report } from "../output.ts";
  * `platter sandbox create|reset` and `platter trigger <type>`: an organization's linked sandbox
  * (its own `platter_test_…` keys and demo data), and each of the six event types made to happen
  * for real in it, so its endpoints get real deliveries. Each is audited as the operator; a live
- * organization is refused (exit 1) for a reset or a trigger.
+ * organization is refused (exit 1) for a reset or a trigger. `platter trigger` without `--org` takes
+ * a sandbox's read/write API key instead and asks the Developer area (`POST /cli/trigger`), audited
+ * as the key; that way opens no database.
  */
 
 const orgArg = (description: string) => ({ type: "string", required: true, description }) as const;
@@ -48,15 +51,34 @@ export const sandboxCommand = defineCommand({
 });
 
 export const triggerCommand = defineCommand({
-  meta: { name: "trigger", description: `Make one business event happen for real in a sandbox (${SANDBOX_TRIGGERS.join(", ")})` },
+  meta: {
+    name: "trigger",
+    description: `Make one business event happen for real in a sandbox (${SANDBOX_TRIGGERS.join(", ")}): with --org through the database, or with a sandbox's read/write API key through the Developer area`,
+  },
   args: {
     type: { type: "positional", required: true, description: `Event type: ${SANDBOX_TRIGGERS.join(", ")}` },
-    org: orgArg("Sandbox organization id"),
+    org: { type: "string", description: "Sandbox organization id (the operator's way, through the database); without it, the API key's sandbox" },
+    "api-key": { type: "string", description: "Without --org: a sandbox's read/write API key, platter_test_rw_… (default: PLATTER_API_KEY)" },
+    "developer-area-url": { type: "string", description: "Without --org: the Developer area's origin (default: PLATTER_DEVELOPER_AREA_URL, else http://localhost:3001)" },
     json: jsonFlag,
   },
   run: async ({ args }) => {
     const type = parseSandboxTrigger(String(args.type));
     if (Result.isFailure(type)) throw new UsageError(type.failure.message);
+    if (args.org === undefined) {
+      // With a key: the Developer area makes it happen in the key's sandbox; the database is never opened here.
+      const client = new DeveloperAreaClient(connectionOf(args, "a sandbox's read/write key, platter_test_rw_…; or give --org <sandbox organization id>"));
+      try {
+        const triggered = await client.trigger(type.success);
+        report(args.json, triggered, `${triggered.type}: ${triggered.subject}`);
+      } finally {
+        await client.close();
+      }
+      return;
+    }
+    for (const flag of ["api-key", "developer-area-url"] as const) {
+      if (args[flag] !== undefined) throw new UsageError(`--${flag} is for a trigger with an API key: give it or --org, not both`);
+    }
     const organizationId = positiveInteger("org", args.org);
     const triggered = await withPlatform(loadCliConfig(), (platform) =>
       runAction(platform, inOrganization(organizationId, (operator) => Sandbox.trigger(operator, type.success)), `organization ${organizationId} does not exist`),
