@@ -118,9 +118,9 @@ interface Listening {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `platter listen` as a process forwarding to the receiver with `key`; `args` are added. */
-const startListen = (key: string, args: readonly string[] = [], origin = areaOrigin): Listening => {
-  const child = spawnCli(["listen", "--forward-to", receiverUrl, "--api-key", key, "--developer-area-url", origin, ...args], keyEnv());
+/** Starts `platter listen` as a process forwarding to the receiver (or `forwardTo`) with `key`; `args` are added. */
+const startListen = (key: string, args: readonly string[] = [], origin = areaOrigin, forwardTo = receiverUrl): Listening => {
+  const child = spawnCli(["listen", "--forward-to", forwardTo, "--api-key", key, "--developer-area-url", origin, ...args], keyEnv());
   processes.push(child);
   let stdout = "";
   let stderr = "";
@@ -138,9 +138,10 @@ const triggerWithKey = (type: string, key: string, json = true) =>
 
 /** The deliveries of listener endpoint `listenerId`, with their attempts' status codes. */
 const deliveriesOf = (listenerId: number) =>
-  rows<{ message_id: string; type: string; status: string; via_listener: boolean; codes: Array<number | null> }>(
+  rows<{ message_id: string; type: string; status: string; via_listener: boolean; codes: Array<number | null>; errors: Array<string | null> }>(
     `select m.envelope_id as message_id, m.type, d.status, d.via_listener,
-       coalesce((select array_agg(a.status_code order by a.id) from webhook_attempts a where a.delivery_id = d.id), '{}') as codes
+       coalesce((select array_agg(a.status_code order by a.id) from webhook_attempts a where a.delivery_id = d.id), '{}') as codes,
+       coalesce((select array_agg(a.error order by a.id) from webhook_attempts a where a.delivery_id = d.id), '{}') as errors
      from webhook_deliveries d join webhook_messages m on m.id = d.message_id where d.endpoint_id = ? order by d.id`,
     [listenerId],
   );
@@ -173,7 +174,7 @@ describe("platter listen with platter trigger by key", () => {
     const line = new RegExp(`^\\d{2}:\\d{2}:\\d{2}  client\\.created  ${delivered.id}  -> 200  \\(\\d+ ms\\)$`, "m");
     await until("the delivery's line", () => line.test(listening.stdout()));
     await expect.poll(() => deliveriesOf(listenerId), { timeout: 10_000 })
-      .toEqual([{ message_id: delivered.id, type: "client.created", status: "succeeded", via_listener: true, codes: [200] }]);
+      .toEqual([{ message_id: delivered.id, type: "client.created", status: "succeeded", via_listener: true, codes: [200], errors: [null] }]);
   });
 
   it("prints a local 500 as such and records it as a failed attempt", async () => {
@@ -186,7 +187,7 @@ describe("platter listen with platter trigger by key", () => {
       const delivered = received.find((event) => event.type === "event.created")!;
       await until("the delivery's -> 500 line", () => new RegExp(`  event\\.created  ${delivered.id}  -> 500  \\(\\d+ ms\\)$`, "m").test(listening.stdout()));
       await expect.poll(async () => (await deliveriesOf(listenerId)).find((delivery) => delivery.message_id === delivered.id), { timeout: 10_000 })
-        .toEqual({ message_id: delivered.id, type: "event.created", status: "failed", via_listener: true, codes: [500] });
+        .toMatchObject({ message_id: delivered.id, type: "event.created", status: "failed", via_listener: true, codes: [500] });
     } finally {
       answer = 200;
     }
@@ -258,6 +259,20 @@ describe("platter listen with platter trigger by key", () => {
       expect(third.stdout()).toMatch(new RegExp(`  ${event.type.replace(".", "\\.")}  ${event.id}  -> 200  \\(\\d+ ms\\)$`, "m"));
       expect((await deliveriesOf(listenerId)).find((row) => row.message_id === event.id)).toMatchObject({ status: "succeeded", codes: [200] });
     }
+  });
+
+  it("prints and records a local URL that refuses the connection as an error with no status", async () => {
+    const port = await freePort();
+    const closed = startListen(sandbox.writeKey, [], areaOrigin, `http://127.0.0.1:${port}/hook`);
+    await until("the ready line", () => READY.test(closed.stdout()));
+    expect((await triggerWithKey("client.created", sandbox.writeKey)).code).toBe(0);
+    const line = new RegExp(`^\\d{2}:\\d{2}:\\d{2}  client\\.created  (evt_\\S+)  -> error: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}  \\(\\d+ ms\\)$`, "m");
+    await until("the error line", () => line.test(closed.stdout()));
+    const messageId = line.exec(closed.stdout())![1]!;
+    await expect.poll(async () => (await deliveriesOf(listenerId)).find((row) => row.message_id === messageId), { timeout: 10_000 })
+      .toMatchObject({ status: "failed", codes: [null], errors: [`connect ECONNREFUSED 127.0.0.1:${port}`] });
+    closed.child.kill("SIGTERM");
+    expect(await closed.exited).toBe(0);
   });
 });
 
