@@ -261,6 +261,23 @@ describe("platter listen with platter trigger by key", () => {
     }
   });
 
+  it("reconnects when the Developer area ends its stream, and goes on forwarding on the new one", async () => {
+    const again = startListen(sandbox.writeKey);
+    await until("the ready line", () => READY.test(again.stdout()));
+    stopStreams();
+    await until("the reconnection", () => again.stderr().includes(`Reconnected to ${areaOrigin} (listener ${listenerId})`));
+    expect(again.stderr()).toContain(`Connection to ${areaOrigin} lost (the stream ended); reconnecting in 1s\n`);
+    // The same listener and secret: the ready line is not printed again.
+    expect(again.stdout().match(new RegExp(READY.source, "gm"))).toHaveLength(1);
+    expect((await triggerWithKey("invoice.sent", sandbox.writeKey)).code).toBe(0);
+    await until("the receiver to verify an invoice.sent", () => received.some((event) => event.type === "invoice.sent"));
+    const delivered = received.find((event) => event.type === "invoice.sent")!;
+    await until("the delivery's line", () => again.stdout().includes(`  invoice.sent  ${delivered.id}  -> 200  (`));
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
+    expect((await deliveriesOf(listenerId)).find((row) => row.message_id === delivered.id)).toMatchObject({ status: "succeeded", codes: [200] });
+  });
+
   it("prints and records a local URL that refuses the connection as an error with no status", async () => {
     const port = await freePort();
     const closed = startListen(sandbox.writeKey, [], areaOrigin, `http://127.0.0.1:${port}/hook`);
