@@ -34,8 +34,8 @@ const LONGEST_RECONNECT_MS = 30_000;
 /** Tries of one report when the area is unreachable, 5xx or rate-limited, and the wait before the first retry (doubling). */
 const REPORT_TRIES = 4;
 const REPORT_RETRY_MS = 250;
-/** How much of the local answer's body is reported (characters). */
-const RESPONSE_BODY_CHARACTERS = 2_000;
+/** How much of the local answer's body is reported (characters): what the Developer area keeps, as a dispatcher keeps 1 KiB. */
+const RESPONSE_BODY_CHARACTERS = 1_024;
 /** Bytes read of the local answer's body: enough for that many characters of UTF-8; the rest is not read. */
 const RESPONSE_BODY_BYTES = RESPONSE_BODY_CHARACTERS * 4;
 /** Headers the CLI's own HTTP client writes (framing, connection); never copied from what the area hands over. */
