@@ -28,7 +28,7 @@ const appSyntax = [
 const scopeMakers = {
   name: "@platter/domain",
   importNames: ["authenticatedScope", "operatorScope", "developerSessionScope"],
-  message: "Scopes come from ApiKeyRepository.authenticate, DeveloperSessions (sign-in and session authentication) or Operator.scopeOf only.",
+  message: "Scopes come from ApiKeyRepository.authenticate (or authenticateHash), DeveloperSessions (sign-in and session authentication) or Operator.scopeOf only.",
 };
 
 /** The stores that make scopes (from a key, a sign-in link or session, an id). */

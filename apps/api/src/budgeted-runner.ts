@@ -17,6 +17,9 @@ interface Waiting {
   readonly expire: () => void;
 }
 
+/** What a request has waited on the database so far, kept on its context (`ctx.state`): no WeakMap entry per request. */
+const SPENT = Symbol("platter/api/database-wait");
+
 /** How often waits are checked against their deadlines: an answer leaves at most this late. */
 const SWEEP_MS = 50;
 
@@ -32,7 +35,6 @@ const SWEEP_MS = 50;
 export class BudgetedRunner {
   private readonly runtime: RequestRuntime;
   private readonly budgetMs: number;
-  private readonly spent = new WeakMap<Context, number>();
   private readonly waiting = new Set<Waiting>();
   private sweep: NodeJS.Timeout | undefined;
 
@@ -43,7 +45,8 @@ export class BudgetedRunner {
 
   /** Runs `program` for the request `ctx` within what is left of its budget (see `requestOutcome` for what it throws). */
   async run<A, E>(ctx: Context, program: Effect.Effect<A, E, RequestStorage>): Promise<A> {
-    const spent = this.spent.get(ctx) ?? 0;
+    const state = ctx.state as { [SPENT]?: number };
+    const spent = state[SPENT] ?? 0;
     const began = performance.now();
     // A fiber and its observer: no promise wrapper, abort signal or race per call (tools/bench's profile).
     const fiber = this.runtime.runFork(program);
@@ -60,7 +63,7 @@ export class BudgetedRunner {
       return requestOutcome(outcome, (reason) => new DatabaseUnavailable({ reason }));
     } finally {
       this.waiting.delete(waiting!);
-      this.spent.set(ctx, spent + performance.now() - began);
+      state[SPENT] = spent + performance.now() - began;
     }
   }
 

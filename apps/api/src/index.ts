@@ -7,5 +7,5 @@ export * from "./observability.ts";
 export * from "./rate-limits.ts";
 export * from "./request-log.ts";
 export { readJsonBody } from "./request-body.ts";
-export { authenticateLimited } from "./middleware/authenticate.ts";
+export { limitedAuthentication } from "./middleware/authenticate.ts";
 export { clientAddressResolver, type TrustedProxies } from "./client-address.ts";

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hashApiKey } from "@platter/domain";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
 /**
@@ -130,9 +130,12 @@ export class KeyRateLimits {
     this.makePolicies();
   }
 
-  /** The key's stand-in for every count and memory: a hash, never the secret itself. */
+  /**
+   * The key's stand-in for every count and memory: a hash, never the secret itself; the same hash
+   * the key is looked up by (`ApiKeyRepository.authenticateHash`), so a request hashes its key once.
+   */
   hashOf(secret: string): string {
-    return createHash("sha256").update(secret).digest("base64url");
+    return hashApiKey(secret);
   }
 
   /**

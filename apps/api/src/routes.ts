@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import {
   ClientCreate, clientListing, decodeInput, EventCreate, eventListing, invoiceListing, NotFound, parsePageRequest,
   parseRecordId, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey, type Created,
-  type IdempotencyRequest, parseIdempotencyKey, requestFingerprint,
+  type IdempotencyRequest, parseIdempotencyKey, requestFingerprint, type ListPage,
 } from "@platter/domain";
 import {
   ApiKeyRepository, ClientRepository, EventRepository, InvoiceRepository, onReplica, OrganizationRepository, type RequestStorage,
@@ -10,7 +10,7 @@ import {
 } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
-import { authenticate, requireWriteAccess, scopeOf, wroteWithin } from "./middleware/authenticate.ts";
+import { authentication, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { readJsonBody } from "./request-body.ts";
 import type { BudgetedRunner } from "./budgeted-runner.ts";
@@ -51,6 +51,31 @@ const createRequestOf = async <A>(
   return { input: input.success, idempotency };
 };
 
+/** The program of a list route: the page its query asks for (bad input throws, after authentication), for the caller. */
+const listOf =
+  <Row, Key extends SortKey>(listing: Listing<Row, Key>, list: (scope: OrgScope, page: PageRequest<Key>) => ReturnType<Program<ListPage<Row>>>) =>
+  (ctx: Context): Program<ListPage<Row>> => {
+    const page = pageOf(ctx, listing);
+    return (scope) => list(scope, page);
+  };
+
+/** The program of a record route: the record its path names (an id that cannot be one is `NotFound`), for the caller. */
+const recordOf =
+  <A>(get: (scope: OrgScope, id: number) => ReturnType<Program<A>>) =>
+  (ctx: Context): Program<A> => {
+    const id = idOf(ctx);
+    return (scope) => get(scope, id);
+  };
+
+const listEvents = listOf(eventListing, (scope, page) => EventRepository.use((r) => r.list(scope, page)));
+const eventById = recordOf((scope, id) => EventRepository.use((r) => r.get(scope, id)));
+const listRecipes = listOf(recipeListing, (scope, page) => RecipeRepository.use((r) => r.list(scope, page)));
+const recipeById = recordOf((scope, id) => RecipeRepository.use((r) => r.get(scope, id)));
+const listClients = listOf(clientListing, (scope, page) => ClientRepository.use((r) => r.list(scope, page)));
+const listInvoices = listOf(invoiceListing, (scope, page) => InvoiceRepository.use((r) => r.list(scope, page)));
+const invoiceById = recordOf((scope, id) => InvoiceRepository.use((r) => r.get(scope, id)));
+const currentOrganization = (): Program<unknown> => (scope) => OrganizationRepository.use((r) => r.current(scope));
+
 /** Reads on replicas (`DATABASE_REPLICA_URLS` set): how long after a key's write its reads stay on the primary. */
 export interface ReplicaReadRouting {
   readonly readYourWritesMs: number;
@@ -65,14 +90,20 @@ export const createRouter = (
   runner: BudgetedRunner, limits: KeyRateLimits, clientAddress: (ctx: Context) => string, replicas?: ReplicaReadRouting,
 ): Router => {
   const router = new Router({ prefix: "/v1", strict: true, sensitive: true });
-  const auth = authenticate(runner, limits, clientAddress);
-  /** GETs only: their programs change nothing. */
-  const respond = async <A>(ctx: Context, status: number, program: Program<A>): Promise<A> => {
-    const read = program(scopeOf(ctx));
-    const body = await runner.run(ctx, replicas === undefined || wroteWithin(ctx, replicas.readYourWritesMs) ? read : onReplica(read));
-    ctx.status = status;
-    ctx.body = body;
-    return body;
+  const { run: authenticated, middleware: auth } = authentication(runner, limits, clientAddress);
+  /**
+   * GETs only (their programs change nothing): authenticates, then runs the program `read(ctx)`
+   * makes for the caller's scope (it may throw on bad input, after authentication) in the same
+   * fiber as the key lookup; on a replica unless the key wrote within the read-your-writes window.
+   */
+  const respond = async <A>(ctx: Context, read: (ctx: Context) => Program<A>): Promise<void> => {
+    ctx.body = await authenticated(ctx, (key) => {
+      const program = read(ctx)(key.scope);
+      return replicas === undefined || (key.msSinceWrite !== undefined && key.msSinceWrite < replicas.readYourWritesMs)
+        ? program
+        : onReplica(program);
+    });
+    ctx.status = 200;
   };
   /** 201 `{id}` with a Location; a replay of an idempotent create says so in `Idempotent-Replayed`. */
   const created = async (ctx: Context, resource: string, program: Program<Created>) => {
@@ -88,47 +119,26 @@ export const createRouter = (
     if (replayed) ctx.set("idempotent-replayed", "true");
   };
 
-  router.get("/me", auth, (ctx) => respond(ctx, 200, (scope) => OrganizationRepository.use((r) => r.current(scope))));
+  router.get("/me", (ctx) => respond(ctx, currentOrganization));
 
-  router.get("/events", auth, (ctx) => {
-    const page = pageOf(ctx, eventListing);
-    return respond(ctx, 200, (scope) => EventRepository.use((r) => r.list(scope, page)));
-  });
-  router.get("/events/:id", auth, (ctx) => {
-    const id = idOf(ctx);
-    return respond(ctx, 200, (scope) => EventRepository.use((r) => r.get(scope, id)));
-  });
+  router.get("/events", (ctx) => respond(ctx, listEvents));
+  router.get("/events/:id", (ctx) => respond(ctx, eventById));
   router.post("/events", auth, requireWriteAccess, async (ctx) => {
     const { input, idempotency } = await createRequestOf(ctx, EventCreate);
     await created(ctx, "events", (scope) => EventRepository.use((r) => r.create(scope, input, idempotency)));
   });
 
-  router.get("/recipes", auth, (ctx) => {
-    const page = pageOf(ctx, recipeListing);
-    return respond(ctx, 200, (scope) => RecipeRepository.use((r) => r.list(scope, page)));
-  });
-  router.get("/recipes/:id", auth, (ctx) => {
-    const id = idOf(ctx);
-    return respond(ctx, 200, (scope) => RecipeRepository.use((r) => r.get(scope, id)));
-  });
+  router.get("/recipes", (ctx) => respond(ctx, listRecipes));
+  router.get("/recipes/:id", (ctx) => respond(ctx, recipeById));
 
-  router.get("/clients", auth, (ctx) => {
-    const page = pageOf(ctx, clientListing);
-    return respond(ctx, 200, (scope) => ClientRepository.use((r) => r.list(scope, page)));
-  });
+  router.get("/clients", (ctx) => respond(ctx, listClients));
   router.post("/clients", auth, requireWriteAccess, async (ctx) => {
     const { input, idempotency } = await createRequestOf(ctx, ClientCreate);
     await created(ctx, "clients", (scope) => ClientRepository.use((r) => r.create(scope, input, idempotency)));
   });
 
-  router.get("/invoices", auth, (ctx) => {
-    const page = pageOf(ctx, invoiceListing);
-    return respond(ctx, 200, (scope) => InvoiceRepository.use((r) => r.list(scope, page)));
-  });
-  router.get("/invoices/:id", auth, (ctx) => {
-    const id = idOf(ctx);
-    return respond(ctx, 200, (scope) => InvoiceRepository.use((r) => r.get(scope, id)));
-  });
+  router.get("/invoices", (ctx) => respond(ctx, listInvoices));
+  router.get("/invoices/:id", (ctx) => respond(ctx, invoiceById));
 
   return router;
 };

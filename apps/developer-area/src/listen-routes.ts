@@ -1,11 +1,11 @@
 import type Router from "@koa/router";
 import { LocalForwarding } from "@platter/application";
 import {
-  authenticateLimited, clientAddressResolver, DatabaseUnavailable, KeyRateLimits, type RateLimitSettings, readJsonBody, type TrustedProxies,
+  clientAddressResolver, DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings, readJsonBody, type TrustedProxies,
 } from "@platter/api";
 import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome } from "@platter/persistence";
-import { Result, type Effect } from "effect";
+import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 import { ListenerStreams } from "./listener-streams.ts";
@@ -41,16 +41,19 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
   const run = async <A, E>(program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
     requestOutcome(await runtime.runPromiseExit(program), (reason) => new DatabaseUnavailable({ reason }));
   const streams = new ListenerStreams(logger, settings.signatureHeader, run);
-  const rateLimits = new KeyRateLimits(settings.rateLimits);
   const addressOf = clientAddressResolver(settings.trustProxy);
-  const clientAddress = (ctx: Context) => addressOf(ctx.req);
+  const authenticated = limitedAuthentication({
+    limits: new KeyRateLimits(settings.rateLimits),
+    clientAddress: (ctx) => addressOf(ctx.req),
+    run: (_ctx, program) => run(program),
+    lookup: (secret) => LocalForwarding.authenticate(secret),
+  });
 
   /**
    * The request's key as the actor of what it asks, counted against its limits as the API counts
    * (429 over them): `Unauthenticated` (401) for none, or one that is not live.
    */
-  const actorOf = (ctx: Context): Promise<ApiKeyActor> =>
-    authenticateLimited(ctx, rateLimits, clientAddress, (secret) => run(LocalForwarding.authenticate(secret)));
+  const actorOf = (ctx: Context): Promise<ApiKeyActor> => authenticated(ctx, Effect.succeed);
   /** `result`'s value, or its failure thrown (a 4xx). */
   const valid = <A, E>(result: Result.Result<A, E>): A => {
     if (Result.isFailure(result)) throw result.failure;

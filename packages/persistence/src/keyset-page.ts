@@ -1,6 +1,6 @@
 import { assemblePage, type Listing, type ListPage, type PageRequest, type SortKey } from "@platter/domain";
 import { Effect } from "effect";
-import { type OrgSql, type OrgTable, raw, sql } from "./org-sql.ts";
+import { type OrgSql, type OrgTable, raw, type Select, sql } from "./org-sql.ts";
 
 /** How a keyset list is read: the scoped table, its columns, and the SQL expressions of the listing's sort key. */
 export interface KeysetQuery {
@@ -22,23 +22,37 @@ export const readKeysetPage = <DbRow, Row, Key extends SortKey>(
   query: KeysetQuery,
   page: PageRequest<Key>,
   toRow: (row: DbRow) => Row,
-): Effect.Effect<ListPage<Row>> => {
+): Effect.Effect<ListPage<Row>> =>
+  Effect.map(org.select<DbRow>(keysetSelect(listing, query, page)), (rows) => assemblePage(listing, rows.map(toRow), page.limit));
+
+/**
+ * `readKeysetPage` with each row read as the array of its column values, mapped by position
+ * (`org.selectValues`): for the lists whose rows are simple enough to map so.
+ */
+export const readKeysetValues = <DbRow extends ReadonlyArray<unknown>, Row, Key extends SortKey>(
+  org: OrgSql,
+  listing: Listing<Row, Key>,
+  query: KeysetQuery,
+  page: PageRequest<Key>,
+  toRow: (row: DbRow) => Row,
+): Effect.Effect<ListPage<Row>> =>
+  Effect.map(org.selectValues<DbRow>(keysetSelect(listing, query, page)), (rows) => assemblePage(listing, rows.map(toRow), page.limit));
+
+/** The select of one page: `limit + 1` rows strictly after the cursor's key, in the listing's order. */
+const keysetSelect = <Row, Key extends SortKey>(listing: Listing<Row, Key>, query: KeysetQuery, page: PageRequest<Key>): Select => {
   const [first, second] = query.keyColumns;
   const direction = listing.direction === "asc" ? "asc" : "desc";
   const after =
     page.after === undefined
       ? undefined
       : sql`(${raw(`${first}, ${second}`)}) ${raw(direction === "asc" ? ">" : "<")} (${page.after[0]}::${raw(query.keyCasts[0])}, ${page.after[1]}::${raw(query.keyCasts[1])})`;
-  return Effect.map(
-    org.select<DbRow>({
-      columns: query.columns,
-      from: query.from,
-      as: query.as,
-      ...(after === undefined ? {} : { where: after }),
-      rest: sql`order by ${raw(`${first} ${direction}, ${second} ${direction}`)} limit ${page.limit + 1}`,
-    }),
-    (rows) => assemblePage(listing, rows.map(toRow), page.limit),
-  );
+  return {
+    columns: query.columns,
+    from: query.from,
+    as: query.as,
+    ...(after === undefined ? {} : { where: after }),
+    rest: sql`order by ${raw(`${first} ${direction}, ${second} ${direction}`)} limit ${page.limit + 1}`,
+  };
 };
 
 /** The API's timestamp format: UTC with milliseconds, computed in SQL so it is exact. */

@@ -131,6 +131,13 @@ export interface OrgSql {
   readonly select: <Row>(query: Select) => Effect.Effect<Row[]>;
   /** The first row, or `NotFound`: a record that does not exist and another organization's look alike. */
   readonly one: <Row>(query: Select) => Effect.Effect<Row, NotFound>;
+  /**
+   * `select` with each row as the array of its column values in select-list order: for reads
+   * mapped by position (a list's page), which spares the driver building an object per row.
+   */
+  readonly selectValues: <Row extends ReadonlyArray<unknown>>(query: Select) => Effect.Effect<Row[]>;
+  /** `one` as the array of its column values (see `selectValues`). */
+  readonly oneValues: <Row extends ReadonlyArray<unknown>>(query: Select) => Effect.Effect<Row, NotFound>;
   readonly update: <Row>(query: Update) => Effect.Effect<Row[]>;
   /** Deletes the scope's rows of `table` matching `where`; returns how many. */
   readonly delete: (table: OrgTable, as: string, where: Statement) => Effect.Effect<number>;
@@ -164,6 +171,8 @@ interface Executor {
   readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[]>;
   /** A select: on a replica when the fiber reads from one (see `onReplica`), else as `rows`. */
   readonly read: <Row>(statement: Statement) => Effect.Effect<Row[]>;
+  /** `read` with each row as the array of its column values. */
+  readonly readValues: <Row extends ReadonlyArray<unknown>>(statement: Statement) => Effect.Effect<Row[]>;
   readonly em: Effect.Effect<EntityManager>;
   readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>;
 }
@@ -210,44 +219,94 @@ const joinStatement = (scope: OrgScope, join: Join): Statement => {
   return sql`${kind}${raw(join.to.lateral === true ? " lateral" : "")} (${selectStatement(scope, join.to.select)}) ${raw(join.as)} on ${raw(join.on)}`;
 };
 
-const makeOrgSql = (scope: OrgScope, executor: Executor): OrgSql => {
-  const select = <Row>(query: Select) => executor.read<Row>(selectStatement(scope, query));
-  const withOrganization = <T extends object>(data: T) => ({ ...data, organization: scope.organizationId }) as never;
+/** The first row, or `NotFound`. */
+const first = <Row>(rows: Row[]): Effect.Effect<Row, NotFound> => {
+  const row = rows[0];
+  return row === undefined ? Effect.fail(new NotFound()) : Effect.succeed(row);
+};
+
+/**
+ * `OrgSql` on an executor: a class, so that making one (every storage call makes one for its
+ * scope) is one small object rather than a dozen closures.
+ */
+class ScopedSql implements OrgSql {
+  readonly scope: OrgScope;
+  private readonly executor: Executor;
+
+  constructor(scope: OrgScope, executor: Executor) {
+    this.scope = scope;
+    this.executor = executor;
+  }
+
+  select<Row>(query: Select): Effect.Effect<Row[]> {
+    return this.executor.read<Row>(selectStatement(this.scope, query));
+  }
+
+  one<Row>(query: Select): Effect.Effect<Row, NotFound> {
+    return Effect.flatMap(this.select<Row>(query), first);
+  }
+
+  selectValues<Row extends ReadonlyArray<unknown>>(query: Select): Effect.Effect<Row[]> {
+    return this.executor.readValues<Row>(selectStatement(this.scope, query));
+  }
+
+  oneValues<Row extends ReadonlyArray<unknown>>(query: Select): Effect.Effect<Row, NotFound> {
+    return Effect.flatMap(this.selectValues<Row>(query), first);
+  }
+
+  update<Row>(query: Update): Effect.Effect<Row[]> {
+    return this.executor.rows<Row>(
+      sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(this.scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`,
+    );
+  }
+
+  delete(table: OrgTable, as: string, where: Statement): Effect.Effect<number> {
+    return this.rowsChanged(sql`delete from ${raw(table)} ${raw(as)} where ${organizationFilter(this.scope, table, as)}${andWhere(where)}`);
+  }
+
+  insert<Row extends object>(entity: EntityName<Row>, data: Omit<RequiredEntityData<Row>, "organization">): Effect.Effect<number> {
+    return Effect.flatMap(this.executor.em, (em) => Effect.promise(async () => Number(await em.insert(entity, this.withOrganization(data)))));
+  }
+
+  insertFrom(query: InsertFrom): Effect.Effect<number> {
+    return this.rowsChanged(
+      sql`insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${this.scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(this.scope, query.from, query.as)}${andWhere(query.where)}`,
+    );
+  }
+
+  insertMany<Row extends object>(
+    entity: EntityName<Row>, data: ReadonlyArray<Omit<RequiredEntityData<Row>, "organization">>,
+  ): Effect.Effect<void> {
+    return data.length === 0
+      ? Effect.void
+      : Effect.flatMap(this.executor.em, (em) => Effect.promise(() => em.insertMany(entity, data.map((row) => this.withOrganization(row)))));
+  }
+
+  transaction<A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>): Effect.Effect<A, E> {
+    return this.executor.transaction((em) => work(new ScopedSql(this.scope, transactionExecutor(em))));
+  }
+
+  tryLock(name: string): Effect.Effect<boolean> {
+    return Effect.map(
+      this.executor.rows<{ locked: boolean }>(
+        sql`select pg_try_advisory_xact_lock(hashtextextended(${`${this.scope.organizationId}:${name}`}, 0)) as locked`,
+      ),
+      ([row]) => row?.locked === true,
+    );
+  }
+
+  private withOrganization<T extends object>(data: T): never {
+    return { ...data, organization: this.scope.organizationId } as never;
+  }
+
   /** How many rows a data-changing statement (without its own `returning`) touched. */
-  const rowsChanged = (change: Statement) =>
-    Effect.map(
-      executor.rows<{ n: number }>(sql`with changed as (${change} returning 1) select count(*)::int as n from changed`),
+  private rowsChanged(change: Statement): Effect.Effect<number> {
+    return Effect.map(
+      this.executor.rows<{ n: number }>(sql`with changed as (${change} returning 1) select count(*)::int as n from changed`),
       ([row]) => row?.n ?? 0,
     );
-  return {
-    scope,
-    select,
-    one: <Row>(query: Select) =>
-      Effect.flatMap(select<Row>(query), ([row]) => (row === undefined ? Effect.fail(new NotFound()) : Effect.succeed(row))),
-    update: <Row>(query: Update) =>
-      executor.rows<Row>(
-        sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`,
-      ),
-    delete: (table, as, where) =>
-      rowsChanged(sql`delete from ${raw(table)} ${raw(as)} where ${organizationFilter(scope, table, as)}${andWhere(where)}`),
-    insert: (entity, data) =>
-      Effect.flatMap(executor.em, (em) => Effect.promise(async () => Number(await em.insert(entity, withOrganization(data))))),
-    insertFrom: (query) =>
-      rowsChanged(
-        sql`insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(scope, query.from, query.as)}${andWhere(query.where)}`,
-      ),
-    insertMany: (entity, data) =>
-      data.length === 0 ? Effect.void : Effect.flatMap(executor.em, (em) => Effect.promise(() => em.insertMany(entity, data.map(withOrganization)))),
-    transaction: (work) => executor.transaction((em) => work(makeOrgSql(scope, transactionExecutor(em)))),
-    tryLock: (name) =>
-      Effect.map(
-        executor.rows<{ locked: boolean }>(
-          sql`select pg_try_advisory_xact_lock(hashtextextended(${`${scope.organizationId}:${name}`}, 0)) as locked`,
-        ),
-        ([row]) => row?.locked === true,
-      ),
-  };
-};
+  }
+}
 
 /** Runs `work` between `begin` and `commit` (or `rollback` when it fails) on a fresh EntityManager. */
 const inTransaction = <A, E, R>(em: EntityManager, work: (em: EntityManager) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -266,7 +325,10 @@ const transactionExecutor = (em: EntityManager): Executor => {
   return {
     rows,
     read: rows,
-  em: Effect.succeed(em),
+    // MikroORM's rows are objects whose keys are in select-list order.
+    readValues: <Row extends ReadonlyArray<unknown>>(statement: Statement) =>
+      Effect.map(rows<Record<string, unknown>>(statement), (objects) => objects.map((row) => Object.values(row) as unknown as Row)),
+    em: Effect.succeed(em),
     // Nested: the outer transaction already holds everything together.
     transaction: (work) => work(em),
   };
@@ -276,7 +338,19 @@ const transactionExecutor = (em: EntityManager): Executor => {
 const ownTransaction = <A, E, R>(database: Database["Service"], work: (em: EntityManager) => Effect.Effect<A, E, R>) =>
   inTransaction(database.orm.em, (em) => Effect.provideService(work(em), CurrentTransaction, em));
 
-const poolExecutor = (database: Database["Service"]): Executor => ({
+/** Each database's pool executor, made once (it depends on nothing else). */
+const poolExecutors = new WeakMap<Database["Service"], Executor>();
+
+const poolExecutor = (database: Database["Service"]): Executor => {
+  let executor = poolExecutors.get(database);
+  if (executor === undefined) {
+    executor = makePoolExecutor(database);
+    poolExecutors.set(database, executor);
+  }
+  return executor;
+};
+
+const makePoolExecutor = (database: Database["Service"]): Executor => ({
   rows: (statement) =>
     Effect.flatMap(CurrentTransaction, (em) =>
       em === undefined ? database.rows(statement.text, statement.values) : transactionExecutor(em).rows(statement)),
@@ -286,6 +360,12 @@ const poolExecutor = (database: Database["Service"]): Executor => ({
         ? transactionExecutor(em).rows(statement)
         : Effect.flatMap(ReplicaReads, (replica) =>
           replica ? database.replicaRows(statement.text, statement.values) : database.rows(statement.text, statement.values))),
+  readValues: (statement) =>
+    Effect.flatMap(CurrentTransaction, (em) =>
+      em !== undefined
+        ? transactionExecutor(em).readValues(statement)
+        : Effect.flatMap(ReplicaReads, (replica) =>
+          replica ? database.replicaValueRows(statement.text, statement.values) : database.valueRows(statement.text, statement.values))),
   em: Effect.map(CurrentTransaction, (em) => em ?? database.orm.em.fork()),
   transaction: (work) => Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, work) : work(em))),
 });
@@ -299,4 +379,4 @@ export const inOneTransaction = <A, E, R>(program: Effect.Effect<A, E, R>): Effe
   Effect.flatMap(Database, (database) => poolExecutor(database).transaction(() => program));
 
 /** The scope's door to its organization's data, on the database's pool. */
-export const orgSql = (database: Database["Service"], scope: OrgScope): OrgSql => makeOrgSql(scope, poolExecutor(database));
+export const orgSql = (database: Database["Service"], scope: OrgScope): OrgSql => new ScopedSql(scope, poolExecutor(database));

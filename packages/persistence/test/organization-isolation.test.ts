@@ -279,7 +279,7 @@ const UNSCOPED: Readonly<Record<string, string>> = {
 };
 
 /** Methods that take a token rather than a scope: authentication, opening a session with a link, and looking a link up before that. */
-const SCOPE_MAKERS = new Set(["authenticate", "signIn", "checkLink"]);
+const SCOPE_MAKERS = new Set(["authenticate", "authenticateHash", "signIn", "checkLink"]);
 
 describe("organization isolation", () => {
   it("knows every organization-owned table", async () => {

@@ -40,6 +40,9 @@ export interface LoadSettings {
 export interface RoundResult {
   readonly requestsPerSecond: number;
   readonly p50Ms: number;
+  /** CPU microseconds per completed request in this round's slice (NaN when the meter could not read them). */
+  readonly serverCpuUs: number;
+  readonly postgresCpuUs: number;
 }
 
 export interface LoadResult {
@@ -86,9 +89,13 @@ const fire = async (target: LoadTarget, connections: number, durationS: number, 
     tally.postgresCpu = addDelta(tally.postgresCpu, before?.postgres, after?.postgres);
     tally.seconds += result.duration;
     for (const ms of latencies) tally.latencies.push(ms);
+    const perRequest = (b: number | undefined, a: number | undefined) =>
+      b === undefined || a === undefined ? Number.NaN : ((a - b) * 1e6) / Math.max(latencies.length, 1);
     tally.rounds.push({
       requestsPerSecond: latencies.length / result.duration,
       p50Ms: percentile(latencies.sort((a, b) => a - b), 0.5),
+      serverCpuUs: perRequest(before?.server, after?.server),
+      postgresCpuUs: perRequest(before?.postgres, after?.postgres),
     });
     tally.errors += result.errors;
     tally.non2xx += result.non2xx;

@@ -111,12 +111,19 @@ const checkSameAnswers = async (apiUrl: string, referenceUrl: string, path: stri
   if (!isDeepStrictEqual(api, reference)) throw new Error(`${path}: the reference answers differently from the API`);
 };
 
-type Metric = "p50Ms" | "requestsPerSecond";
+type Metric = "p50Ms" | "requestsPerSecond" | "serverCpuUs";
+
+/** Server + PostgreSQL CPU per request, `a / b`, round by round (median) and pooled. */
+const totalCpuRatio = (name: string, a: LoadResult, b: LoadResult, limit: number): RatioCheck => {
+  const total = (r: { serverCpuUs: number | undefined; postgresCpuUs: number | undefined }) => (r.serverCpuUs ?? Number.NaN) + (r.postgresCpuUs ?? Number.NaN);
+  const value = medianRatio(a.rounds.map(total), b.rounds.map(total));
+  return { name, value, pooled: total(a) / total(b), target: `≤ ${limit}`, pass: value <= limit };
+};
 
 /** `a / b` on `metric`, round by round (median) and over the whole run (pooled). */
 const ratio = (name: string, a: LoadResult, b: LoadResult, metric: Metric, target: string, pass: (v: number) => boolean): RatioCheck => {
   const value = medianRatio(a.rounds.map((r) => r[metric]), b.rounds.map((r) => r[metric]));
-  return { name, value, pooled: a[metric] / b[metric], target, pass: pass(value) };
+  return { name, value, pooled: (a[metric] ?? Number.NaN) / (b[metric] ?? Number.NaN), target, pass: pass(value) };
 };
 
 /** Runs the benchmark; true when every target is met. */
@@ -198,6 +205,10 @@ const run = async (): Promise<boolean> => {
       ratio("clients deep page p50 / first page p50", clientsDeep, clientsFirst, "p50Ms", "≤ 1.2", (v) => v <= 1.2),
       ratio("API / reference req/s, events first page", apiFirst, refFirst, "requestsPerSecond", "≥ 0.85", (v) => v >= 0.85),
       ratio("API / reference req/s, events deep page", apiDeep, refDeep, "requestsPerSecond", "≥ 0.85", (v) => v >= 0.85),
+      ratio("API / reference server CPU per request, events first page", apiFirst, refFirst, "serverCpuUs", "≤ 1.15", (v) => v <= 1.15),
+      ratio("API / reference server CPU per request, events deep page", apiDeep, refDeep, "serverCpuUs", "≤ 1.15", (v) => v <= 1.15),
+      totalCpuRatio("API + PostgreSQL / reference + PostgreSQL CPU per request, events first page", apiFirst, refFirst, 1.08),
+      totalCpuRatio("API + PostgreSQL / reference + PostgreSQL CPU per request, events deep page", apiDeep, refDeep, 1.08),
       { name: "errors + non-2xx, all scenarios", value: failures, pooled: failures, target: "0", pass: failures === 0 },
     ];
 

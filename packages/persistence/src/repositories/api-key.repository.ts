@@ -61,6 +61,17 @@ const toView = (row: KeyViewRow): ApiKeyView => ({ ...row, id: Number(row.id), r
 /** A key that works now: neither revoked nor expired (`k` is the key). */
 const LIVE = "k.revoked_at is null and (k.expires_at is null or k.expires_at > now())";
 
+/**
+ * A live key by its hash, with its organization's currency. Before a scope exists: the key's hash
+ * is the only thing that selects the organization. One string for every call (its hash is
+ * computed once, for the prepared statements' lookup).
+ */
+const AUTHENTICATE = `select k.id, k.organization_id, k.access, o.currency,
+    (extract(epoch from now() - k.wrote_at) * 1000)::float8 as since_write_ms
+  from api_keys k
+  join organizations o on o.id = k.organization_id
+  where k.key_hash = ? and ${LIVE}`;
+
 /** `last_used_at` is written at most once a minute per key and process: authentication stays one read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** Keys whose last mark a process remembers at most. */
@@ -78,6 +89,8 @@ export class ApiKeyRepository extends Context.Service<
   {
     /** The scope of a live key, or `Unauthenticated`. The only maker of request scopes. */
     readonly authenticate: (secret: string) => Effect.Effect<AuthenticatedKey, Unauthenticated>;
+    /** `authenticate` for a caller that already hashed the key (`hashApiKey`): the API hashes it once per request. */
+    readonly authenticateHash: (keyHash: string) => Effect.Effect<AuthenticatedKey, Unauthenticated>;
     /**
      * Notes that the scope's key writes now (the API, before a create, when reads may go to
      * replicas): its reads go to the primary for the read-your-writes window after it.
@@ -126,17 +139,8 @@ export class ApiKeyRepository extends Context.Service<
           }).pipe(Effect.ignoreCause),
         );
       };
-      return ApiKeyRepository.of({
-        authenticate: traced("ApiKeyRepository.authenticate")(Effect.fnUntraced(function* (secret: string) {
-          // Before a scope exists: the key's hash is the only thing that selects the organization.
-          const [row] = yield* database.rows<KeyRow>(
-            `select k.id, k.organization_id, k.access, o.currency,
-               (extract(epoch from now() - k.wrote_at) * 1000)::float8 as since_write_ms
-             from api_keys k
-             join organizations o on o.id = k.organization_id
-             where k.key_hash = ? and ${LIVE}`,
-            [hashApiKey(secret)],
-          );
+      const authenticateHash = traced("ApiKeyRepository.authenticate")(Effect.fnUntraced(function* (keyHash: string) {
+          const [row] = yield* database.rows<KeyRow>(AUTHENTICATE, [keyHash]);
           if (row === undefined) return yield* new Unauthenticated();
           const scope = authenticatedScope({
             organizationId: Number(row.organization_id),
@@ -145,8 +149,11 @@ export class ApiKeyRepository extends Context.Service<
             apiKeyId: Number(row.id),
           });
           touch(scope);
-          return { scope, msSinceWrite: row.since_write_ms ?? undefined };
-        })),
+          return { scope, msSinceWrite: row.since_write_ms ?? undefined } as AuthenticatedKey;
+        }));
+      return ApiKeyRepository.of({
+        authenticate: (secret: string) => authenticateHash(hashApiKey(secret)),
+        authenticateHash,
         recordWrite: traced("ApiKeyRepository.recordWrite")((scope: OrgScope) =>
           Effect.asVoid(orgSql(database, scope).update({
             table: "api_keys",

@@ -5,7 +5,7 @@ import {
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
-import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { isoTimestamp, readKeysetValues } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
@@ -13,29 +13,24 @@ import { traced } from "../traced.ts";
 
 /** Clients: keyset list by name and id, and creation with its `client.created` message. */
 
-interface ClientRow {
-  id: string;
-  name: string;
-  email: string | null;
-  phone: string | null;
-  company: string | null;
-  created_at: string;
-}
+/** A client's columns (`COLUMNS`), in their order. */
+type ClientRow = readonly [id: string, name: string, email: string | null, phone: string | null, company: string | null, created_at: string];
 
 const COLUMNS = `c.id, c.name, c.email, c.phone, c.company, ${isoTimestamp("c.created_at")} as created_at`;
 
+/** Maps a stored client (its column values, by position) to its API shape. */
 const toClient = (row: ClientRow): Client => ({
-  id: Number(row.id),
-  name: row.name,
-  email: row.email,
-  phone: row.phone,
-  company: row.company,
-  created_at: row.created_at,
+  id: Number(row[0]),
+  name: row[1],
+  email: row[2],
+  phone: row[3],
+  company: row[4],
+  created_at: row[5],
 });
 
 /** Reads one client of the scope as the API shows it (inside a create's transaction). */
 export const readClient = (org: OrgSql, id: number) =>
-  Effect.map(org.one<ClientRow>({ columns: COLUMNS, from: "clients", as: "c", where: sql`c.id = ${id}` }), toClient);
+  Effect.map(org.oneValues<ClientRow>({ columns: COLUMNS, from: "clients", as: "c", where: sql`c.id = ${id}` }), toClient);
 
 export class ClientRepository extends Context.Service<
   ClientRepository,
@@ -54,7 +49,7 @@ export class ClientRepository extends Context.Service<
       const database = yield* Database;
       return ClientRepository.of({
         list: traced("ClientRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
-          readKeysetPage(
+          readKeysetValues(
             orgSql(database, scope),
             clientListing,
             { columns: COLUMNS, from: "clients", as: "c", keyColumns: ["c.name", "c.id"], keyCasts: ["text", "bigint"] },

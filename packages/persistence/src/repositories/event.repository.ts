@@ -6,7 +6,7 @@ import {
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
-import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { isoTimestamp, readKeysetValues } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
@@ -14,21 +14,21 @@ import { traced } from "../traced.ts";
 
 /** Events: keyset list newest first, detail with dishes, creation with its `event.created` message. */
 
-interface EventRow {
-  id: string;
-  name: string;
-  event_date: string | null;
-  guests: number | null;
-  price_per_head_minor: string | null;
-  event_type: Event["event_type"];
-  status: Event["status"];
-  client_id: string | null;
-  created_at: string;
-}
+/** An event's columns (`COLUMNS`), in their order. */
+type EventRow = readonly [
+  id: string,
+  name: string,
+  event_date: string | null,
+  guests: number | null,
+  price_per_head_minor: string | null,
+  event_type: Event["event_type"],
+  status: Event["status"],
+  client_id: string | null,
+  created_at: string,
+];
 
-interface EventDetailRow extends EventRow {
-  dishes: EventDetail["dishes"];
-}
+/** `DETAIL_COLUMNS`: the event's columns, then its dishes. */
+type EventDetailRow = readonly [...EventRow, dishes: EventDetail["dishes"]];
 
 const COLUMNS = `e.id, e.name, e.event_date::text as event_date, e.guests, e.price_per_head_minor, e.event_type,
   e.status, e.client_id, ${isoTimestamp("e.created_at")} as created_at`;
@@ -39,23 +39,23 @@ const DETAIL_COLUMNS = `${COLUMNS},
       from dishes d join recipes r on r.id = d.recipe_id and r.organization_id = d.organization_id
       where d.event_id = e.id and d.organization_id = e.organization_id), '[]') as dishes`;
 
-/** Maps a stored event to its API shape; amounts are shown in the organization's currency. */
+/** Maps a stored event (its column values, by position) to its API shape; amounts are shown in the organization's currency. */
 const toEvent = (row: EventRow, currency: string): Event => ({
-  id: Number(row.id),
-  name: row.name,
-  event_date: row.event_date,
-  guests: row.guests,
-  price_per_head: row.price_per_head_minor === null ? null : fromMinorUnits(Number(row.price_per_head_minor), currency),
+  id: Number(row[0]),
+  name: row[1],
+  event_date: row[2],
+  guests: row[3],
+  price_per_head: row[4] === null ? null : fromMinorUnits(Number(row[4]), currency),
   currency,
-  event_type: row.event_type,
-  status: row.status,
-  client_id: row.client_id === null ? null : Number(row.client_id),
-  created_at: row.created_at,
+  event_type: row[5],
+  status: row[6],
+  client_id: row[7] === null ? null : Number(row[7]),
+  created_at: row[8],
 });
 
 /** Reads one event of the scope as the API shows it (inside a create's transaction). */
 export const readEvent = (org: OrgSql, id: number): Effect.Effect<Event, NotFound> =>
-  Effect.map(org.one<EventRow>({ columns: COLUMNS, from: "events", as: "e", where: sql`e.id = ${id}` }), (row) =>
+  Effect.map(org.oneValues<EventRow>({ columns: COLUMNS, from: "events", as: "e", where: sql`e.id = ${id}` }), (row) =>
     toEvent(row, org.scope.currency),
   );
 
@@ -85,7 +85,7 @@ export class EventRepository extends Context.Service<
       const database = yield* Database;
       return EventRepository.of({
         list: traced("EventRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
-          readKeysetPage(
+          readKeysetValues(
             orgSql(database, scope),
             eventListing,
             { columns: COLUMNS, from: "events", as: "e", keyColumns: ["e.created_at", "e.id"], keyCasts: ["timestamptz", "bigint"] },
@@ -94,13 +94,13 @@ export class EventRepository extends Context.Service<
           ),
         ),
         get: traced("EventRepository.get")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
-          const row = yield* orgSql(database, scope).one<EventDetailRow>({
+          const row = yield* orgSql(database, scope).oneValues<EventDetailRow>({
             columns: DETAIL_COLUMNS,
             from: "events",
             as: "e",
             where: sql`e.id = ${id}`,
           });
-          return { ...toEvent(row, scope.currency), dishes: row.dishes };
+          return { ...toEvent(row as unknown as EventRow, scope.currency), dishes: row[9] };
         })),
         create: traced("EventRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
           const priceMinor = yield* pricePerHeadMinor(input, scope.currency);
