@@ -130,13 +130,15 @@ const ratio = (name: string, a: LoadResult, b: LoadResult, metric: Metric, targe
 const run = async (): Promise<boolean> => {
   log(`Platter benchmark: ${sizes.events.toLocaleString("en-US")} events, ${sizes.clients.toLocaleString("en-US")} clients, ` +
     `${load.connections} connections, ${load.durationS} s per scenario`);
-  const postgres = await startTestPostgres();
+  // Durable (fsync, synchronous_commit and full_page_writes on), as a production server runs.
+  const postgres = await startTestPostgres({ durable: true });
   let db: TestDatabase | undefined;
   const servers: ChildProcess[] = [];
   try {
     db = await createTestDatabase(postgres.adminUrl);
     const org = await createOrganization(db, "Bench Catering", "EUR");
-    const [version] = await sql<{ version: string }>(db, "select current_setting('server_version') as version", []);
+    const [version] = await sql<{ version: string; fsync: string; synchronous_commit: string }>(db,
+      "select current_setting('server_version') as version, current_setting('fsync') as fsync, current_setting('synchronous_commit') as synchronous_commit", []);
     log(`PostgreSQL ${version!.version} (${postgres.kind}); seeding…`);
     const seedSeconds = await seed(db, org.scope);
     log(`seeded: clients ${seedSeconds.clients.toFixed(1)} s, events ${seedSeconds.events.toFixed(1)} s, ` +
@@ -217,7 +219,7 @@ const run = async (): Promise<boolean> => {
       machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
         `Node ${process.versions.node}; load generator, servers and PostgreSQL all on this one machine; ` +
         `1-minute load average ${loadBefore.toFixed(1)} when measuring began, ${loadAfter.toFixed(1)} when it ended`,
-      postgres: `PostgreSQL ${version!.version}`,
+      postgres: `PostgreSQL ${version!.version} (durable: fsync ${version!.fsync}, synchronous_commit ${version!.synchronous_commit})`,
       sizes,
       load,
       seedSeconds,
