@@ -12,7 +12,7 @@ import { seedCommand } from "./commands/seed.ts";
 import { startCommand } from "./commands/start.ts";
 import { webhookCommand } from "./commands/webhook.ts";
 import { ConfigError } from "@platter/ops";
-import { exitCodeOf, LimitReached, messageOf } from "./failures.ts";
+import { exitCodeOf, LimitReached, messageOf, UsageError } from "./failures.ts";
 
 /**
  * `platter`: the operator CLI. citty parses arguments and dispatches; this entry point owns the
@@ -54,6 +54,25 @@ const commandFor = (args: readonly string[]) => {
   return { command, parent, path };
 };
 
+/**
+ * The first `--option` the command named by `args` does not declare (citty would ignore it, so a
+ * typo such as `--forward_to` or a flag of another command would pass unnoticed); undefined when
+ * every one is known.
+ */
+const unknownOption = (args: readonly string[]): string | undefined => {
+  const declared = commandFor(args).command.args;
+  if (declared === undefined || typeof declared !== "object") return undefined;
+  const known = new Set(Object.entries(declared as Record<string, { alias?: string | string[] }>)
+    .flatMap(([name, definition]) => [name, ...[definition.alias ?? []].flat()]));
+  for (const arg of args) {
+    if (arg === "--") return undefined;
+    if (!arg.startsWith("--")) continue;
+    const name = arg.slice(2).split("=")[0]!;
+    if (!known.has(name) && !(name.startsWith("no-") && known.has(name.slice(3)))) return `--${name}`;
+  }
+  return undefined;
+};
+
 const main = async (args: string[]): Promise<number> => {
   if (args.includes("--help") || args.includes("-h")) {
     const { command, parent } = commandFor(args);
@@ -61,6 +80,8 @@ const main = async (args: string[]): Promise<number> => {
     return 0;
   }
   try {
+    const unknown = unknownOption(args);
+    if (unknown !== undefined) throw new UsageError(`unknown option ${unknown}`);
     await runCommand(platter, { rawArgs: args });
     return 0;
   } catch (error) {

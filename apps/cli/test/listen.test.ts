@@ -130,7 +130,7 @@ const startListen = (key: string, args: readonly string[] = [], origin = areaOri
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 };
 
-const READY = /^Ready\. Forwarding deliveries to (\S+) \(listener (\d+)\)\. Signing secret: (whsec_\S+)$/m;
+const READY = /^Ready\. Forwarding deliveries to (\S+) \(listener (\d+); every event type\)\. Signing secret: (whsec_\S+)$/m;
 
 /** `platter trigger <type>` with `key` (key mode: no --org), as a process. */
 const triggerWithKey = (type: string, key: string, json = true) =>
@@ -294,20 +294,21 @@ describe("platter listen with platter trigger by key", () => {
 });
 
 describe("platter listen without a Developer area", () => {
-  it("says the connection is lost and retries with backoff; SIGINT exits 0", async () => {
+  it("says at once that the Developer area cannot be reached when it never connected (exit 1, no retries)", async () => {
     const nowhere = `http://127.0.0.1:${await freePort()}`;
-    const lost = startListen(sandbox.writeKey, [], nowhere);
-    await until("the reconnection line", () => lost.stderr().includes("reconnecting in 2s"));
-    expect(lost.stderr()).toMatch(new RegExp(`^Connection to ${nowhere} lost \\(connect ECONNREFUSED [^)]+\\); reconnecting in 1s\\n`));
-    lost.child.kill("SIGINT");
-    expect(await lost.exited).toBe(0);
-    expect(lost.stdout()).toBe("");
+    const never = startListen(sandbox.writeKey, [], nowhere);
+    expect(await never.exited).toBe(1);
+    expect(never.stderr()).toMatch(new RegExp(`^platter: cannot reach the Developer area at ${nowhere} \\(connect ECONNREFUSED [^)]+\\)\\n$`));
+    expect(never.stdout()).toBe("");
   });
 
   it.each([
     ["no --forward-to", ["listen", "--api-key", UNKNOWN_KEY], "Missing required argument: --forward-to"],
     ["a --forward-to that is not a URL", ["listen", "--forward-to", "localhost-4000", "--api-key", UNKNOWN_KEY], "--forward-to: Enter a full URL"],
     ["a --forward-to that is not http(s)", ["listen", "--forward-to", "ftp://localhost/hook", "--api-key", UNKNOWN_KEY], "--forward-to: The URL must start with https://"],
+    ["an empty --events", ["listen", "--forward-to", "http://localhost:4000/hook", "--events", ",", "--api-key", UNKNOWN_KEY],
+      "--events: name at least one event type, or leave --events out for every type"],
+    ["an option listen does not have", ["listen", "--forward-to", "http://localhost:4000/hook", "--org", "2", "--api-key", UNKNOWN_KEY], "unknown option --org"],
     ["an unknown event type", ["listen", "--forward-to", "http://localhost:4000/hook", "--events", "event.created,invoice.void", "--api-key", UNKNOWN_KEY],
       "--events: unknown event type \"invoice.void\""],
     ["no API key", ["listen", "--forward-to", "http://localhost:4000/hook"], "an API key is required: pass --api-key or set PLATTER_API_KEY"],

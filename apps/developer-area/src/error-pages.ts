@@ -93,6 +93,8 @@ const cliAnswer = (thrown: unknown): HttpErrorResponse | undefined => {
     case "UnknownPage":
     case "NotFound":
       return toHttpError(new UnknownEndpoint());
+    case "AreaUnavailable":
+      return toHttpError(new DatabaseUnavailable({ reason: thrown.reason }));
     default:
       return undefined;
   }

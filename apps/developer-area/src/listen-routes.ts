@@ -9,6 +9,7 @@ import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 import { ListenerStreams } from "./listener-streams.ts";
+import { AreaUnavailable } from "./page-errors.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
 
 /**
@@ -61,6 +62,8 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
   };
 
   router.get("/cli/listen", async (ctx) => {
+    // A stopping process opens no stream that would hold its shutdown: the CLI reconnects to another instance.
+    if (streams.stopping) throw new AreaUnavailable({ reason: "stopping" });
     const actor = await actorOf(ctx);
     const request = valid(parseListenRequest(ctx.query));
     const listener = await run(LocalForwarding.open(actor, request, settings.listenersPerOrganization));

@@ -48,6 +48,8 @@ interface Stream {
 export class ListenerStreams {
   /** Open streams by listener (endpoint) id: at most one per key in this process. */
   private readonly open = new Map<number, Stream>();
+  /** Set by `endAll`: the process is stopping, and opens no new stream (a CLI reconnects elsewhere). */
+  stopping = false;
 
   private readonly logger: Logger;
   private readonly signatureHeader: string;
@@ -139,6 +141,7 @@ export class ListenerStreams {
 
   /** Ends every stream (the process is stopping); each CLI reconnects to another instance. */
   endAll(): void {
+    this.stopping = true;
     for (const stream of [...this.open.values()]) stream.end(false);
   }
 }

@@ -19,6 +19,8 @@ export interface RunningArea {
   readonly origin: string;
   /** A new sign-in link of organization `organizationId`. */
   readonly link: (organizationId: number, requestedBy?: SignInRequester) => Promise<string>;
+  /** Ends the open `platter listen` streams as a stopping server does (new ones are refused from then on). */
+  readonly endStreams: () => void;
   readonly stop: () => Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export const startArea = async (
     db,
     origin,
     link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
+    endStreams: () => app.listenerStreams.endAll(),
     stop: async () => {
       app.listenerStreams.endAll();
       await close(server);

@@ -305,3 +305,17 @@ describe("bad requests", () => {
     expect(await rows("select (select count(*)::int from webhook_messages) as messages, (select count(*)::int from webhook_attempts) as attempts, (select count(*)::int from webhook_endpoints) as endpoints, (select count(*)::int from audit_log) as audit")).toEqual(before);
   });
 });
+
+// Last: the area stops serving streams for good.
+describe("a stopping Developer area", () => {
+  it("ends its open streams and answers a new one 503 with Retry-After, so its shutdown waits on no CLI", async () => {
+    const stream = await openStream(sandbox.writeKey);
+    area.endStreams();
+    let event = await stream.next();
+    while (event !== undefined) event = await stream.next();
+    const refused = await fetch(`${area.origin}/cli/listen?forward_to=${encodeURIComponent(FORWARD_TO)}`, { headers: bearer(sandbox.writeKey) });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(await refused.json()).toEqual({ error: "The service is temporarily unavailable; retry shortly" });
+  });
+});

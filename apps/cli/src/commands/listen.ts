@@ -194,6 +194,9 @@ class Forwards {
 export const listenQueryOf = (forwardTo: string, events: string | undefined): ListenQuery => {
   const url = parseEndpointUrl(forwardTo);
   if (Result.isFailure(url)) throw new UsageError(`--forward-to: ${url.failure.message}`);
+  if (events !== undefined && events.split(",").every((name) => name.trim() === "")) {
+    throw new UsageError("--events: name at least one event type, or leave --events out for every type");
+  }
   const types = parseEventTypes(events ?? "");
   if (Result.isFailure(types)) throw new UsageError(`--events: ${types.failure.message}`);
   return { forwardTo: url.success, eventTypes: types.success };
@@ -226,7 +229,8 @@ const listen = async (client: DeveloperAreaClient, query: ListenQuery, json: boo
           if (announced?.listener_id === ready.listener_id && announced.secret === ready.secret) {
             note(`Reconnected to ${client.connection.origin} (listener ${ready.listener_id})`);
           } else {
-            print({ kind: "ready", ...ready }, `Ready. Forwarding deliveries to ${ready.forward_to} (listener ${ready.listener_id}). Signing secret: ${ready.secret}`);
+            const types = ready.events.length === 0 ? "every event type" : ready.events.join(", ");
+            print({ kind: "ready", ...ready }, `Ready. Forwarding deliveries to ${ready.forward_to} (listener ${ready.listener_id}; ${types}). Signing secret: ${ready.secret}`);
           }
           announced = ready;
         } else if (message.event === "delivery") {
@@ -260,6 +264,8 @@ const listen = async (client: DeveloperAreaClient, query: ListenQuery, json: boo
       } catch (error) {
         if (stopping.signal.aborted) break;
         if (!(error instanceof DeveloperAreaUnavailable)) throw error;
+        // Never connected yet: a wrong address or a stopped area is said at once, not retried forever.
+        if (announced === undefined) throw error;
         end = { kind: "lost", reason: error.reason };
       }
       if (end.kind === "stopped") break;
