@@ -91,6 +91,8 @@ export const ReadyEvent = Schema.Struct({
   secret: Schema.String,
   forward_to: Schema.String,
   events: Schema.Array(Schema.String),
+  /** Another `platter listen` with the key was connected: it has been told to stop. */
+  took_over: Schema.optionalKey(Schema.Boolean),
 });
 export type ReadyEvent = typeof ReadyEvent.Type;
 

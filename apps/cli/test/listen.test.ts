@@ -222,7 +222,10 @@ describe("platter listen with platter trigger by key", () => {
     expect(await listening.exited).toBe(1);
     expect(listening.stderr()).toContain("platter: Another platter listen with this key took over");
     await until("the second listen's ready object", () => second.stdout().includes("\n"));
-    expect(JSON.parse(second.stdout().split("\n")[0]!)).toEqual({ kind: "ready", listener_id: listenerId, secret, forward_to: receiverUrl, events: ["client.created"] });
+    expect(JSON.parse(second.stdout().split("\n")[0]!)).toEqual({
+      kind: "ready", listener_id: listenerId, secret, forward_to: receiverUrl, events: ["client.created"], took_over: true,
+    });
+    expect(second.stderr()).toContain("Another platter listen with this key was connected: it has been stopped, and this one gets the deliveries now\n");
 
     expect((await triggerWithKey("client.created", sandbox.writeKey)).code).toBe(0);
     await until("a delivery object", () => second.stdout().split("\n").filter((line) => line !== "").length === 2);

@@ -73,7 +73,9 @@ export class ListenerStreams {
     ctx.status = 200;
     ctx.set({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
     ctx.body = body;
-    body.write(event("ready", { listener_id: listener.id, secret: listener.secret, forward_to: request.forwardTo, events: request.eventTypes }));
+    body.write(event("ready", {
+      listener_id: listener.id, secret: listener.secret, forward_to: request.forwardTo, events: request.eventTypes, took_over: listener.tookOver,
+    }));
 
     let ended = false;
     let polling = false;

@@ -94,7 +94,7 @@ describe("platter listen's stream", () => {
     const stream = await openStream(sandbox.writeKey);
     expect(stream.ready).toEqual({
       event: "ready",
-      data: { listener_id: expect.any(Number), secret: expect.stringMatching(/^whsec_/), forward_to: FORWARD_TO, events: [] },
+      data: { listener_id: expect.any(Number), secret: expect.stringMatching(/^whsec_/), forward_to: FORWARD_TO, events: [], took_over: false },
     });
     const triggered = await trigger(sandbox.writeKey, "client.created");
     expect(triggered.status).toBe(201);
@@ -167,6 +167,7 @@ describe("platter listen's stream", () => {
     const first = await openStream(sandbox.writeKey);
     const second = await openStream(sandbox.writeKey);
     expect(second.ready.data["listener_id"]).toBe(first.ready.data["listener_id"]);
+    expect(second.ready.data["took_over"]).toBe(true);
     let event = await first.next();
     while (event?.event === "delivery") event = await first.next();
     expect(event).toEqual({ event: "replaced", data: { error: LISTENER_REPLACED } });

@@ -231,6 +231,7 @@ const listen = async (client: DeveloperAreaClient, query: ListenQuery, json: boo
           } else {
             const types = ready.events.length === 0 ? "every event type" : ready.events.join(", ");
             print({ kind: "ready", ...ready }, `Ready. Forwarding deliveries to ${ready.forward_to} (listener ${ready.listener_id}; ${types}). Signing secret: ${ready.secret}`);
+            if (ready.took_over === true) note("Another platter listen with this key was connected: it has been stopped, and this one gets the deliveries now");
           }
           announced = ready;
         } else if (message.event === "delivery") {

@@ -27,6 +27,8 @@ export interface OpenedListener {
   readonly stream: string;
   /** Whether the key had no listener before (its endpoint was made now). */
   readonly created: boolean;
+  /** Whether another stream of the key was connected and this one took over from it. */
+  readonly tookOver: boolean;
 }
 
 /** A delivery handed to a listener's stream, with what signing it needs. */
@@ -133,7 +135,10 @@ export class LocalListeners extends Context.Service<
                 where: sql`w.listener_key_id is not null and w.listener_key_id <> ${scope.apiKeyId} and w.listening_until > now()`,
               });
               if ((others?.n ?? 0) >= limit) return yield* Effect.fail(tooManyListeners(limit));
-              const [existing] = yield* tx.select<{ id: string }>({ columns: "w.id", from: "webhook_endpoints", as: "w", where: keyListener(scope) });
+              const [existing] = yield* tx.select<{ id: string; connected: boolean }>({
+                columns: "w.id, coalesce(w.listener_stream is not null and w.listening_until > now(), false) as connected",
+                from: "webhook_endpoints", as: "w", where: keyListener(scope), rest: sql`for update`,
+              });
               const id = existing === undefined
                 ? yield* tx.insert(WebhookEndpointEntity, {
                   url: request.forwardTo, origin: endpointOrigin(request.forwardTo), secret: generateSigningSecret(),
@@ -150,7 +155,9 @@ export class LocalListeners extends Context.Service<
                 returning: "w.secret, w.listener_stream",
               });
               yield* expireBacklog(tx, id);
-              return { id, secret: opened!.secret, stream: opened!.listener_stream, created: existing === undefined };
+              return {
+                id, secret: opened!.secret, stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true,
+              };
             }));
         })),
         renew: traced("LocalListeners.renew")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
