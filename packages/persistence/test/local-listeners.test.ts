@@ -1,3 +1,4 @@
+import { UNREADABLE_MESSAGE } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository, ClientRepository, LocalListeners } from "../src/index.ts";
@@ -49,5 +50,21 @@ describe("a key's listener", () => {
       "select listening_until > now() as listening from webhook_endpoints where id = ?", [listener.id],
     );
     expect(row).toEqual({ listening: false });
+  });
+
+  it("fails at once, as a dispatcher does, a delivery whose stored message no longer reads as its type, and hands it to nobody", async () => {
+    const key = await db.run(ApiKeyRepository.use((keys) => keys.create(org.scope, "read_write")));
+    const scope = keyScope(key.id);
+    const listener = await db.run(LocalListeners.use((l) => l.open(scope, request, 60_000, 5)));
+    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Unreadable" })));
+    const connection = db.orm.em.getConnection();
+    const [delivery] = await connection.execute<Array<{ id: string; message_id: string }>>(
+      "select id, message_id from webhook_deliveries where endpoint_id = ? and status = 'pending'", [listener.id],
+    );
+    await connection.execute("update webhook_messages set payload = '{\"v\": 99}'::jsonb where id = ?", [delivery!.message_id]);
+    expect(await db.run(LocalListeners.use((l) => l.claim(scope, listener, 60_000)))).toEqual([]);
+    expect(await connection.execute(
+      "select d.status, d.lease_token, a.error from webhook_deliveries d join webhook_attempts a on a.delivery_id = d.id where d.id = ?", [delivery!.id],
+    )).toEqual([{ status: "failed", lease_token: null, error: UNREADABLE_MESSAGE }]);
   });
 });

@@ -1,5 +1,6 @@
 import {
   type AttemptOutcome, type AttemptResult, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, organizationShare, originShare,
+  UNREADABLE_MESSAGE,
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
@@ -61,8 +62,6 @@ const count = <Key>(counts: Map<Key, number>, key: Key, by: number): void => {
  */
 const CLAIM_WAIT_MS = 50;
 const claimWaitMs = (typicalAttemptMs: number) => Math.max(1, Math.min(CLAIM_WAIT_MS, typicalAttemptMs / 32));
-
-const UNREADABLE = "ESCHEMA: the stored message does not match its type's schema; nothing was sent";
 
 export class WebhookDispatcher {
   private readonly store: DeliveryStorage;
@@ -231,7 +230,7 @@ export class WebhookDispatcher {
     this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
     for (const delivery of claimed.unreadable) {
       const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
-      this.writer.add({ delivery, ...result, error: UNREADABLE, outcome: "unsendable" });
+      this.writer.add({ delivery, ...result, error: UNREADABLE_MESSAGE, outcome: "unsendable" });
     }
     return claimed.due.length + claimed.unreadable.length === free;
   }

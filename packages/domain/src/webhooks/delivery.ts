@@ -33,6 +33,9 @@ export const DEFAULT_RETRY_SCHEDULE_MS: ReadonlyArray<number> = [
  */
 export type AttemptOutcome = "succeeded" | "failed" | "gone" | "unsendable";
 
+/** The error recorded on a delivery whose stored message no longer reads as its type (`unsendable`: nothing was sent). */
+export const UNREADABLE_MESSAGE = "ESCHEMA: the stored message does not match its type's schema; nothing was sent";
+
 /** 2xx succeeds; 410 Gone also disables the endpoint; anything else (3xx too) is a failed try. */
 export const outcomeOf = (status: number | undefined): AttemptOutcome => {
   if (status === undefined) return "failed";

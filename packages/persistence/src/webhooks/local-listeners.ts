@@ -1,14 +1,15 @@
 import {
-  type AttemptOutcome, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
-  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, tooManyListeners,
+  deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
+  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, tooManyListeners, UNREADABLE_MESSAGE,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
+import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { generateSigningSecret } from "../repositories/webhook-endpoint.repository.ts";
 import { traced } from "../traced.ts";
+import { bigintArray } from "./delivery-queue.ts";
 
 /**
  * Local listeners (`platter listen`): each API key's one endpoint whose deliveries a connected CLI
@@ -70,25 +71,26 @@ interface ClaimedRow {
   previous_secret: string | null;
 }
 
-/** Gives up a listener's deliveries whose message waited past the backlog (the CLI was away), each with an attempt saying why. */
-const expireBacklog = (tx: OrgSql, endpointId: number) =>
+/**
+ * Gives up a listener's pending deliveries matching `where` (`d`) for good, each with an attempt
+ * whose error says why: in `tx`, both statements together.
+ */
+const giveUp = (tx: OrgSql, where: Statement, reason: string) =>
   Effect.gen(function* () {
-    const stale = sql`d.endpoint_id = ${endpointId} and d.status = 'pending' and d.via_listener
-      and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
-      and (d.lease_expires_at is null or d.lease_expires_at < now())`;
+    const given = sql`${where} and d.status = 'pending' and d.via_listener`;
     yield* tx.insertFrom({
       into: "webhook_attempts",
       columns: "delivery_id, attempt, started_at, duration_ms, error",
-      values: sql`d.id, d.attempts + 1, now(), 0, ${LISTENER_BACKLOG_EXPIRED}`,
+      values: sql`d.id, d.attempts + 1, now(), 0, ${reason}`,
       from: "webhook_deliveries",
       as: "d",
-      where: stale,
+      where: given,
     });
     yield* tx.update({
       table: "webhook_deliveries",
       as: "d",
       set: sql`status = 'failed', attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
-      where: stale,
+      where: given,
     });
   });
 
@@ -154,7 +156,9 @@ export class LocalListeners extends Context.Service<
                 where: sql`w.id = ${id} and ${keyListener(scope)}`,
                 returning: "w.secret, w.listener_stream",
               });
-              yield* expireBacklog(tx, id);
+              // The CLI was away: what waited past the backlog is not forwarded any more.
+              yield* giveUp(tx, sql`d.endpoint_id = ${id} and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
+                and (d.lease_expires_at is null or d.lease_expires_at < now())`, LISTENER_BACKLOG_EXPIRED);
               return {
                 id, secret: opened!.secret, stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true,
               };
@@ -207,20 +211,28 @@ export class LocalListeners extends Context.Service<
               { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id" },
               { to: { table: "webhook_endpoints" }, as: "w", on: "w.id = d.endpoint_id" },
             ],
-            where: sql`d.id = any(${`{${claimed.map((row) => row.id).join(",")}}`}::bigint[])`,
+            where: sql`d.id = any(${bigintArray(claimed.map((row) => row.id))}::bigint[])`,
           });
           const byId = new Map(rows.map((row) => [row.id, row]));
-          return claimed.flatMap((lease): ListenerDelivery[] => {
-            const row = byId.get(lease.id);
-            const body = row === undefined ? undefined
-              : envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
-            // A message that no longer reads as its type stays leased and is given up with the backlog.
-            if (row === undefined || body === undefined) return [];
-            return [{
-              id: Number(lease.id), attempt: lease.attempt, leaseToken: lease.lease_token, envelopeId: row.envelope_id, type: row.type, body,
-              secret: row.secret, previousSecret: row.previous_secret ?? undefined,
-            }];
-          });
+          const handed: ListenerDelivery[] = [];
+          const unreadable: string[] = [];
+          for (const lease of claimed) {
+            const row = byId.get(lease.id)!;
+            const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
+            if (body === undefined) unreadable.push(lease.id);
+            else {
+              handed.push({
+                id: Number(lease.id), attempt: lease.attempt, leaseToken: lease.lease_token, envelopeId: row.envelope_id, type: row.type, body,
+                secret: row.secret, previousSecret: row.previous_secret ?? undefined,
+              });
+            }
+          }
+          // A message that no longer reads as its type is failed at once, as a dispatcher fails it (nothing is sent).
+          if (unreadable.length > 0) {
+            // Just leased by this claim: these ids are this stream's.
+            yield* org.transaction((tx) => giveUp(tx, sql`d.id = any(${bigintArray(unreadable)}::bigint[])`, UNREADABLE_MESSAGE));
+          }
+          return handed;
         })),
         record: traced("LocalListeners.record")(Effect.fnUntraced(function* (scope: OrgScope, report: ListenerReport) {
           return yield* orgSql(database, scope).transaction((tx) =>
@@ -228,7 +240,7 @@ export class LocalListeners extends Context.Service<
               const held = sql`d.id = ${report.deliveryId} and d.lease_token = ${report.leaseToken}::uuid and d.status = 'pending'
                 and d.endpoint_id in (select w.id from webhook_endpoints w where ${keyListener(scope)})`;
               // No retry schedule: the answer settles it (see `listenerOutcome`).
-              const after = deliveryAfterAttempt(1, report.outcome as AttemptOutcome, [], 0);
+              const after = deliveryAfterAttempt(1, report.outcome, [], 0);
               const recorded = yield* tx.insertFrom({
                 into: "webhook_attempts",
                 columns: "delivery_id, attempt, started_at, duration_ms, status_code, error, response_body",
