@@ -55,24 +55,18 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
    * (429 over them): `Unauthenticated` (401) for none, or one that is not live.
    */
   const actorOf = (ctx: Context): Promise<ApiKeyActor> => authenticated(ctx, Effect.succeed);
-  /** `result`'s value, or its failure thrown (a 4xx). */
-  const valid = <A, E>(result: Result.Result<A, E>): A => {
-    if (Result.isFailure(result)) throw result.failure;
-    return result.success;
-  };
-
   router.get("/cli/listen", async (ctx) => {
     // A stopping process opens no stream that would hold its shutdown: the CLI reconnects to another instance.
     if (streams.stopping) throw new AreaUnavailable({ reason: "stopping" });
     const actor = await actorOf(ctx);
-    const request = valid(parseListenRequest(ctx.query));
+    const request = Result.getOrThrow(parseListenRequest(ctx.query));
     const listener = await run(LocalForwarding.open(actor, request, settings.listenersPerOrganization));
     streams.serve(ctx, actor, listener, request);
   });
 
   router.post("/cli/listen/attempts", async (ctx) => {
     const actor = await actorOf(ctx);
-    const report = valid(parseListenerReport(await readJsonBody(ctx)));
+    const report = Result.getOrThrow(parseListenerReport(await readJsonBody(ctx)));
     const recorded = await run(LocalForwarding.record(actor, report));
     ctx.status = 200;
     ctx.body = { recorded: true, status: recorded.status };
@@ -83,7 +77,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     const actor = await actorOf(ctx);
     // Refused before it is counted: a read-only key changes nothing.
     if (actor.scope.access !== "read_write") throw new Forbidden();
-    const type = valid(parseTriggerBody(await readJsonBody(ctx)));
+    const type = Result.getOrThrow(parseTriggerBody(await readJsonBody(ctx)));
     await settings.limits.consume(actor.scope.organizationId, "testEvents", "/sandbox");
     ctx.status = 201;
     ctx.body = await run(LocalForwarding.trigger(actor, type));

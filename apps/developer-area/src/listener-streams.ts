@@ -37,8 +37,6 @@ const deliveryEvent = (delivery: ListenerDelivery, signatureHeader: string) => (
 const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
 interface Stream {
-  readonly actor: ApiKeyActor;
-  readonly listener: OpenedListener;
   /** Looks for deliveries now (after a report: a place came free). */
   readonly poll: () => void;
   /** Ends the stream, saying `replaced` first when another stream took over. */
@@ -46,7 +44,7 @@ interface Stream {
 }
 
 export class ListenerStreams {
-  /** Open streams by listener (endpoint) id: at most one per key in this process. */
+  /** Open streams by their API key's id (a key has one listener): at most one per key in this process. */
   private readonly open = new Map<number, Stream>();
   /** Set by `endAll`: the process is stopping, and opens no new stream (a CLI reconnects elsewhere). */
   stopping = false;
@@ -64,7 +62,7 @@ export class ListenerStreams {
   /** Streams `listener`'s deliveries on `ctx`'s response until the CLI goes, another stream takes over, or the process stops. */
   serve(ctx: Context, actor: ApiKeyActor, listener: OpenedListener, request: ListenRequest): void {
     // Another stream of this key here is replaced at once (one elsewhere learns it at its next renewal).
-    this.open.get(listener.id)?.end(true);
+    this.open.get(actor.scope.apiKeyId)?.end(true);
     const socket = ctx.req.socket;
     socket.setTimeout(0);
     socket.setNoDelay(true);
@@ -116,14 +114,12 @@ export class ListenerStreams {
       setInterval(() => body.write(": keep-alive\n\n"), KEEP_ALIVE_MS),
     ];
     const stream: Stream = {
-      actor,
-      listener,
       poll: () => void poll(),
       end: (replaced) => {
         if (ended) return;
         ended = true;
         for (const timer of timers) clearInterval(timer);
-        if (this.open.get(listener.id) === stream) this.open.delete(listener.id);
+        if (this.open.get(actor.scope.apiKeyId) === stream) this.open.delete(actor.scope.apiKeyId);
         if (replaced) body.write(event("replaced", { error: LISTENER_REPLACED }));
         body.end();
         // Its listener stops getting deliveries; a replaced one's `close` matches nothing (another stream holds it).
@@ -131,14 +127,14 @@ export class ListenerStreams {
           this.logger.warn({ err: error, listener: listener.id }, "listener close failed"));
       },
     };
-    this.open.set(listener.id, stream);
+    this.open.set(actor.scope.apiKeyId, stream);
     ctx.res.once("close", () => stream.end(false));
     void poll();
   }
 
   /** A report came in for a delivery of `actor`'s listener: its stream (if here) looks for more at once. */
   reported(actor: ApiKeyActor): void {
-    for (const stream of this.open.values()) if (stream.actor.scope.apiKeyId === actor.scope.apiKeyId) stream.poll();
+    this.open.get(actor.scope.apiKeyId)?.poll();
   }
 
   /** Ends every stream (the process is stopping); each CLI reconnects to another instance. */
