@@ -17,6 +17,25 @@ export const spawnCli = (args: readonly string[], env: Record<string, string>): 
     env: { ...process.env, LOG_LEVEL: "info", ...env },
   });
 
+/** A `platter` process left running: what it printed so far, and its exit code once it exits. */
+export interface WatchedCli {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+/** Spawns `platter <args>` (as `spawnCli`) and keeps what it prints. */
+export const watchCli = (args: readonly string[], env: Record<string, string>): WatchedCli => {
+  const child = spawnCli(args, env);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+};
+
 /** Runs `platter <args>` to completion. */
 export const runCli = (args: readonly string[], env: Record<string, string>): Promise<CliResult> =>
   new Promise((done, fail) => {

@@ -5,7 +5,7 @@ import { createOrganization, createSandbox, createTestDatabase, freePort, type O
 import { verifyWebhook } from "@platter/sdk";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli, runCliFailing, spawnCli } from "./cli-process.ts";
+import { runCli, runCliFailing, watchCli, type WatchedCli } from "./cli-process.ts";
 
 /**
  * `platter listen` and `platter trigger <type>` with an API key, as real processes against a real
@@ -114,23 +114,11 @@ const until = async (what: string, condition: () => boolean | Promise<boolean>, 
   }
 };
 
-interface Listening {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly stdout: () => string;
-  readonly stderr: () => string;
-  readonly exited: Promise<number | null>;
-}
-
 /** Starts `platter listen` as a process forwarding to the receiver (or `forwardTo`) with `key`; `args` are added. */
-const startListen = (key: string, args: readonly string[] = [], origin = areaOrigin, forwardTo = receiverUrl): Listening => {
-  const child = spawnCli(["listen", "--forward-to", forwardTo, "--api-key", key, "--developer-area-url", origin, ...args], keyEnv());
-  processes.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+const startListen = (key: string, args: readonly string[] = [], origin = areaOrigin, forwardTo = receiverUrl): WatchedCli => {
+  const listening = watchCli(["listen", "--forward-to", forwardTo, "--api-key", key, "--developer-area-url", origin, ...args], keyEnv());
+  processes.push(listening.child);
+  return listening;
 };
 
 const READY = /^Ready\. Forwarding deliveries to (\S+) \(listener (\d+); every event type\)\. Signing secret: (whsec_\S+)$/m;
@@ -153,7 +141,7 @@ const messagesIn = async (organizationId: number) =>
   (await rows<{ count: number }>("select count(*)::int as count from webhook_messages where organization_id = ?", [organizationId]))[0]!.count;
 
 describe("platter listen with platter trigger by key", () => {
-  let listening: Listening;
+  let listening: WatchedCli;
   let listenerId: number;
 
   it("forwards a triggered delivery to the local URL signed as sent, prints its line, and records the local 200 as the attempt", async () => {

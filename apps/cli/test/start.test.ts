@@ -3,7 +3,7 @@ import { request } from "node:http";
 import { connect, createServer } from "node:net";
 import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
-import { spawnCli } from "./cli-process.ts";
+import { spawnCli, watchCli } from "./cli-process.ts";
 
 /**
  * `platter start` (what `npm start` runs) as a real process on an empty database: first-run demo
@@ -45,28 +45,23 @@ const startPlatter = async (existing?: TestDatabase): Promise<Started> => {
   const opsPort = await freePort();
   const dispatcherOpsPort = await freePort();
   const areaPort = await freePort();
-  const child = spawnCli(["start"], {
+  const { child, stdout, stderr, exited } = watchCli(["start"], {
     DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(opsPort), DISPATCHER_OPS_PORT: String(dispatcherOpsPort),
     DEVELOPER_AREA_PORT: String(areaPort), DEVELOPER_AREA_PUBLIC_URL: `http://127.0.0.1:${areaPort}`,
     HOST: "127.0.0.1", SHUTDOWN_GRACE_MS: "20000",
   });
   processes.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
   const keys = await new Promise<{ readKey: string; writeKey: string; signInLink: string }>((done, fail) => {
     const look = () => {
-      const read = /read-only:\s+(platter_ro_[0-9a-f]{64})/.exec(stdout);
-      const write = /read\/write:\s+(platter_rw_[0-9a-f]{64})/.exec(stdout);
-      const link = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/sign-in\/[A-Za-z0-9_-]{43})$/m.exec(stdout);
+      const read = /read-only:\s+(platter_ro_[0-9a-f]{64})/.exec(stdout());
+      const write = /read\/write:\s+(platter_rw_[0-9a-f]{64})/.exec(stdout());
+      const link = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/sign-in\/[A-Za-z0-9_-]{43})$/m.exec(stdout());
       if (link && (existing !== undefined || (read && write))) done({ readKey: read?.[1] ?? "", writeKey: write?.[1] ?? "", signInLink: link[1]! });
     };
     child.stdout.on("data", look);
-    void exited.then((code) => fail(new Error(`platter start exited ${code} before printing keys:\n${stdout}\n${stderr}`)));
+    void exited.then((code) => fail(new Error(`platter start exited ${code} before printing keys:\n${stdout()}\n${stderr()}`)));
   });
-  return { child, baseUrl: `http://127.0.0.1:${port}`, port, areaPort, ...keys, stdout: () => stdout, exited };
+  return { child, baseUrl: `http://127.0.0.1:${port}`, port, areaPort, ...keys, stdout, exited };
 };
 
 /** Opens the printed link's page, presses "Continue" (a POST from the area's origin), and returns the keys page it leads to. */
