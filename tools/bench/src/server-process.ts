@@ -1,8 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApiObservability, createApiServer, KeyRateLimits, REQUEST_HISTORY_DEFAULTS, RequestLogWriter, UNTHROTTLED } from "@platter/api";
-import { pino } from "pino";
-import { readDatabaseSettings } from "@platter/ops";
+import { createLogger, readDatabaseSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { startReferenceServer } from "./reference-server.ts";
 
@@ -32,9 +31,9 @@ const listen = (server: Server): Promise<number> =>
 const startApi = async () => {
   const runtime = await openPlatform({ ...readDatabaseSettings({ DATABASE_URL: databaseUrl }), poolSize });
   // As in production: the rate limiter runs (with limits the load never reaches), metrics are kept,
-  // every request is logged (to /dev/null, so the cost of the line is paid, not of a terminal), and
+  // every request is logged by the processes' own logger (to /dev/null, so the cost of the line is paid, not of a terminal), and
   // the organizations' request log keeps its default sample of successes, written once a second.
-  const logger = pino({ name: "platter-api", level: "info" }, pino.destination({ dest: "/dev/null", sync: false }));
+  const logger = createLogger("platter-api", "info", "/dev/null");
   const requestLog = new RequestLogWriter(runtime, logger, REQUEST_HISTORY_DEFAULTS);
   requestLog.start();
   const { server } = createApiServer(runtime, logger, new KeyRateLimits(UNTHROTTLED), createApiObservability(runtime, logger, true, requestLog));
