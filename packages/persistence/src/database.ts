@@ -1,6 +1,7 @@
 import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Context, Effect, Layer } from "effect";
+import type pg from "pg";
 import { allEntities } from "./entities/index.ts";
 import { waitForDatabase } from "./database-availability.ts";
 import { startLocalPostgres } from "./local-postgres.ts";
@@ -105,6 +106,16 @@ interface PreparedStatement {
   readonly text: string;
   readonly name: string | undefined;
 }
+
+/**
+ * The rows of one statement on `pool`, through pg's callback: no promise and no async function
+ * per statement, the API's hottest path (a failure is a defect, as with `Effect.promise`).
+ */
+const poolRows = <Row>(pool: pg.Pool, query: pg.QueryConfig): Effect.Effect<Row[]> =>
+  Effect.callback<Row[]>((resume) => {
+    pool.query(query, (error: Error | undefined, result: pg.QueryResult) =>
+      resume(error ? Effect.die(error) : Effect.succeed(result.rows as Row[])));
+  });
 
 /** At most this many statement texts are prepared on each connection; any beyond run unnamed. */
 const MAX_PREPARED = 500;
@@ -212,10 +223,9 @@ export class Database extends Context.Service<
           const query = rowMode === undefined ? { name, text: statement.text, values } : { name, text: statement.text, values, rowMode };
           return query as unknown as { text: string; values: unknown[] };
         };
-        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) =>
-          Effect.promise(async () => (await pool.query(queryOf(text, values))).rows as Row[]);
+        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) => poolRows<Row>(pool, queryOf(text, values));
         const valueRows = <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) =>
-          Effect.promise(async () => (await pool.query(queryOf(text, values, "array"))).rows as unknown as Row[]);
+          poolRows<Row>(pool, queryOf(text, values, "array"));
         const replicas = options.replicas === undefined || options.replicas.urls.length === 0
           ? undefined
           : yield* Effect.acquireRelease(
