@@ -28,6 +28,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly requestDatabaseTimeoutMs: number;
   /** Streaming replicas for GETs (`DATABASE_REPLICA_URLS`; none by default) and the read-your-writes window. */
   readonly replicas: ReplicaReadSettings;
+  /** Always on: the API's statements run their generic plans (see `DatabaseConnection.genericPlans`). */
+  readonly genericPlans: true;
   /** The organizations' request log: which successes are kept, and for how long (`REQUEST_HISTORY_*`). */
   readonly requestHistory: RequestLogSettings;
 }
@@ -87,4 +89,5 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   requestDatabaseTimeoutMs: readDuration(env, "REQUEST_DATABASE_TIMEOUT", 4_000, 100),
   replicas: readReplicaReadSettings(env),
   requestHistory: readRequestHistorySettings(env),
+  genericPlans: true,
 });

@@ -176,6 +176,7 @@ export const startAnotherInstance = async (
     replicas: database.replicas ?? NO_REPLICAS,
     requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
     requestHistory: REQUEST_HISTORY_DEFAULTS,
+    genericPlans: true,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "silent" }), platform);

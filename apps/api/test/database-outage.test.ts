@@ -37,7 +37,7 @@ beforeAll(async () => {
     port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
     poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, logRequests: false, trustProxy: { kind: "none" },
     requestDatabaseTimeoutMs: 4_000, ...LIMITS, ...DIRECT_CONNECTION,
-    requestHistory: REQUEST_HISTORY_DEFAULTS,
+    requestHistory: REQUEST_HISTORY_DEFAULTS, genericPlans: true,
   } as const;
   platform = await openPlatform(config);
   const sink = new Writable({

@@ -122,6 +122,7 @@ const openPlatformWith = async <S>(
       startTimeoutMs: settings.startTimeoutMs,
       ...(settings.pooler === undefined ? {} : { pooler: settings.pooler }),
       ...(settings.preparedStatements === undefined ? {} : { preparedStatements: settings.preparedStatements }),
+      ...(settings.genericPlans === undefined ? {} : { genericPlans: settings.genericPlans }),
       listenUrl: settings.listenUrl,
       replicas: settings.replicas,
       migrate: true,

@@ -90,7 +90,8 @@ export const openReadReplicas = (
   poolSize: number,
   onCondition: (name: string, condition: ReplicaCondition, lagMs: number | undefined) => void = () => {},
 ): ReadReplicas => {
-  const types = (primary as unknown as { options: { types?: unknown } }).options.types;
+  // The primary pool's type parsers and session options (generic plans, see `DatabaseConnection`).
+  const { types, options } = (primary as unknown as { options: { types?: unknown; options?: string } }).options;
   const stops: Array<() => void> = [];
   const replicas: Replica[] = settings.urls.map((url) => {
     const pool = new pg.Pool({
@@ -99,6 +100,7 @@ export const openReadReplicas = (
       connectionTimeoutMillis: settings.timeoutMs,
       statement_timeout: settings.timeoutMs,
       ...(types === undefined ? {} : { types: types as pg.CustomTypesConfig }),
+      ...(options === undefined ? {} : { options }),
     });
     // A connection the server dropped is reported here; its read has already failed over.
     pool.on("error", () => {});

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiObservability, createApiServer, KeyRateLimits, REQUEST_HISTORY_DEFAULTS, RequestLogWriter, UNTHROTTLED } from "@platter/api";
-import { createLogger, readDatabaseSettings } from "@platter/ops";
+import { createApiObservability, createApiServer, KeyRateLimits, loadApiConfig, REQUEST_HISTORY_DEFAULTS, RequestLogWriter, UNTHROTTLED } from "@platter/api";
+import { createLogger } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { startReferenceServer } from "./reference-server.ts";
 
@@ -29,7 +29,8 @@ const listen = (server: Server): Promise<number> =>
   });
 
 const startApi = async () => {
-  const runtime = await openPlatform({ ...readDatabaseSettings({ DATABASE_URL: databaseUrl }), poolSize });
+  // The API process's own database settings (generic plans included), on the bench's server.
+  const runtime = await openPlatform({ ...loadApiConfig({ DATABASE_URL: databaseUrl }), poolSize });
   // As in production: the rate limiter runs (with limits the load never reaches), metrics are kept,
   // every request is logged by the processes' own logger (to /dev/null, so the cost of the line is paid, not of a terminal), and
   // the organizations' request log keeps its default sample of successes, written once a second.

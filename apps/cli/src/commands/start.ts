@@ -29,7 +29,9 @@ export const startCommand = defineCommand({
     const services = createServiceGroup();
     try {
       const { runtime: platform } = await services.add("platform", () =>
-        startPlatform(storageServices, config, {
+        // One pool for every role: the dispatcher's and the Developer area's statements filter on
+        // skewed values, so the API's generic plans stay off here.
+        startPlatform(storageServices, { ...config, genericPlans: false }, {
           onCreated: (dataDir) => logger.info({ dataDir }, "created a new local database"),
           onWaiting: (address, reason) => logger.warn({ address, reason }, "waiting for the database"),
           onReplica: replicaLog(logger),
