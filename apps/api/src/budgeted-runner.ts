@@ -1,5 +1,5 @@
-import { type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
-import { Effect, type Exit, type Fiber } from "effect";
+import { forkRequest, type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
+import type { Effect, Exit, Fiber } from "effect";
 import type { Context } from "koa";
 import { DatabaseUnavailable } from "./http-errors.ts";
 
@@ -77,12 +77,8 @@ export class BudgetedRunner {
     const state = ctx.state as { [SPENT]?: number };
     const spent = state[SPENT] ?? 0;
     const began = performance.now();
-    // Forked straight in the runtime's context: `runtime.runFork` would also enter every request's
-    // fiber in the runtime's scope (a Map entry per request, which retains like the Set above) so
-    // that disposing of the runtime interrupts it, and a request's fiber never outlives the
-    // server's close, which waits for its request. No promise wrapper, abort signal or race per call.
-    const context = this.runtime.cachedContext;
-    const fiber = context === undefined ? this.runtime.runFork(program) : Effect.runForkWith(context)(program);
+    // No promise wrapper, abort signal or race per call: a fiber and its observer.
+    const fiber = forkRequest(this.runtime, program);
     let waiting: Waiting<A, E> | undefined;
     try {
       const outcome = await new Promise<Exit.Exit<A, E> | "expired">((settle) => {

@@ -4,7 +4,7 @@ import {
   clientAddressResolver, DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings, readJsonBody, type TrustedProxies,
 } from "@platter/api";
 import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody } from "@platter/domain";
-import { type RequestRuntime, type RequestStorage, requestOutcome } from "@platter/persistence";
+import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { Logger } from "pino";
@@ -40,7 +40,7 @@ export interface ListenRouteSettings {
 /** Adds the CLI's routes to `router`; returns the streams they open, which the server ends when it stops. */
 export const addListenRoutes = (router: Router, runtime: RequestRuntime, settings: ListenRouteSettings, logger: Logger): ListenerStreams => {
   const run = async <A, E>(program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
-    requestOutcome(await runtime.runPromiseExit(program), (reason) => new DatabaseUnavailable({ reason }));
+    requestOutcome(await runRequest(runtime, program), (reason) => new DatabaseUnavailable({ reason }));
   const streams = new ListenerStreams(logger, settings.signatureHeader, run);
   const addressOf = clientAddressResolver(settings.trustProxy);
   const authenticated = limitedAuthentication({

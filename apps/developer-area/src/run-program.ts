@@ -1,4 +1,4 @@
-import { type RequestRuntime, type RequestStorage, requestOutcome } from "@platter/persistence";
+import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import type { Effect } from "effect";
 import { AreaUnavailable } from "./page-errors.ts";
 
@@ -8,4 +8,4 @@ import { AreaUnavailable } from "./page-errors.ts";
  * opaque 500 page).
  */
 export const runProgram = async <A, E>(runtime: RequestRuntime, program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
-  requestOutcome(await runtime.runPromiseExit(program), (reason) => new AreaUnavailable({ reason }));
+  requestOutcome(await runRequest(runtime, program), (reason) => new AreaUnavailable({ reason }));

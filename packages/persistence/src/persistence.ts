@@ -1,4 +1,4 @@
-import { Cause, Exit, Layer, ManagedRuntime } from "effect";
+import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime } from "effect";
 import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
@@ -64,6 +64,22 @@ export type RequestStorage = Layer.Success<typeof requestStorage> | Database;
 
 /** A platform a process serving requests runs its programs on: no operator's store, no delivery queue. */
 export type RequestRuntime = ManagedRuntime.ManagedRuntime<RequestStorage, never>;
+
+/**
+ * Forks one request's program in the runtime's context (`Effect.runForkWith`). `runtime.runFork`
+ * would also enter the fiber in the runtime's scope, to interrupt it on disposal: a Map entry per
+ * request, and a Map's outgrown tables keep later entries (the fiber, its result) alive through
+ * young collections (docs/conventions.md). A request's fiber ends with its request, which a
+ * server's close waits for.
+ */
+export const forkRequest = <A, E, R>(runtime: ManagedRuntime.ManagedRuntime<R, never>, program: Effect.Effect<A, E, R>): Fiber.Fiber<A, E> => {
+  const context = runtime.cachedContext;
+  return context === undefined ? runtime.runFork(program) : Effect.runForkWith(context)(program);
+};
+
+/** One request's program run to its end (`forkRequest`): its exit. */
+export const runRequest = <A, E, R>(runtime: ManagedRuntime.ManagedRuntime<R, never>, program: Effect.Effect<A, E, R>): Promise<Exit.Exit<A, E>> =>
+  new Promise((settle) => void forkRequest(runtime, program).addObserver(settle));
 
 /** What the dispatcher process may use (`dispatcherStorage` and the database under it). */
 export type DispatcherStorage = Layer.Success<typeof dispatcherStorage> | Database;
