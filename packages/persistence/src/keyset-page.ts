@@ -14,7 +14,9 @@ export interface KeysetQuery {
 
 /**
  * Reads one page of a listing: `limit + 1` rows strictly after the cursor's key, in the listing's
- * order. The row-value comparison keeps it one index range scan.
+ * order. The row-value comparison keeps it one index range scan. Rows are read as objects, or with
+ * `as: "values"` as the arrays of their column values mapped by position (`org.selectValues`), for
+ * the lists whose rows are simple enough to map so (the API's hottest).
  */
 export const readKeysetPage = <DbRow, Row, Key extends SortKey>(
   org: OrgSql,
@@ -22,21 +24,12 @@ export const readKeysetPage = <DbRow, Row, Key extends SortKey>(
   query: KeysetQuery,
   page: PageRequest<Key>,
   toRow: (row: DbRow) => Row,
-): Effect.Effect<ListPage<Row>> =>
-  Effect.map(org.select<DbRow>(keysetSelect(listing, query, page)), (rows) => assemblePage(listing, rows.map(toRow), page.limit));
-
-/**
- * `readKeysetPage` with each row read as the array of its column values, mapped by position
- * (`org.selectValues`): for the lists whose rows are simple enough to map so.
- */
-export const readKeysetValues = <DbRow extends ReadonlyArray<unknown>, Row, Key extends SortKey>(
-  org: OrgSql,
-  listing: Listing<Row, Key>,
-  query: KeysetQuery,
-  page: PageRequest<Key>,
-  toRow: (row: DbRow) => Row,
-): Effect.Effect<ListPage<Row>> =>
-  Effect.map(org.selectValues<DbRow>(keysetSelect(listing, query, page)), (rows) => assemblePage(listing, rows.map(toRow), page.limit));
+  as: "objects" | "values" = "objects",
+): Effect.Effect<ListPage<Row>> => {
+  const select = keysetSelect(listing, query, page);
+  const rows = as === "values" ? (org.selectValues(select) as Effect.Effect<DbRow[]>) : org.select<DbRow>(select);
+  return Effect.map(rows, (read) => assemblePage(listing, read.map(toRow), page.limit));
+};
 
 /** The select of one page: `limit + 1` rows strictly after the cursor's key, in the listing's order. */
 const keysetSelect = <Row, Key extends SortKey>(listing: Listing<Row, Key>, query: KeysetQuery, page: PageRequest<Key>): Select => {

@@ -350,22 +350,26 @@ const poolExecutor = (database: Database["Service"]): Executor => {
   return executor;
 };
 
+type RowsOf = (text: string, values: ReadonlyArray<unknown>) => Effect.Effect<unknown[]>;
+
+/**
+ * A select on the pool: in the fiber's transaction when there is one (`inTransaction`), else on a
+ * replica when the fiber reads from one (`onReplica`), else on the primary.
+ */
+const poolRead =
+  (inTransaction: (em: EntityManager, statement: Statement) => Effect.Effect<unknown[]>, primary: RowsOf, replica: RowsOf) =>
+  <Row>(statement: Statement): Effect.Effect<Row[]> =>
+    Effect.flatMap(CurrentTransaction, (em) =>
+      em !== undefined
+        ? inTransaction(em, statement)
+        : Effect.flatMap(ReplicaReads, (onReplica) => (onReplica ? replica : primary)(statement.text, statement.values))) as Effect.Effect<Row[]>;
+
 const makePoolExecutor = (database: Database["Service"]): Executor => ({
   rows: (statement) =>
     Effect.flatMap(CurrentTransaction, (em) =>
       em === undefined ? database.rows(statement.text, statement.values) : transactionExecutor(em).rows(statement)),
-  read: (statement) =>
-    Effect.flatMap(CurrentTransaction, (em) =>
-      em !== undefined
-        ? transactionExecutor(em).rows(statement)
-        : Effect.flatMap(ReplicaReads, (replica) =>
-          replica ? database.replicaRows(statement.text, statement.values) : database.rows(statement.text, statement.values))),
-  readValues: (statement) =>
-    Effect.flatMap(CurrentTransaction, (em) =>
-      em !== undefined
-        ? transactionExecutor(em).readValues(statement)
-        : Effect.flatMap(ReplicaReads, (replica) =>
-          replica ? database.replicaValueRows(statement.text, statement.values) : database.valueRows(statement.text, statement.values))),
+  read: poolRead((em, statement) => transactionExecutor(em).rows(statement), database.rows, database.replicaRows),
+  readValues: poolRead((em, statement) => transactionExecutor(em).readValues(statement), database.valueRows, database.replicaValueRows),
   em: Effect.map(CurrentTransaction, (em) => em ?? database.orm.em.fork()),
   transaction: (work) => Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, work) : work(em))),
 });

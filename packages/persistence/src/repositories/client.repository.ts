@@ -5,7 +5,7 @@ import {
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
-import { isoTimestamp, readKeysetValues } from "../keyset-page.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
@@ -49,12 +49,13 @@ export class ClientRepository extends Context.Service<
       const database = yield* Database;
       return ClientRepository.of({
         list: traced("ClientRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
-          readKeysetValues(
+          readKeysetPage(
             orgSql(database, scope),
             clientListing,
             { columns: COLUMNS, from: "clients", as: "c", keyColumns: ["c.name", "c.id"], keyCasts: ["text", "bigint"] },
             page,
             toClient,
+            "values",
           ),
         ),
         create: traced("ClientRepository.create")((scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>

@@ -6,7 +6,7 @@ import {
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
-import { isoTimestamp, readKeysetValues } from "../keyset-page.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
@@ -85,12 +85,13 @@ export class EventRepository extends Context.Service<
       const database = yield* Database;
       return EventRepository.of({
         list: traced("EventRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
-          readKeysetValues(
+          readKeysetPage(
             orgSql(database, scope),
             eventListing,
             { columns: COLUMNS, from: "events", as: "e", keyColumns: ["e.created_at", "e.id"], keyCasts: ["timestamptz", "bigint"] },
             page,
             (row: EventRow) => toEvent(row, scope.currency),
+            "values",
           ),
         ),
         get: traced("EventRepository.get")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
