@@ -9,15 +9,32 @@ import { pino, type Logger } from "pino";
  */
 const BATCH_BYTES = 4096;
 const FLUSH_EVERY_MS = 200;
+/**
+ * The most that may wait while the destination does not keep up (a stalled pipe to a log
+ * collector): lines beyond it are dropped and counted, and a warning says how many once there is
+ * room again, so a flood of requests (one organization's, say) cannot grow the process's memory.
+ */
+export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
 /**
  * Structured JSON logs (pino) on stdout, or on `destination` (a file descriptor or path): one
- * line per event, written in batches (see `BATCH_BYTES`).
+ * line per event, written in batches (see `BATCH_BYTES`), at most `LOG_BUFFER_BYTES` waiting.
  */
 export const createLogger = (name: string, level: string, destination: number | string = 1): Logger => {
-  const stream = pino.destination({ dest: destination, sync: false, minLength: BATCH_BYTES });
-  setInterval(() => stream.flush(), FLUSH_EVERY_MS).unref();
-  return pino({ name, level }, stream);
+  const stream = pino.destination({ dest: destination, sync: false, minLength: BATCH_BYTES, maxLength: LOG_BUFFER_BYTES });
+  const logger = pino({ name, level }, stream);
+  let dropped = 0;
+  stream.on("drop", () => void dropped++);
+  setInterval(() => {
+    if (dropped > 0) {
+      const lines = dropped;
+      logger.warn({ dropped: lines }, "log lines dropped: the log destination did not keep up");
+      // A drop is told synchronously: when the warning was dropped too, the count waits for the next tick.
+      dropped = dropped > lines ? lines : 0;
+    }
+    stream.flush();
+  }, FLUSH_EVERY_MS).unref();
+  return logger;
 };
 
 /**
