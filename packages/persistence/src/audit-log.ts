@@ -4,7 +4,6 @@ import { Database } from "./database.ts";
 import { AuditLogEntity } from "./entities/index.ts";
 import { isoTimestamp } from "./keyset-page.ts";
 import { type Join, orgSql, raw, sql, type Statement } from "./org-sql.ts";
-import { traced } from "./traced.ts";
 
 /** An organization's audit log: who changed its keys, endpoints and deliveries, what, and when. */
 
@@ -89,7 +88,7 @@ export class AuditLog extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return AuditLog.of({
-        record: traced("AuditLog.record")(Effect.fnUntraced(function* (actor: Actor, action: string, subject: string) {
+        record: Effect.fnUntraced(function* (actor: Actor, action: string, subject: string) {
           const at = new Date(yield* Clock.currentTimeMillis).toISOString();
           const org = orgSql(database, actor.scope);
           if (actor._tag === "Operator") {
@@ -109,8 +108,8 @@ export class AuditLog extends Context.Service<
             where: sql`s.id = ${actor.sessionId}`,
           });
           if (inserted === 0) return yield* new NotFound();
-        })),
-        list: traced("AuditLog.list")(Effect.fnUntraced(function* (scope: OrgScope, limit: number) {
+        }),
+        list: Effect.fnUntraced(function* (scope: OrgScope, limit: number) {
           const rows = yield* orgSql(database, scope).select<EntryRow>({
             columns: COLUMNS,
             from: "audit_log",
@@ -119,8 +118,8 @@ export class AuditLog extends Context.Service<
             rest: sql`order by a.at desc, a.id desc limit ${limit}`,
           });
           return rows.map(toEntry);
-        })),
-        page: traced("AuditLog.page")(Effect.fnUntraced(function* (
+        }),
+        page: Effect.fnUntraced(function* (
           scope: OrgScope,
           filter: AuditLogFilter,
           page: PageRequest<readonly [string, number]>,
@@ -135,8 +134,8 @@ export class AuditLog extends Context.Service<
             rest: sql`order by a.at desc, a.id desc limit ${page.limit + 1}`,
           });
           return assemblePage(auditLogListing, rows.map(toEntry), page.limit);
-        })),
-        actions: traced("AuditLog.actions")(Effect.fnUntraced(function* (scope: OrgScope) {
+        }),
+        actions: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<{ action: string }>({
             columns: "distinct a.action",
             from: "audit_log",
@@ -144,7 +143,7 @@ export class AuditLog extends Context.Service<
             rest: raw("order by a.action"),
           });
           return rows.map((row) => row.action);
-        })),
+        }),
       });
     }),
   );

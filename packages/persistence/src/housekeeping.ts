@@ -1,7 +1,6 @@
 import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
-import { traced } from "./traced.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 
@@ -39,10 +38,10 @@ export class Housekeeping extends Context.Service<
     Effect.gen(function* () {
       const { rows } = yield* Database;
       return Housekeeping.of({
-        pruneIdempotencyKeys: traced("Housekeeping.pruneIdempotencyKeys")(Effect.fnUntraced(function* () {
+        pruneIdempotencyKeys: Effect.fnUntraced(function* () {
           yield* rows(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);
-        })),
-        pruneDeliveryHistory: traced("Housekeeping.pruneDeliveryHistory")(Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
+        }),
+        pruneDeliveryHistory: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
           const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
           const [pruned] = yield* rows<{ deliveries: number; messages: number }>(
             `with doomed as (
@@ -61,8 +60,8 @@ export class Housekeeping extends Context.Service<
             [cutoff, batchSize],
           );
           return { deliveries: pruned?.deliveries ?? 0, messages: pruned?.messages ?? 0 };
-        })),
-        pruneNotices: traced("Housekeeping.pruneNotices")(Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
+        }),
+        pruneNotices: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
           const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
           const [pruned] = yield* rows<{ n: number }>(
             `with doomed as (
@@ -79,7 +78,7 @@ export class Housekeeping extends Context.Service<
             [cutoff, batchSize],
           );
           return pruned?.n ?? 0;
-        })),
+        }),
       });
     }),
   );

@@ -1,6 +1,5 @@
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
-import { traced } from "./traced.ts";
 
 /** The roles of processes that share something between the instances live. */
 export type ProcessRole = "api" | "dispatcher";
@@ -23,13 +22,13 @@ export class ProcessInstances extends Context.Service<
     Effect.gen(function* () {
       const { rows } = yield* Database;
       return ProcessInstances.of({
-        heartbeat: traced("ProcessInstances.heartbeat")(Effect.fnUntraced(function* (role: ProcessRole, id: string, staleAfterMs: number) {
+        heartbeat: Effect.fnUntraced(function* (role: ProcessRole, id: string, staleAfterMs: number) {
           yield* rows("insert into process_instances (id, role) values (?, ?) on conflict (id) do update set seen_at = now()", [id, role]);
           yield* rows("delete from process_instances where seen_at < now() - ?::int * interval '1 millisecond'", [staleAfterMs]);
           const [row] = yield* rows<{ n: number }>("select count(*)::int as n from process_instances where role = ?", [role]);
           return Math.max(1, row?.n ?? 1);
-        })),
-        leave: traced("ProcessInstances.leave")((id: string) => Effect.asVoid(rows("delete from process_instances where id = ?", [id]))),
+        }),
+        leave: (id: string) => Effect.asVoid(rows("delete from process_instances where id = ?", [id])),
       });
     }),
   );

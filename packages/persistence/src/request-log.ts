@@ -6,7 +6,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { isoTimestamp } from "./keyset-page.ts";
 import { allOf, orgSql, type Statement, sql } from "./org-sql.ts";
-import { traced } from "./traced.ts";
 
 /**
  * The request log's storage: the API appends batches of many organizations' requests in one
@@ -55,7 +54,7 @@ export class RequestLog extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return RequestLog.of({
-        append: traced("RequestLog.append")((records: ReadonlyArray<RequestLogRecord>) => {
+        append: (records: ReadonlyArray<RequestLogRecord>) => {
           if (records.length === 0) return Effect.succeed(0);
           const column = <K extends keyof RequestLogRecord>(key: K) => records.map((record) => record[key]);
           return Effect.map(
@@ -76,8 +75,8 @@ export class RequestLog extends Context.Service<
             ),
             ([row]) => row?.n ?? 0,
           );
-        }),
-        list: traced("RequestLog.list")(Effect.fnUntraced(function* (
+        },
+        list: Effect.fnUntraced(function* (
           scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>,
         ) {
           const where = conditions(filter, page.after);
@@ -89,8 +88,8 @@ export class RequestLog extends Context.Service<
             rest: sql`order by r.at desc, r.id desc limit ${page.limit + 1}`,
           });
           return assemblePage(requestLogListing, rows.map((row) => ({ ...row, id: Number(row.id), api_key_id: Number(row.api_key_id) })), page.limit);
-        })),
-        prune: traced("RequestLog.prune")((retentionMs: number, batchSize: number) =>
+        }),
+        prune: (retentionMs: number, batchSize: number) =>
           Effect.map(
             database.rows<{ n: number }>(
               `with doomed as (
@@ -100,7 +99,7 @@ export class RequestLog extends Context.Service<
               [retentionMs, batchSize],
             ),
             ([row]) => row?.n ?? 0,
-          )),
+          ),
       });
     }),
   );

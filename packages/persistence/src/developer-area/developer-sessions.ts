@@ -7,7 +7,6 @@ import { Database } from "../database.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, raw, sql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /**
  * Developer-area access: single-use sign-in links for one organization, the sessions they open,
@@ -114,7 +113,7 @@ export class DeveloperSessions extends Context.Service<
       /** A live session (`s`) at `now`. */
       const live = (now: number) => sql`s.ended_at is null and s.expires_at > ${iso(now)}::timestamptz`;
       return DeveloperSessions.of({
-        createLink: traced("DeveloperSessions.createLink")(Effect.fnUntraced(function* (scope: OrgScope, requestedBy: SignInLinkOrigin) {
+        createLink: Effect.fnUntraced(function* (scope: OrgScope, requestedBy: SignInLinkOrigin) {
           const now = yield* Clock.currentTimeMillis;
           const { token, hash } = generateAccessToken();
           const expires = iso(now + SIGN_IN_LINK_LIFETIME_MS);
@@ -126,8 +125,8 @@ export class DeveloperSessions extends Context.Service<
             usedAt: null,
           });
           return { id, token, expires_at: expires };
-        })),
-        checkLink: traced("DeveloperSessions.checkLink")(Effect.fnUntraced(function* (linkToken: string) {
+        }),
+        checkLink: Effect.fnUntraced(function* (linkToken: string) {
           if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });
           const now = yield* Clock.currentTimeMillis;
           // Before a scope exists: the link's hash is the only thing that selects the organization.
@@ -141,8 +140,8 @@ export class DeveloperSessions extends Context.Service<
           if (link.used) return yield* new SignInRefused({ reason: "used" });
           if (link.expired) return yield* new SignInRefused({ reason: "expired" });
           return { organizationName: link.name };
-        })),
-        signIn: traced("DeveloperSessions.signIn")(Effect.fnUntraced(function* (linkToken: string, deviceHint?: string) {
+        }),
+        signIn: Effect.fnUntraced(function* (linkToken: string, deviceHint?: string) {
           if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });
           const now = yield* Clock.currentTimeMillis;
           const hash = hashAccessToken(linkToken);
@@ -176,8 +175,8 @@ export class DeveloperSessions extends Context.Service<
             lastSeenAt: new Date(now),
           });
           return { token: session.token, expires_at: expires };
-        })),
-        authenticate: traced("DeveloperSessions.authenticate")(Effect.fnUntraced(function* (sessionToken: string) {
+        }),
+        authenticate: Effect.fnUntraced(function* (sessionToken: string) {
           if (!isAccessToken(sessionToken)) return yield* new Unauthenticated();
           const now = yield* Clock.currentTimeMillis;
           // Before a scope exists: the session's hash is the only thing that selects the organization.
@@ -199,8 +198,8 @@ export class DeveloperSessions extends Context.Service<
             formSecret: row.form_secret,
             expiresAt: row.expires_at,
           };
-        })),
-        signOut: traced("DeveloperSessions.signOut")(Effect.fnUntraced(function* (session: DeveloperSession) {
+        }),
+        signOut: Effect.fnUntraced(function* (session: DeveloperSession) {
           const now = yield* Clock.currentTimeMillis;
           const [row] = yield* orgSql(database, session.scope).update<{ id: string }>({
             table: "developer_sessions",
@@ -210,8 +209,8 @@ export class DeveloperSessions extends Context.Service<
             returning: "s.id",
           });
           if (row === undefined) return yield* new NotFound();
-        })),
-        list: traced("DeveloperSessions.list")(Effect.fnUntraced(function* (scope: OrgScope) {
+        }),
+        list: Effect.fnUntraced(function* (scope: OrgScope) {
           const now = yield* Clock.currentTimeMillis;
           const rows = yield* orgSql(database, scope).select<Omit<SessionView, "id"> & { id: string }>({
             columns: `s.id, s.device_hint, ${isoTimestamp("s.created_at")} as started_at, ${isoTimestamp("s.last_seen_at")} as last_seen_at,
@@ -222,8 +221,8 @@ export class DeveloperSessions extends Context.Service<
             rest: raw("order by coalesce(s.last_seen_at, s.created_at) desc, s.id desc"),
           });
           return rows.map((row) => ({ ...row, id: Number(row.id) }));
-        })),
-        end: traced("DeveloperSessions.end")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        }),
+        end: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const now = yield* Clock.currentTimeMillis;
           const org = orgSql(database, scope);
           const ended = yield* org.update({
@@ -237,8 +236,8 @@ export class DeveloperSessions extends Context.Service<
           // Already ended or expired (changes nothing), or not the organization's (NotFound).
           yield* org.one({ columns: "s.id", from: "developer_sessions", as: "s", where: sql`s.id = ${id}` });
           return { changed: false };
-        })),
-        endAll: traced("DeveloperSessions.endAll")(Effect.fnUntraced(function* (scope: OrgScope, exceptId?: number) {
+        }),
+        endAll: Effect.fnUntraced(function* (scope: OrgScope, exceptId?: number) {
           const now = yield* Clock.currentTimeMillis;
           const ended = yield* orgSql(database, scope).update<{ id: string }>({
             table: "developer_sessions",
@@ -248,7 +247,7 @@ export class DeveloperSessions extends Context.Service<
             returning: "s.id",
           });
           return ended.map((row) => Number(row.id)).sort((x, y) => x - y);
-        })),
+        }),
       });
     }),
   );

@@ -10,7 +10,6 @@ import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { readEvent } from "../repositories/event.repository.ts";
 import { amounts, readInvoiceRow, toInvoice } from "../repositories/invoice.repository.ts";
 import { recordMessage } from "../repositories/webhook-message.ts";
-import { traced } from "../traced.ts";
 
 /**
  * Business actions: state changes made in the catering application itself (here: the CLI, and
@@ -76,13 +75,11 @@ export class BusinessActions extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return BusinessActions.of({
-        sendInvoice: traced("BusinessActions.sendInvoice")((scope: OrgScope, id: number) =>
+        sendInvoice: (scope: OrgScope, id: number) =>
           orgSql(database, scope).transaction((tx) => moveInvoice(tx, id, "sent")),
-        ),
-        payInvoice: traced("BusinessActions.payInvoice")((scope: OrgScope, id: number) =>
+        payInvoice: (scope: OrgScope, id: number) =>
           orgSql(database, scope).transaction((tx) => moveInvoice(tx, id, "paid")),
-        ),
-        approveProposal: traced("BusinessActions.approveProposal")((scope: OrgScope, id: number) =>
+        approveProposal: (scope: OrgScope, id: number) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               yield* Effect.fromResult(proposalTransition(yield* lockStatus<ProposalStatus>(tx, "proposals", id), "approved"));
@@ -110,8 +107,7 @@ export class BusinessActions extends Context.Service<
               return { id, status: "approved" as const };
             }),
           ),
-        ),
-        receiveInquiry: traced("BusinessActions.receiveInquiry")((scope: OrgScope, inquiry: InquiryReceive) =>
+        receiveInquiry: (scope: OrgScope, inquiry: InquiryReceive) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               const clientId = yield* tx.insert(ClientEntity, {
@@ -133,7 +129,6 @@ export class BusinessActions extends Context.Service<
               return { id, client_id: clientId };
             }),
           ),
-        ),
       });
     }),
   );

@@ -3,7 +3,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { OrganizationEntity } from "../entities/index.ts";
 import type { OrgTable } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /**
  * Operator actions: what someone running Platter (the CLI, internal teams) does across
@@ -37,7 +36,7 @@ export class Operator extends Context.Service<
         return operatorScope(Number(row.id), row.currency);
       });
       return Operator.of({
-        createOrganization: traced("Operator.createOrganization")(Effect.fnUntraced(function* (fields: { name: string; currency: string }) {
+        createOrganization: Effect.fnUntraced(function* (fields: { name: string; currency: string }) {
           const name = fields.name.trim();
           if (name === "") return yield* new InvalidInput({ message: "name must not be empty" });
           if (!isCurrencyCode(fields.currency)) {
@@ -45,17 +44,15 @@ export class Operator extends Context.Service<
           }
           const id = yield* Effect.promise(() => database.orm.em.fork().insert(OrganizationEntity, { name, currency: fields.currency }));
           return { id: Number(id) };
-        })),
-        organizations: traced("Operator.organizations")(Effect.fnUntraced(function* (limit: number) {
+        }),
+        organizations: Effect.fnUntraced(function* (limit: number) {
           const rows = yield* database.rows<{ id: string; name: string }>("select id, name from organizations order by id limit ?", [limit]);
           return rows.map((row) => ({ id: Number(row.id), name: row.name }));
-        })),
-        scopeOf: traced("Operator.scopeOf")((organizationId: number) =>
+        }),
+        scopeOf: (organizationId: number) =>
           scopeWhere("select id, currency from organizations where id = ?", organizationId),
-        ),
-        scopeOfRecord: traced("Operator.scopeOfRecord")((table: OwnedRecord, id: number) =>
+        scopeOfRecord: (table: OwnedRecord, id: number) =>
           scopeWhere(`select o.id, o.currency from ${table} r join organizations o on o.id = r.organization_id where r.id = ?`, id),
-        ),
       });
     }),
   );

@@ -5,7 +5,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /**
  * API keys: authentication (the one place a request's scope is made), and an organization's keys.
@@ -139,7 +138,7 @@ export class ApiKeyRepository extends Context.Service<
           }).pipe(Effect.ignoreCause),
         );
       };
-      const authenticateHash = traced("ApiKeyRepository.authenticate")(Effect.fnUntraced(function* (keyHash: string) {
+      const authenticateHash = Effect.fnUntraced(function* (keyHash: string) {
           const [row] = yield* database.rows<KeyRow>(AUTHENTICATE, [keyHash]);
           if (row === undefined) return yield* new Unauthenticated();
           const scope = authenticatedScope({
@@ -150,18 +149,18 @@ export class ApiKeyRepository extends Context.Service<
           });
           touch(scope);
           return { scope, msSinceWrite: row.since_write_ms ?? undefined } as AuthenticatedKey;
-        }));
+        });
       return ApiKeyRepository.of({
         authenticate: (secret: string) => authenticateHash(hashApiKey(secret)),
         authenticateHash,
-        recordWrite: traced("ApiKeyRepository.recordWrite")((scope: OrgScope) =>
+        recordWrite: (scope: OrgScope) =>
           Effect.asVoid(orgSql(database, scope).update({
             table: "api_keys",
             as: "k",
             set: sql`wrote_at = now()`,
             where: sql`k.id = ${scope.apiKeyId}`,
-          }))),
-        create: traced("ApiKeyRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "", lifetimeMs?: number) {
+          })),
+        create: Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "", lifetimeMs?: number) {
           const org = orgSql(database, scope);
           const key = generateApiKey(access, yield* environmentOf(org));
           // Expiry on the database's clock, which authentication compares it with.
@@ -174,8 +173,8 @@ export class ApiKeyRepository extends Context.Service<
           });
           const row = yield* Effect.orDie(org.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
           return { id: Number(row.id), key: key.secret };
-        })),
-        roll: traced("ApiKeyRepository.roll")((scope: OrgScope, id: number, overlapMs: number) =>
+        }),
+        roll: (scope: OrgScope, id: number, overlapMs: number) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               const old = yield* tx.one<{ name: string; access: Access; lifetime_ms: number | null; live: boolean; replaced_by: string | null }>({
@@ -208,8 +207,8 @@ export class ApiKeyRepository extends Context.Service<
                 returning: `${isoTimestamp("k.expires_at")} as expires_at`,
               });
               return { id: Number(created.id), key: key.secret, replaced: id, old_key_expires_at: ended!.expires_at };
-            }))),
-        revoke: traced("ApiKeyRepository.revoke")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+            })),
+        revoke: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const org = orgSql(database, scope);
           const [row] = yield* org.update<{ id: string }>({
             table: "api_keys",
@@ -221,14 +220,14 @@ export class ApiKeyRepository extends Context.Service<
           // Revoked before (it keeps its first time), or not the scope's key at all.
           if (row === undefined) yield* org.one({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.id = ${id}` });
           return { id, changed: row !== undefined };
-        })),
-        list: traced("ApiKeyRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
+        }),
+        list: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<KeyViewRow>({ columns: VIEW_COLUMNS, from: "api_keys", as: "k", rest: sql`order by k.id` });
           return rows.map(toView);
-        })),
-        find: traced("ApiKeyRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        }),
+        find: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return toView(yield* orgSql(database, scope).one<KeyViewRow>({ columns: VIEW_COLUMNS, from: "api_keys", as: "k", where: sql`k.id = ${id}` }));
-        })),
+        }),
       });
     }),
   );

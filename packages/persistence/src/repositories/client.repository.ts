@@ -9,7 +9,6 @@ import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
-import { traced } from "../traced.ts";
 
 /** Clients: keyset list by name and id, and creation with its `client.created` message. */
 
@@ -48,7 +47,7 @@ export class ClientRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return ClientRepository.of({
-        list: traced("ClientRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+        list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
           readKeysetPage(
             orgSql(database, scope),
             clientListing,
@@ -57,8 +56,7 @@ export class ClientRepository extends Context.Service<
             toClient,
             "values",
           ),
-        ),
-        create: traced("ClientRepository.create")((scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>
+        create: (scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>
           createOnce(orgSql(database, scope), idempotency, (tx) =>
             Effect.gen(function* () {
               const id = yield* tx.insert(ClientEntity, {
@@ -72,7 +70,6 @@ export class ClientRepository extends Context.Service<
               return id;
             }),
           ),
-        ),
       });
     }),
   );

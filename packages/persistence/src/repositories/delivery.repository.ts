@@ -5,7 +5,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
 
@@ -202,7 +201,7 @@ export class DeliveryRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return DeliveryRepository.of({
-        list: traced("DeliveryRepository.list")(Effect.fnUntraced(function* (scope: OrgScope, filter: DeliveryFilter) {
+        list: Effect.fnUntraced(function* (scope: OrgScope, filter: DeliveryFilter) {
           const where = conditions(filter);
           const rows = yield* orgSql(database, scope).select<DeliveryView & { id: string; endpoint_id: string }>({
             columns: COLUMNS,
@@ -213,8 +212,8 @@ export class DeliveryRepository extends Context.Service<
             rest: sql`order by d.created_at desc, d.id desc limit ${filter.limit ?? 100}`,
           });
           return rows.map(toDeliveryView);
-        })),
-        find: traced("DeliveryRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        }),
+        find: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const row = yield* orgSql(database, scope).one<DeliveryView & { id: string; endpoint_id: string }>({
             columns: COLUMNS,
             from: "webhook_deliveries",
@@ -223,8 +222,8 @@ export class DeliveryRepository extends Context.Service<
             where: sql`d.id = ${id}`,
           });
           return toDeliveryView(row);
-        })),
-        log: traced("DeliveryRepository.log")(Effect.fnUntraced(function* (
+        }),
+        log: Effect.fnUntraced(function* (
           scope: OrgScope,
           filter: DeliveryLogFilter,
           page: PageRequest<readonly [string, number]>,
@@ -240,8 +239,8 @@ export class DeliveryRepository extends Context.Service<
           });
           const entries = rows.map((row) => ({ ...row, id: Number(row.id), message_id: Number(row.message_id), endpoint_id: Number(row.endpoint_id) }));
           return assemblePage(deliveryLogListing, entries, page.limit);
-        })),
-        message: traced("DeliveryRepository.message")(Effect.fnUntraced(function* (scope: OrgScope, envelopeId: string) {
+        }),
+        message: Effect.fnUntraced(function* (scope: OrgScope, envelopeId: string) {
           const org = orgSql(database, scope);
           const message = yield* org.one<{ id: string; envelope_id: string; event_type: string; created_at: string; payload: unknown }>({
             columns: `m.id, m.envelope_id, m.type as event_type, ${isoTimestamp("m.created_at")} as created_at, m.payload`,
@@ -258,8 +257,8 @@ export class DeliveryRepository extends Context.Service<
             rest: raw("order by d.endpoint_id"),
           });
           return { ...message, id: Number(message.id), deliveries: deliveries.map(toDeliveryView) };
-        })),
-        retry: traced("DeliveryRepository.retry")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        }),
+        retry: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const org = orgSql(database, scope);
           const rows = yield* org.update({
             table: "webhook_deliveries",
@@ -270,8 +269,8 @@ export class DeliveryRepository extends Context.Service<
           });
           if (rows.length === 0) yield* org.one({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.id = ${id}` });
           return { retried: rows.length };
-        })),
-        retryMessage: traced("DeliveryRepository.retryMessage")(Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
+        }),
+        retryMessage: Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
           const org = orgSql(database, scope);
           yield* org.one({ columns: "m.id", from: "webhook_messages", as: "m", where: sql`m.id = ${messageId}` });
           const rows = yield* org.update({
@@ -282,8 +281,8 @@ export class DeliveryRepository extends Context.Service<
             returning: "d.id",
           });
           return { retried: rows.length };
-        })),
-        retryFailed: traced("DeliveryRepository.retryFailed")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
+        }),
+        retryFailed: Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
           const org = orgSql(database, scope);
           yield* org.one({ columns: "w.id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
           const failing = allOf([
@@ -320,7 +319,7 @@ export class DeliveryRepository extends Context.Service<
             after = last;
           }
           return { retried };
-        })),
+        }),
       });
     }),
   );

@@ -10,7 +10,6 @@ import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
 import { createOnce } from "./idempotent-create.ts";
 import { recordMessage } from "./webhook-message.ts";
-import { traced } from "../traced.ts";
 
 /** Events: keyset list newest first, detail with dishes, creation with its `event.created` message. */
 
@@ -84,7 +83,7 @@ export class EventRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return EventRepository.of({
-        list: traced("EventRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+        list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
           readKeysetPage(
             orgSql(database, scope),
             eventListing,
@@ -93,8 +92,7 @@ export class EventRepository extends Context.Service<
             (row: EventRow) => toEvent(row, scope.currency),
             "values",
           ),
-        ),
-        get: traced("EventRepository.get")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        get: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const row = yield* orgSql(database, scope).oneValues<EventDetailRow>({
             columns: DETAIL_COLUMNS,
             from: "events",
@@ -102,8 +100,8 @@ export class EventRepository extends Context.Service<
             where: sql`e.id = ${id}`,
           });
           return { ...toEvent(row as unknown as EventRow, scope.currency), dishes: row[9] };
-        })),
-        create: traced("EventRepository.create")(Effect.fnUntraced(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
+        }),
+        create: Effect.fnUntraced(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
           const priceMinor = yield* pricePerHeadMinor(input, scope.currency);
           return yield* createOnce(orgSql(database, scope), idempotency, (tx) =>
             Effect.gen(function* () {
@@ -120,7 +118,7 @@ export class EventRepository extends Context.Service<
               return id;
             }),
           );
-        })),
+        }),
       });
     }),
   );

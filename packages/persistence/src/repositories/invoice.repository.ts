@@ -6,7 +6,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /** Invoices: keyset list newest first with totals computed exactly, detail with line items. */
 
@@ -94,7 +93,7 @@ export class InvoiceRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return InvoiceRepository.of({
-        list: traced("InvoiceRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+        list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
           readKeysetPage(
             orgSql(database, scope),
             invoiceListing,
@@ -102,11 +101,10 @@ export class InvoiceRepository extends Context.Service<
             page,
             toInvoice,
           ),
-        ),
-        get: traced("InvoiceRepository.get")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        get: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const row = yield* readInvoiceRow(orgSql(database, scope), id);
           return { ...toInvoice(row), line_items: toLineItems(row) };
-        })),
+        }),
       });
     }),
   );

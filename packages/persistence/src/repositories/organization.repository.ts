@@ -3,7 +3,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /** The caller's own organization (`GET /me`). */
 
@@ -23,14 +22,14 @@ export class OrganizationRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return OrganizationRepository.of({
-        current: traced("OrganizationRepository.current")(Effect.fnUntraced(function* (scope: OrgScope) {
+        current: Effect.fnUntraced(function* (scope: OrgScope) {
           const row = yield* orgSql(database, scope).one<OrganizationRow>({
             columns: `o.id, o.name, o.currency, ${isoTimestamp("o.created_at")} as created_at`,
             from: "organizations",
             as: "o",
           });
           return { id: Number(row.id), name: row.name, currency: row.currency, created_at: row.created_at };
-        })),
+        }),
       });
     }),
   );

@@ -5,7 +5,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { orgSql, sql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 
 /** Recipes: keyset list by name and id with allergens and diet flags, detail with ingredients. */
 
@@ -54,7 +53,7 @@ export class RecipeRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return RecipeRepository.of({
-        list: traced("RecipeRepository.list")((scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
+        list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) =>
           readKeysetPage(
             orgSql(database, scope),
             recipeListing,
@@ -62,8 +61,7 @@ export class RecipeRepository extends Context.Service<
             page,
             toRecipe,
           ),
-        ),
-        get: traced("RecipeRepository.get")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        get: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const row = yield* orgSql(database, scope).one<RecipeDetailRow>({
             columns: DETAIL_COLUMNS,
             from: "recipes",
@@ -71,7 +69,7 @@ export class RecipeRepository extends Context.Service<
             where: sql`r.id = ${id}`,
           });
           return { ...toRecipe(row), ingredients: row.ingredients };
-        })),
+        }),
       });
     }),
   );

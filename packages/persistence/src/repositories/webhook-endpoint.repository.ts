@@ -8,7 +8,6 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type Join, orgSql, raw, sql } from "../org-sql.ts";
-import { traced } from "../traced.ts";
 import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
 
@@ -243,7 +242,7 @@ export class WebhookEndpointRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return WebhookEndpointRepository.of({
-        add: traced("WebhookEndpointRepository.add")(Effect.fnUntraced(function* (
+        add: Effect.fnUntraced(function* (
           scope: OrgScope,
           url: string,
           eventTypes: ReadonlyArray<WebhookEventType>,
@@ -263,8 +262,8 @@ export class WebhookEndpointRepository extends Context.Service<
               return yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret, eventTypes: [...eventTypes] });
             }));
           return { id, secret };
-        })),
-        list: traced("WebhookEndpointRepository.list")(Effect.fnUntraced(function* (scope: OrgScope) {
+        }),
+        list: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ViewRow>({
             columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, ${LISTENER_COLUMNS}`,
             from: "webhook_endpoints",
@@ -273,14 +272,14 @@ export class WebhookEndpointRepository extends Context.Service<
             rest: sql`order by w.id`,
           });
           return rows.map(toView);
-        })),
-        overview: traced("WebhookEndpointRepository.overview")(Effect.fnUntraced(function* (scope: OrgScope) {
+        }),
+        overview: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<OverviewRow>({
             columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], rest: sql`order by w.id`,
           });
           return rows.map(toOverview);
-        })),
-        activeNotices: traced("WebhookEndpointRepository.activeNotices")(Effect.fnUntraced(function* (scope: OrgScope) {
+        }),
+        activeNotices: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<Omit<EndpointNoticeView, "endpoint_id"> & { endpoint_id: string }>({
             columns: "w.id as endpoint_id, w.url as endpoint_url, notice.kind, notice.reason, notice.at, notice.disables_at",
             from: "webhook_endpoints",
@@ -290,21 +289,21 @@ export class WebhookEndpointRepository extends Context.Service<
             rest: sql`order by w.id`,
           });
           return rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) }));
-        })),
-        find: traced("WebhookEndpointRepository.find")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        }),
+        find: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return toOverview(yield* orgSql(database, scope).one<OverviewRow>({
             columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], where: sql`w.id = ${id}`,
           }));
-        })),
-        secret: traced("WebhookEndpointRepository.secret")(Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+        }),
+        secret: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return yield* orgSql(database, scope).one<EndpointSecret>({
             columns: `w.secret, case when w.previous_secret_until > now() then ${isoTimestamp("w.previous_secret_until")} end as previous_secret_until`,
             from: "webhook_endpoints",
             as: "w",
             where: sql`w.id = ${id}`,
           });
-        })),
-        setEnabled: traced("WebhookEndpointRepository.setEnabled")(Effect.fnUntraced(function* (
+        }),
+        setEnabled: Effect.fnUntraced(function* (
           scope: OrgScope,
           id: number,
           enabled: boolean,
@@ -325,8 +324,8 @@ export class WebhookEndpointRepository extends Context.Service<
               });
               return { id, enabled, changed: before.enabled !== enabled };
             }));
-        })),
-        rotateSecret: traced("WebhookEndpointRepository.rotateSecret")(Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
+        }),
+        rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
           const secret = generateSigningSecret();
           // The overlap runs on the database's time, as the claims that choose the signing secrets read it.
           const [row] = yield* orgSql(database, scope).update<{ previous_secret_until: string }>({
@@ -338,8 +337,8 @@ export class WebhookEndpointRepository extends Context.Service<
           });
           if (row === undefined) return yield* new NotFound();
           return { id, secret, previous_secret_until: row.previous_secret_until };
-        })),
-        sendTestMessage: traced("WebhookEndpointRepository.sendTestMessage")(Effect.fnUntraced(function* (
+        }),
+        sendTestMessage: Effect.fnUntraced(function* (
           scope: OrgScope,
           id: number,
           message: WebhookMessage,
@@ -357,8 +356,8 @@ export class WebhookEndpointRepository extends Context.Service<
               if (deliveryId === undefined) return yield* new NotFound();
               return { delivery_id: deliveryId };
             }));
-        })),
-        delivery: traced("WebhookEndpointRepository.delivery")(Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, deliveryId: number) {
+        }),
+        delivery: Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, deliveryId: number) {
           const row = yield* orgSql(database, scope).one<Omit<EndpointDelivery, "id" | "body"> & { id: string; payload: unknown; message_created_at: string }>({
             columns: DELIVERY_COLUMNS,
             from: "webhook_deliveries",
@@ -372,7 +371,7 @@ export class WebhookEndpointRepository extends Context.Service<
             id: Number(row.id),
             body: envelopeBody({ envelopeId: row.envelope_id, type: row.event_type, createdAt: message_created_at, payload }),
           };
-        })),
+        }),
       });
     }),
   );

@@ -5,7 +5,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { type OrgSql, orgSql, type OrgTable, sql } from "../org-sql.ts";
 import { type DemoCounts, seedDemo } from "../seed/demo.ts";
-import { traced } from "../traced.ts";
 
 /**
  * Sandboxes: a live organization's one linked sandbox organization (`organizations.sandbox_of`),
@@ -98,7 +97,7 @@ export class Sandboxes extends Context.Service<
     Sandboxes,
     Effect.gen(function* () {
       const database = yield* Database;
-      const standing = traced("Sandboxes.standing")(Effect.fnUntraced(function* (scope: OrgScope) {
+      const standing = Effect.fnUntraced(function* (scope: OrgScope) {
         // Organization rows only, by the scope's own id: the other side's name and id, nothing of its data.
         const [row] = yield* database.rows<StandingRow>(
           `select o.name, o.sandbox_of, l.name as live_name, s.id as sandbox_id, s.name as sandbox_name
@@ -112,10 +111,10 @@ export class Sandboxes extends Context.Service<
         return row.sandbox_of === null
           ? { kind: "live", name: row.name, sandbox: row.sandbox_id === null ? null : { id: Number(row.sandbox_id), name: row.sandbox_name! } } as const
           : { kind: "sandbox", name: row.name, live: { id: Number(row.sandbox_of), name: row.live_name! } } as const;
-      }));
+      });
       return Sandboxes.of({
         standing,
-        open: traced("Sandboxes.open")(Effect.fnUntraced(function* (liveScope: OrgScope) {
+        open: Effect.fnUntraced(function* (liveScope: OrgScope) {
           const live = yield* standing(liveScope);
           if (live.kind === "sandbox") return yield* sandboxOfSandbox();
           // One sandbox per live organization: the unique `sandbox_of` settles two opens at once.
@@ -132,10 +131,10 @@ export class Sandboxes extends Context.Service<
             }),
           );
           return { id: sandboxScope.organizationId, created: inserted !== undefined };
-        })),
-        linkedScope: traced("Sandboxes.linkedScope")((scope: OrgScope, switchLinkId?: number) =>
-          scopeOfLinkedOrganization(database, scope, switchLinkId)),
-        reset: traced("Sandboxes.reset")((sandboxScope: OrgScope) =>
+        }),
+        linkedScope: (scope: OrgScope, switchLinkId?: number) =>
+          scopeOfLinkedOrganization(database, scope, switchLinkId),
+        reset: (sandboxScope: OrgScope) =>
           orgSql(database, sandboxScope).transaction((tx) =>
             Effect.gen(function* () {
               if (!(yield* lockOrganization(tx))) return yield* notASandbox();
@@ -143,8 +142,7 @@ export class Sandboxes extends Context.Service<
               return yield* seedDemo(tx);
             }),
           ),
-        ),
-        target: traced("Sandboxes.target")(Effect.fnUntraced(function* (scope: OrgScope, target: SandboxTarget) {
+        target: Effect.fnUntraced(function* (scope: OrgScope, target: SandboxTarget) {
           const org = orgSql(database, scope);
           const [row] = target === "open_proposal"
             ? yield* org.select<{ id: string }>({ columns: "p.id", from: "proposals", as: "p", where: sql`p.status in ('draft', 'sent')`, rest: sql`order by p.id limit 1` })
@@ -152,7 +150,7 @@ export class Sandboxes extends Context.Service<
               columns: "i.id", from: "invoices", as: "i", where: sql`i.status = ${target === "draft_invoice" ? "draft" : "sent"}`, rest: sql`order by i.id limit 1`,
             });
           return row === undefined ? undefined : Number(row.id);
-        })),
+        }),
       });
     }),
   );

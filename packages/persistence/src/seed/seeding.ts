@@ -5,7 +5,6 @@ import { orgSql } from "../org-sql.ts";
 import { type BulkSeedOptions, type SeedProgress, seedBulk } from "./bulk.ts";
 import { type DeliveryLogSeedOptions, seedDeliveryLog } from "./delivery-log.ts";
 import { type DemoCounts, seedDemo } from "./demo.ts";
-import { traced } from "../traced.ts";
 
 /** Sample data for one organization: an operator action, always within the operator's scope of it. */
 export class Seeding extends Context.Service<
@@ -25,19 +24,17 @@ export class Seeding extends Context.Service<
       const database = yield* Database;
       const { orm } = database;
       return Seeding.of({
-        demo: traced("Seeding.demo")((scope: OrgScope) => orgSql(database, scope).transaction(seedDemo)),
-        bulk: traced("Seeding.bulk")((scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
+        demo: (scope: OrgScope) => orgSql(database, scope).transaction(seedDemo),
+        bulk: (scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) =>
           Effect.tryPromise({
             try: () => seedBulk(orm, scope, options, onProgress),
             catch: (error) => error as InvalidInput,
           }),
-        ),
-        deliveryLog: traced("Seeding.deliveryLog")((scope: OrgScope, options: DeliveryLogSeedOptions) =>
+        deliveryLog: (scope: OrgScope, options: DeliveryLogSeedOptions) =>
           Effect.tryPromise({
             try: () => seedDeliveryLog(orm, scope, options),
             catch: (error) => error as InvalidInput,
           }),
-        ),
       });
     }),
   );

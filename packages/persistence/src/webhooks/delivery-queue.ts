@@ -6,7 +6,6 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
-import { traced } from "../traced.ts";
 
 /**
  * The delivery queue: the dispatcher's storage. Fair leased claims (see `DeliveryPolicy`) and
@@ -506,7 +505,7 @@ const NOTICE_CANDIDATES = 1000;
 const operatorNoticeStorage = (
   rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>, channel: OperatorChannel,
 ): DeliveryStorage => ({
-  claimDue: traced("DeliveryQueue.claimNotices")(Effect.fnUntraced(function* (
+  claimDue: Effect.fnUntraced(function* (
     limit: number, leaseMs: number, _policy: DeliveryPolicy, held: HeldSlots,
   ) {
     const found = yield* rows<NoticeRow>(CLAIM_NOTICES, [
@@ -522,19 +521,19 @@ const operatorNoticeStorage = (
       }),
     }));
     return { due, unreadable: [] };
-  })),
-  recordAttempts: traced("DeliveryQueue.recordNotices")(Effect.fnUntraced(function* (
+  }),
+  recordAttempts: Effect.fnUntraced(function* (
     records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,
   ) {
     if (records.length > 0) yield* rows(RECORD_NOTICES, [JSON.stringify(records.map((record) => toResultRow(record, policy)))]);
-  })),
-  nextDueInMs: traced("DeliveryQueue.nextNoticeDueInMs")(Effect.fnUntraced(function* () {
+  }),
+  nextDueInMs: Effect.fnUntraced(function* () {
     const [row] = yield* rows<{ ms: number | null }>(
       `select extract(epoch from (min(n.operator_next_attempt_at) - now())) * 1000 as ms from endpoint_notices n
        where n.operator_status = 'pending' and ${UNLEASED("n")}`,
     );
     return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
-  })),
+  }),
 });
 
 export class DeliveryQueue extends Context.Service<
@@ -562,22 +561,22 @@ export class DeliveryQueue extends Context.Service<
     Effect.gen(function* () {
       const { rows, listenUrl } = yield* Database;
       return DeliveryQueue.of({
-        claimDue: traced("DeliveryQueue.claimDue")(Effect.fnUntraced(function* (
+        claimDue: Effect.fnUntraced(function* (
           limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots,
         ) {
           const claim = claimStatement(limit, leaseMs, policy, held);
           return toDue(yield* rows<ClaimedRow>(claim.text, claim.values));
-        })),
-        recordAttempts: traced("DeliveryQueue.recordAttempts")(Effect.fnUntraced(function* (
+        }),
+        recordAttempts: Effect.fnUntraced(function* (
           records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,
         ) {
           if (records.length > 0) yield* rows(RECORD, recordValues(records, policy));
-        })),
-        queueDepth: traced("DeliveryQueue.queueDepth")(Effect.fnUntraced(function* () {
+        }),
+        queueDepth: Effect.fnUntraced(function* () {
           const [row] = yield* rows<{ n: string }>(`select count(*) as n from webhook_deliveries d where ${DISPATCHABLE("d")}`);
           return Number(row?.n ?? 0);
-        })),
-        endpointStats: traced("DeliveryQueue.endpointStats")(Effect.fnUntraced(function* () {
+        }),
+        endpointStats: Effect.fnUntraced(function* () {
           const found = yield* rows<{
             organization_id: string; endpoint_id: string; depth: number; in_flight: number; open_until_ms: string | null; now_ms: string;
           }>(
@@ -598,8 +597,8 @@ export class DeliveryQueue extends Context.Service<
             inFlight: row.in_flight,
             circuit: circuitState(row.open_until_ms === null ? undefined : Number(row.open_until_ms), Number(row.now_ms)),
           }));
-        })),
-        nextDueInMs: traced("DeliveryQueue.nextDueInMs")(Effect.fnUntraced(function* (policy: DeliveryPolicy) {
+        }),
+        nextDueInMs: Effect.fnUntraced(function* (policy: DeliveryPolicy) {
           // Per endpoint: its earliest delivery nobody holds (plus the first-try delay when it was
           // never tried), or an open circuit's end. Leases of a dispatcher that died run out unseen:
           // the poll interval covers them.
@@ -615,7 +614,7 @@ export class DeliveryQueue extends Context.Service<
             [firstAttemptDelayMs(policy)],
           );
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
-        })),
+        }),
         operatorNotices: (channel) => operatorNoticeStorage(rows, channel),
         listen: (onDelivery, onError) =>
           listenUrl === undefined ? { listening: false, close: async () => {} } : listenForDeliveries(listenUrl, onDelivery, onError),

@@ -8,7 +8,6 @@ import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { generateSigningSecret } from "../repositories/webhook-endpoint.repository.ts";
-import { traced } from "../traced.ts";
 import { bigintArray } from "./delivery-queue.ts";
 
 /**
@@ -127,7 +126,7 @@ export class LocalListeners extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return LocalListeners.of({
-        open: traced("LocalListeners.open")(Effect.fnUntraced(function* (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) {
+        open: Effect.fnUntraced(function* (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) {
           return yield* orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               // The organization's row makes opens take turns, so two cannot both take the last place.
@@ -163,8 +162,8 @@ export class LocalListeners extends Context.Service<
                 id, secret: opened!.secret, stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true,
               };
             }));
-        })),
-        renew: traced("LocalListeners.renew")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
+        }),
+        renew: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
           const org = orgSql(database, scope);
           const [renewed] = yield* org.update<{ key_live: boolean }>({
             table: "webhook_endpoints",
@@ -174,16 +173,16 @@ export class LocalListeners extends Context.Service<
             returning: `${KEY_LIVE} as key_live`,
           });
           return renewed === undefined ? "replaced" : renewed.key_live ? "renewed" : "key_ended";
-        })),
-        close: traced("LocalListeners.close")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener) {
+        }),
+        close: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener) {
           yield* orgSql(database, scope).update({
             table: "webhook_endpoints",
             as: "w",
             set: raw("listening_until = now(), listener_stream = null"),
             where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
           });
-        })),
-        claim: traced("LocalListeners.claim")(Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
+        }),
+        claim: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
           const org = orgSql(database, scope);
           // The endpoint's lease-free due deliveries up to its free share, only while this stream is its listener.
           const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>({
@@ -233,8 +232,8 @@ export class LocalListeners extends Context.Service<
             yield* org.transaction((tx) => giveUp(tx, sql`d.id = any(${bigintArray(unreadable)}::bigint[])`, UNREADABLE_MESSAGE));
           }
           return handed;
-        })),
-        record: traced("LocalListeners.record")(Effect.fnUntraced(function* (scope: OrgScope, report: ListenerReport) {
+        }),
+        record: Effect.fnUntraced(function* (scope: OrgScope, report: ListenerReport) {
           return yield* orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
               const held = sql`d.id = ${report.deliveryId} and d.lease_token = ${report.leaseToken}::uuid and d.status = 'pending'
@@ -259,7 +258,7 @@ export class LocalListeners extends Context.Service<
               });
               return { status: after.status === "succeeded" ? "succeeded" as const : "failed" as const };
             }));
-        })),
+        }),
       });
     }),
   );
