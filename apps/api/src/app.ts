@@ -1,4 +1,4 @@
-import Koa, { type Context, type Next } from "koa";
+import Koa, { type Context, type Middleware, type Next } from "koa";
 import type { Logger } from "pino";
 import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
@@ -27,6 +27,26 @@ export interface ApiAppOptions {
 }
 
 /**
+ * The API's edge, in one middleware (one step of Koa's chain instead of four): request id, then
+ * metrics and the request's log line around error mapping (`answerError`) and the method guard.
+ * Exported for tools/bench, which measures it on its own.
+ */
+export const apiEdge = (observability: ApiObservability, answerError: (ctx: Context, thrown: unknown) => void): Middleware => {
+  const guarded = async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      if (!SERVED_METHODS.has(ctx.method)) throw new UnknownEndpoint();
+      await next();
+    } catch (thrown) {
+      answerError(ctx, thrown);
+    }
+  };
+  return (ctx, next) => {
+    assignRequestId(ctx);
+    return observability.middleware(ctx, () => guarded(ctx, next));
+  };
+};
+
+/**
  * The public API application. Request path: request id → metrics and log → error mapping →
  * method guard → router → unknown endpoint. The router would answer HEAD (and with allowedMethods, OPTIONS)
  * for GET routes on its own, so other methods are refused before it.
@@ -50,21 +70,7 @@ export const createApiApp = (
     onDown: (reason) => logger.error({ err: reason }, "database unavailable: answering 503 until it is back"),
     onUp: (downForMs) => logger.info({ downForMs }, "database available again"),
   });
-  const answerError = errorResponse(logger, outages);
-  const guarded = async (ctx: Context, next: Next): Promise<void> => {
-    try {
-      if (!SERVED_METHODS.has(ctx.method)) throw new UnknownEndpoint();
-      await next();
-    } catch (thrown) {
-      answerError(ctx, thrown);
-    }
-  };
-  // The edge, in one middleware (one step of Koa's chain instead of four): request id, then
-  // metrics and the request's log line around error mapping and the method guard.
-  app.use((ctx, next) => {
-    assignRequestId(ctx);
-    return observability.middleware(ctx, () => guarded(ctx, next));
-  });
+  app.use(apiEdge(observability, errorResponse(logger, outages)));
   app.use(router.routes());
   app.use(async (ctx) => {
     if (ctx.matched === undefined || ctx.body === undefined) throw new UnknownEndpoint();

@@ -150,6 +150,10 @@ const run = async (): Promise<boolean> => {
     servers.push(apiServer.child);
     const referenceServer = await startServer("reference", db.url);
     servers.push(referenceServer.child);
+    const koaServer = await startServer("koa", db.url);
+    servers.push(koaServer.child);
+    const koaEdgeServer = await startServer("koa-edge", db.url);
+    servers.push(koaEdgeServer.child);
     const api = `http://127.0.0.1:${apiServer.port}`;
     const reference = `http://127.0.0.1:${referenceServer.port}`;
     const postgresPort = Number(new URL(db.url).port);
@@ -159,6 +163,10 @@ const run = async (): Promise<boolean> => {
     const deepEvents = `/v1/events?limit=100&cursor=${cursors.events}`;
     await checkSameAnswers(api, reference, firstEvents, org.readKey);
     await checkSameAnswers(api, reference, deepEvents, org.readKey);
+    const koa = `http://127.0.0.1:${koaServer.port}`;
+    const koaEdge = `http://127.0.0.1:${koaEdgeServer.port}`;
+    await checkSameAnswers(api, koa, firstEvents, org.readKey);
+    await checkSameAnswers(api, koaEdge, firstEvents, org.readKey);
 
     const read = { authorization: `Bearer ${org.readKey}` };
     const get = (path: string) => [{ method: "GET", path, headers: read }];
@@ -170,6 +178,9 @@ const run = async (): Promise<boolean> => {
       { name: "reference GET /v1/events (deep page)", baseUrl: reference, meter: referenceMeter, requests: get(deepEvents) },
       { name: "API GET /v1/clients (first page)", baseUrl: api, meter: apiMeter, requests: get("/v1/clients?limit=100") },
       { name: "API GET /v1/clients (deep page)", baseUrl: api, meter: apiMeter, requests: get(`/v1/clients?limit=100&cursor=${cursors.clients}`) },
+      // The ladder between the reference and the API (ladder-servers.ts): where the API's CPU goes.
+      { name: "Koa + router, reference handler (first page)", baseUrl: koa, meter: cpuMeter(koaServer.child.pid, postgresPort), requests: get(firstEvents) },
+      { name: "Koa + router + API edge, reference handler (first page)", baseUrl: koaEdge, meter: cpuMeter(koaEdgeServer.child.pid, postgresPort), requests: get(firstEvents) },
     ];
     const detail: LoadTarget = {
       name: "API GET /v1/events/{id}",
@@ -198,9 +209,11 @@ const run = async (): Promise<boolean> => {
       results.push(...(await measureInterleaved([target], { ...load, rounds: 1 })));
     }
     const loadAfter = loadavg()[0]!;
-    const [apiFirst, refFirst, apiDeep, refDeep, clientsFirst, clientsDeep] = listResults as [
-      LoadResult, LoadResult, LoadResult, LoadResult, LoadResult, LoadResult,
+    const [apiFirst, refFirst, apiDeep, refDeep, clientsFirst, clientsDeep, koaFirst, koaEdgeFirst] = listResults as [
+      LoadResult, LoadResult, LoadResult, LoadResult, LoadResult, LoadResult, LoadResult, LoadResult,
     ];
+    const rung = (name: string, a: LoadResult): RatioCheck =>
+      ({ ...ratio(name, a, refFirst, "serverCpuUs", "—", () => true), informational: true });
     const failures = results.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
     const ratios: RatioCheck[] = [
       ratio("events deep page p50 / first page p50", apiDeep, apiFirst, "p50Ms", "≤ 1.2", (v) => v <= 1.2),
@@ -211,6 +224,8 @@ const run = async (): Promise<boolean> => {
       ratio("API / reference server CPU per request, events deep page", apiDeep, refDeep, "serverCpuUs", "≤ 1.15", (v) => v <= 1.15),
       totalCpuRatio("API + PostgreSQL / reference + PostgreSQL CPU per request, events first page", apiFirst, refFirst, 1.08),
       totalCpuRatio("API + PostgreSQL / reference + PostgreSQL CPU per request, events deep page", apiDeep, refDeep, 1.08),
+      rung("Koa + router (reference handler) / reference server CPU per request, events first page", koaFirst),
+      rung("Koa + router + API edge (reference handler) / reference server CPU per request, events first page", koaEdgeFirst),
       { name: "errors + non-2xx, all scenarios", value: failures, pooled: failures, target: "0", pass: failures === 0 },
     ];
 

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { encodeCursor } from "@platter/domain";
 import pg from "pg";
 
@@ -12,11 +11,6 @@ import pg from "pg";
  * connection parses and plans them once): the comparison is of the processes, not of what
  * PostgreSQL is asked to do. Only this one endpoint exists; anything else is a 404.
  */
-
-export interface ReferenceServer {
-  readonly port: number;
-  readonly stop: () => Promise<void>;
-}
 
 interface KeyRow {
   organization_id: string;
@@ -88,19 +82,23 @@ const toEvent = (row: EventRow, currency: string) => ({
   created_at: row.created_at,
 });
 
-const listEvents = async (pool: pg.Pool, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-  const auth = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? "")?.[1];
-  if (auth === undefined) return send(res, 401, { error: "Unauthenticated" });
+/** How a server answers: node:http's `send`, or Koa's `ctx.status` and `ctx.body` (tools/bench's ladder). */
+export type Reply = (status: number, body: unknown) => void;
+
+/** The reference's `GET /v1/events` for the caller presenting `authorization`, answered through `reply`. */
+export const referenceEvents = async (pool: pg.Pool, authorization: string | undefined, url: URL, reply: Reply): Promise<void> => {
+  const auth = /^Bearer +(\S+) *$/i.exec(authorization ?? "")?.[1];
+  if (auth === undefined) return reply(401, { error: "Unauthenticated" });
   const hash = createHash("sha256").update(auth).digest("hex");
   const { rows: keys } = await pool.query<KeyRow>({ name: "authenticate", text: AUTHENTICATE, values: [hash] });
   const key = keys[0];
-  if (key === undefined) return send(res, 401, { error: "Unauthenticated" });
+  if (key === undefined) return reply(401, { error: "Unauthenticated" });
 
   const rawLimit = Number(url.searchParams.get("limit") ?? DEFAULT_LIMIT);
   const limit = Number.isInteger(rawLimit) && rawLimit > 0 ? Math.min(rawLimit, MAX_LIMIT) : DEFAULT_LIMIT;
   const cursor = url.searchParams.get("cursor");
   const after = cursor === null ? undefined : cursorKey(cursor);
-  if (cursor !== null && after === undefined) return send(res, 400, { error: "Invalid cursor" });
+  if (cursor !== null && after === undefined) return reply(400, { error: "Invalid cursor" });
   const { rows } = after === undefined
     ? await pool.query<EventRow>({ name: "first_page", text: FIRST_PAGE, values: [key.organization_id, limit + 1] })
     : await pool.query<EventRow>({ name: "next_page", text: NEXT_PAGE, values: [key.organization_id, limit + 1, after[0], after[1]] });
@@ -108,31 +106,17 @@ const listEvents = async (pool: pg.Pool, req: IncomingMessage, res: ServerRespon
   const hasMore = rows.length > limit;
   const data = (hasMore ? rows.slice(0, limit) : rows).map((row) => toEvent(row, key.currency));
   const last = data[data.length - 1];
-  send(res, 200, {
+  reply(200, {
     data,
     has_more: hasMore,
     next_cursor: hasMore && last !== undefined ? encodeCursor("events", [last.created_at, last.id]) : null,
   });
 };
 
-/** Serves the reference on 127.0.0.1 with a pool of `poolSize` connections to `databaseUrl`. */
-export const startReferenceServer = async (databaseUrl: string, poolSize: number): Promise<ReferenceServer> => {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
-  const server: Server = createServer((req, res) => {
+/** The reference's HTTP server (not yet listening), answering from `pool`. */
+export const referenceServer = (pool: pg.Pool): Server =>
+  createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (req.method !== "GET" || url.pathname !== "/v1/events") return send(res, 404, { error: "Unknown endpoint" });
-    listEvents(pool, req, res, url).catch(() => send(res, 500, { error: "Internal server error" }));
+    referenceEvents(pool, req.headers.authorization, url, (status, body) => send(res, status, body)).catch(() => send(res, 500, { error: "Internal server error" }));
   });
-  const port = await new Promise<number>((done, fail) => {
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => done((server.address() as AddressInfo).port));
-  });
-  return {
-    port,
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise((done) => server.close(done));
-      await pool.end();
-    },
-  };
-};
