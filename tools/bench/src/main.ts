@@ -27,9 +27,10 @@ const setting = (name: string, fallback: number): number => wholeNumberSetting(n
 const sizes = { events: setting("BENCH_EVENTS", 1_000_000), clients: setting("BENCH_CLIENTS", 100_000), invoices: setting("BENCH_INVOICES", 0) };
 const load: LoadSettings & { poolSize: number } = {
   connections: setting("BENCH_CONNECTIONS", 20),
-  durationS: setting("BENCH_DURATION_S", 10),
+  // 16 rounds: each of the eight list scenarios starts a round twice.
+  durationS: setting("BENCH_DURATION_S", 16),
   warmupS: setting("BENCH_WARMUP_S", 2),
-  rounds: Math.max(1, setting("BENCH_ROUNDS", 10)),
+  rounds: Math.max(1, setting("BENCH_ROUNDS", 16)),
   poolSize: setting("BENCH_POOL_SIZE", 10),
 };
 const profileDir = process.env["BENCH_PROFILE_DIR"];
