@@ -8,9 +8,11 @@ import { referenceEvents } from "./reference-server.ts";
 /**
  * The rungs between the reference and the API, to show where the API's CPU goes: the reference's
  * own `GET /v1/events` handler served by Koa and @koa/router (`koa`), and the same with the API's
- * edge in front (`koa-edge`: its request id, metrics and request log line, `apiEdge` with the
- * API's observability `edge`). Answered from `pool`. What the API spends
- * beyond `koa-edge` is its own: authentication and rate limits, the Effect runtime, storage.
+ * edge in front (`koa-edge`: `apiEdge`, the API's own middleware, with the API's observability
+ * `edge`: request id, metrics and the request log line, which here names no organization or key,
+ * as no key was looked up; the organizations' sampled request log is not kept). Answered from
+ * `pool`. What the API spends beyond `koa-edge` is its own: authentication and rate limits, the
+ * Effect runtime, storage.
  */
 export const ladderServer = (pool: pg.Pool, edge?: ApiObservability): Server => {
   const app = new Koa();

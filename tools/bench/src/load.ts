@@ -121,9 +121,11 @@ const summary = (name: string, tally: Tally): LoadResult => {
 
 /**
  * Warms every target up, then measures them round-robin, each round starting one target further
- * on, so that every target runs at every position (after each of the others) equally often: which
- * scenario ran just before moved a figure by as much as 0.05 of a ratio when the order was fixed.
- * Results in the order of `targets`.
+ * on: every target takes every position in the round (equally often when the rounds are a multiple
+ * of the targets), so none is always the one that runs first, right after the previous round's
+ * last. With a fixed order a figure moved by as much as 0.05 of a ratio between otherwise equal
+ * runs. Neighbours stay neighbours (side by side in all rounds but the one a target opens), so
+ * round-by-round ratios still compare slices seconds apart. Results in the order of `targets`.
  */
 export const measureInterleaved = async (
   targets: readonly LoadTarget[],

@@ -13,13 +13,14 @@ import type { ServerKind } from "./server-process.ts";
 import { wholeNumberSetting } from "./bench-settings.ts";
 
 /**
- * `npm run bench`: seeds a million events into a PostgreSQL of its own, then loads the API and a
- * hand-written reference with autocannon and writes docs/performance.md.
+ * `npm run bench`: seeds a million events into a PostgreSQL of its own, then loads the API, a
+ * hand-written reference and the two rungs between them (ladder-servers.ts) with autocannon and
+ * writes docs/performance.md.
  *
  * Quick runs: BENCH_EVENTS, BENCH_CLIENTS, BENCH_INVOICES, BENCH_DURATION_S, BENCH_WARMUP_S,
  * BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_POOL_SIZE, BENCH_REPORT (where to write the report).
- * BENCH_PROFILE_DIR: write V8 CPU profiles of both servers there (api.cpuprofile, reference.cpuprofile).
- * BENCH_SERVER_NODE_FLAGS: extra Node flags for both server processes (e.g. "--max-semi-space-size=32").
+ * BENCH_PROFILE_DIR: write V8 CPU profiles of the servers there (api.cpuprofile, reference.cpuprofile, …).
+ * BENCH_SERVER_NODE_FLAGS: extra Node flags for every server process (e.g. "--max-semi-space-size=32").
  */
 
 const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 0);

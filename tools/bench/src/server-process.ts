@@ -9,7 +9,7 @@ import { referenceServer } from "./reference-server.ts";
 
 /**
  * One server under load, in a process of its own so that neither the load generator nor the
- * other server shares its event loop or its heap: `BENCH_SERVER=api` is the real API (Koa app,
+ * other servers share its event loop or its heap: `BENCH_SERVER=api` is the real API (Koa app,
  * the platform's storage services, rate limiter, metrics, request log to /dev/null), `BENCH_SERVER=reference` the hand-written reference,
  * `koa` and `koa-edge` the rungs between them (ladder-servers.ts).
  * Each listens on 127.0.0.1 with a pool of `BENCH_POOL_SIZE`. Started by main.ts with `fork`; reports
@@ -62,7 +62,11 @@ const startApi = async () => {
   });
 };
 
-/** The reference, or a rung of the ladder (ladder-servers.ts); `koa-edge` with the API's observability, as the API keeps it. */
+/**
+ * The reference, or a rung of the ladder (ladder-servers.ts). `koa-edge` opens the API's platform
+ * only because the API's observability is made from it (its pool gauges read it when scraped,
+ * which the bench never does); its requests are answered from `pool`, like the others'.
+ */
 const startHandWritten = async (kind: "reference" | "koa" | "koa-edge") => {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   if (kind === "reference") return serve(referenceServer(pool), () => pool.end());

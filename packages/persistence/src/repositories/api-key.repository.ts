@@ -139,17 +139,17 @@ export class ApiKeyRepository extends Context.Service<
         );
       };
       const authenticateHash = Effect.fnUntraced(function* (keyHash: string) {
-          const [row] = yield* database.rows<KeyRow>(AUTHENTICATE, [keyHash]);
-          if (row === undefined) return yield* new Unauthenticated();
-          const scope = authenticatedScope({
-            organizationId: Number(row.organization_id),
-            access: row.access,
-            currency: row.currency,
-            apiKeyId: Number(row.id),
-          });
-          touch(scope);
-          return { scope, msSinceWrite: row.since_write_ms ?? undefined } as AuthenticatedKey;
+        const [row] = yield* database.rows<KeyRow>(AUTHENTICATE, [keyHash]);
+        if (row === undefined) return yield* new Unauthenticated();
+        const scope = authenticatedScope({
+          organizationId: Number(row.organization_id),
+          access: row.access,
+          currency: row.currency,
+          apiKeyId: Number(row.id),
         });
+        touch(scope);
+        return { scope, msSinceWrite: row.since_write_ms ?? undefined } as AuthenticatedKey;
+      });
       return ApiKeyRepository.of({
         authenticate: (secret: string) => authenticateHash(hashApiKey(secret)),
         authenticateHash,
