@@ -1,4 +1,4 @@
-import type { DomainError } from "@platter/domain";
+import { type DomainError, ERROR_TEXT_MAX_CHARACTERS, storableText } from "@platter/domain";
 import { Schema } from "effect";
 
 /** HTTP errors: the one place where an error becomes a status and an `{"error": …}` text. */
@@ -47,15 +47,19 @@ export interface HttpErrorResponse {
 
 type ResponseOf = { readonly [Tag in ApiError["_tag"]]: (error: Extract<ApiError, { _tag: Tag }>) => HttpErrorResponse };
 
-/** Status and text of every expected error, one entry per tag; anything else is an opaque 500. */
+/**
+ * Status and text of every expected error, one entry per tag; anything else is an opaque 500. A
+ * text made from input (an `InvalidInput`'s or `InvalidTransition`'s message) is answered storable
+ * and at most `ERROR_TEXT_MAX_CHARACTERS`, whoever made it: the answer is what the request log keeps.
+ */
 const RESPONSES: ResponseOf = {
   Unauthenticated: () => ({ status: 401, error: "Missing, malformed or revoked API key", headers: { "www-authenticate": "Bearer" } }),
   Forbidden: () => ({ status: 403, error: "This API key is read-only" }),
   NotFound: () => ({ status: 404, error: "Not found" }),
   UnknownEndpoint: () => ({ status: 404, error: "Unknown endpoint" }),
-  InvalidInput: (error) => ({ status: 400, error: error.message }),
+  InvalidInput: (error) => ({ status: 400, error: storableText(error.message, ERROR_TEXT_MAX_CHARACTERS) }),
   InvalidCursor: () => ({ status: 400, error: "Invalid cursor" }),
-  InvalidTransition: (error) => ({ status: 409, error: error.message }),
+  InvalidTransition: (error) => ({ status: 409, error: storableText(error.message, ERROR_TEXT_MAX_CHARACTERS) }),
   // The unread rest of the body makes the connection unusable: it closes after this answer.
   PayloadTooLarge: (error) => ({
     status: 413, error: `Request body must be at most ${error.limitBytes} bytes`, headers: { connection: "close" },

@@ -33,7 +33,7 @@ const addRequestLogMetrics = (registry: Registry, requestLog: RequestLogWriter):
   });
   new Counter({
     name: "platter_request_log_dropped_total",
-    help: "Kept requests not written: the buffer was full, their organization had used its share of a flush, or the write failed.",
+    help: "Kept requests not written: the buffer was full, their organization had used its share of a flush, the write failed (database unavailable), or the database refused the row itself.",
     labelNames: ["reason"],
     registers: [registry],
     collect() {
@@ -41,6 +41,7 @@ const addRequestLogMetrics = (registry: Registry, requestLog: RequestLogWriter):
       this.inc({ reason: "full" }, requestLog.drops.full);
       this.inc({ reason: "organization_share" }, requestLog.drops.organizationShare);
       this.inc({ reason: "failed" }, requestLog.drops.failed);
+      this.inc({ reason: "refused" }, requestLog.drops.refused);
     },
   });
 };

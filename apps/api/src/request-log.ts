@@ -1,5 +1,5 @@
-import { keepsRequest, type RequestLogRecord } from "@platter/domain";
-import { RequestLog, type RequestRuntime } from "@platter/persistence";
+import { ERROR_TEXT_MAX_CHARACTERS, keepsRequest, type RequestLogRecord, storableText } from "@platter/domain";
+import { isDatabaseUnavailable, RequestLog, type RequestRuntime } from "@platter/persistence";
 import { readRequestHistorySettings, type RequestHistorySettings } from "@platter/ops";
 import type { Logger } from "pino";
 
@@ -9,7 +9,10 @@ import type { Logger } from "pino";
  * and the buffer is written once a second in one statement, so a request does no database write
  * of its own. The buffer is bounded, and so is each organization's share of one flush: an
  * organization sending a flood of failing requests fills only its own share, and the others'
- * requests are still logged. What is dropped is counted (metrics), never waited for.
+ * requests are still logged. A request's error text is made storable and bounded when it is added
+ * (`storableText`), and a batch the database refuses for its data (not for an outage) is split until
+ * every good row is written, so no row can sink the others' (`RequestLogDrops.refused`). What is
+ * dropped is counted (metrics), never waited for.
  */
 
 /** How the request log is kept (`REQUEST_HISTORY_*`, read by ops). */
@@ -29,6 +32,16 @@ export interface RequestLogBounds {
 
 const DEFAULT_BOUNDS: RequestLogBounds = { flushEveryMs: 1_000, maxBuffered: 20_000, perOrganization: 2_000 };
 
+/**
+ * Statements one flush may spend, beyond its first, on splitting a batch the database refused: one
+ * refused row among 20,000 is found in about 30; rows still unwritten when they are spent are
+ * counted as refused, so a systematic refusal costs each flush a bounded number of statements.
+ */
+export const REFUSED_BATCH_SPLIT_STATEMENTS = 200;
+
+/** Refused rows are logged at most this often (with how many since the last line), however often they come. */
+const REFUSAL_LOG_EVERY_MS = 60_000;
+
 /** Why requests were not logged. */
 export interface RequestLogDrops {
   /** The buffer was full. */
@@ -37,6 +50,8 @@ export interface RequestLogDrops {
   organizationShare: number;
   /** Their batch could not be written (the database was down). */
   failed: number;
+  /** The database refused the row itself (its data), while the rest of its batch was written. */
+  refused: number;
 }
 
 /** The API process's request-log writer (see the module comment). */
@@ -46,7 +61,9 @@ export class RequestLogWriter {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private failing = false;
-  readonly drops: RequestLogDrops = { full: 0, organizationShare: 0, failed: 0 };
+  private refusedUnlogged = 0;
+  private refusalLoggedAt = Number.NEGATIVE_INFINITY;
+  readonly drops: RequestLogDrops = { full: 0, organizationShare: 0, failed: 0, refused: 0 };
   written = 0;
 
   private readonly runtime: RequestRuntime;
@@ -78,10 +95,16 @@ export class RequestLogWriter {
       return;
     }
     this.perOrganization.set(record.organization_id, held + 1);
-    this.buffer.push(record);
+    // Only a failure carries a text: a success costs nothing here.
+    const error = record.error === null ? null : storableText(record.error, ERROR_TEXT_MAX_CHARACTERS);
+    this.buffer.push(error === record.error ? record : { ...record, error });
   }
 
-  /** Writes everything added so far; a failed write is logged once per outage and its requests counted as dropped. */
+  /**
+   * Writes everything added so far. A batch the database refuses for its data is split (see
+   * `writeSplitting`); one it cannot take because it is unavailable is dropped, counted, and logged
+   * once per outage.
+   */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (this.buffer.length === 0) return;
@@ -89,16 +112,77 @@ export class RequestLogWriter {
       this.buffer = [];
       this.perOrganization = new Map();
       try {
-        this.written += await this.runtime.runPromise(RequestLog.use((log) => log.append(batch)));
+        this.written += await this.append(batch);
         if (this.failing) this.logger.info("request log written again");
         this.failing = false;
       } catch (error) {
-        this.drops.failed += batch.length;
-        if (!this.failing) this.logger.warn({ err: error, requests: batch.length }, "request log could not be written; its requests are dropped until it can");
-        this.failing = true;
+        if (isDatabaseUnavailable(error)) this.unavailable(error, batch.length);
+        else await this.writeSplitting(batch, error);
       }
     });
     return this.flushing;
+  }
+
+  private append(records: ReadonlyArray<RequestLogRecord>): Promise<number> {
+    return this.runtime.runPromise(RequestLog.use((log) => log.append(records)));
+  }
+
+  private unavailable(error: unknown, requests: number): void {
+    this.drops.failed += requests;
+    if (!this.failing) this.logger.warn({ err: error, requests }, "request log could not be written; its requests are dropped until it can");
+    this.failing = true;
+  }
+
+  /**
+   * Writes a refused batch in halves, larger parts first, each organization's rows together (one
+   * organization's bad rows are then one run to close in on), until every part is written or is a
+   * single refused row, or `REFUSED_BATCH_SPLIT_STATEMENTS` are spent. An outage met on the way drops
+   * what is left as `failed`.
+   */
+  private async writeSplitting(batch: ReadonlyArray<RequestLogRecord>, firstError: unknown): Promise<void> {
+    // A refusal is an answer: the database is there.
+    if (this.failing) this.logger.info("request log written again");
+    this.failing = false;
+    const parts: Array<ReadonlyArray<RequestLogRecord>> = [[...batch].sort((x, y) => x.organization_id - y.organization_id)];
+    let refused = 0;
+    let statements = 0;
+    for (let part = parts.shift(); part !== undefined; part = parts.shift()) {
+      if (part.length === 1) {
+        refused++;
+        continue;
+      }
+      if (statements >= REFUSED_BATCH_SPLIT_STATEMENTS) {
+        refused += part.length;
+        continue;
+      }
+      const half = Math.ceil(part.length / 2);
+      const pieces = [part.slice(0, half), part.slice(half)];
+      for (const [index, piece] of pieces.entries()) {
+        statements++;
+        try {
+          this.written += await this.append(piece);
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) {
+            this.unavailable(error, [...pieces.slice(index), ...parts].reduce((sum, left) => sum + left.length, 0));
+            this.countRefused(refused, firstError);
+            return;
+          }
+          parts.push(piece);
+        }
+      }
+    }
+    this.countRefused(refused, firstError);
+  }
+
+  private countRefused(refused: number, error: unknown): void {
+    if (refused === 0) return;
+    this.drops.refused += refused;
+    this.refusedUnlogged += refused;
+    const now = Date.now();
+    if (now - this.refusalLoggedAt < REFUSAL_LOG_EVERY_MS) return;
+    this.logger.warn({ err: error, requests: this.refusedUnlogged }, "request log refused some requests' rows; the rest of their batches were written");
+    this.refusedUnlogged = 0;
+    this.refusalLoggedAt = now;
   }
 
   /** Flushes every `flushEveryMs` until `stop`. */

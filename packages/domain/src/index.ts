@@ -30,3 +30,4 @@ export * from "./webhooks/signing.ts";
 export * from "./api-key-lifetime.ts";
 export * from "./sandbox.ts";
 export * from "./request-log.ts";
+export * from "./storable-text.ts";

@@ -1,18 +1,25 @@
 import { Result, Schema, SchemaIssue } from "effect";
 import { InvalidInput } from "./errors.ts";
+import { ECHOED_INPUT_MAX_CHARACTERS, ERROR_TEXT_MAX_CHARACTERS, storableText } from "./storable-text.ts";
 
 /** Input: decoding untrusted request bodies into create inputs, with texts a caller can act on. */
 
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1();
 
+/**
+ * The text of a decode's first issue. Field names and values come from the caller (an unknown
+ * field's name, a value a default message quotes), so the name is cut to
+ * `ECHOED_INPUT_MAX_CHARACTERS` and the whole text is storable and at most `ERROR_TEXT_MAX_CHARACTERS`.
+ */
 const describe = (issue: SchemaIssue.Issue): string => {
   const first = formatIssue(issue).issues[0];
   if (first === undefined) return "invalid request body";
   const path = (first.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment));
   if (path.length === 0) return "request body must be a JSON object";
   const field = path.join(".");
-  if (first.message === "Expected no excess property") return `unknown field: ${field}`;
-  return first.message.startsWith(field) ? first.message : `${field}: ${first.message}`;
+  const echoed = storableText(field, ECHOED_INPUT_MAX_CHARACTERS);
+  if (first.message === "Expected no excess property") return `unknown field: ${echoed}`;
+  return storableText(first.message.startsWith(field) ? first.message : `${echoed}: ${first.message}`, ERROR_TEXT_MAX_CHARACTERS);
 };
 
 /**

@@ -1,6 +1,6 @@
 import {
-  assemblePage, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
-  requestLogListing,
+  assemblePage, ERROR_TEXT_MAX_CHARACTERS, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
+  requestLogListing, storableTextOrNull,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
@@ -37,7 +37,9 @@ export class RequestLog extends Context.Service<
   {
     /**
      * Appends requests of any organizations in one statement, ids in the order given. Each row keeps the organization its
-     * request's scope named, and is written only when its key belongs to that organization.
+     * request's scope named, and is written only when its key belongs to that organization; its error text is
+     * written storable and bounded (`storableText`). A row the database refuses fails the whole statement: the
+     * API's writer splits such a batch.
      * Returns how many were written.
      */
     readonly append: (records: ReadonlyArray<RequestLogRecord>) => Effect.Effect<number>;
@@ -70,7 +72,8 @@ export class RequestLog extends Context.Service<
                ) select count(*)::int as n from written`,
               [
                 column("organization_id"), column("api_key_id"), column("at"), column("method"), column("route"), column("status"),
-                column("duration_ms"), column("request_id"), column("error"),
+                // The writer bounds every text already; the store holds to it whoever calls it (a NUL would refuse the batch).
+                column("duration_ms"), column("request_id"), records.map((record) => storableTextOrNull(record.error, ERROR_TEXT_MAX_CHARACTERS)),
               ],
             ),
             ([row]) => row?.n ?? 0,

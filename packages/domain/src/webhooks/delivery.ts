@@ -1,5 +1,6 @@
 import { Result } from "effect";
 import { InvalidInput } from "../errors.ts";
+import { ECHOED_INPUT_MAX_CHARACTERS, storableText } from "../storable-text.ts";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
 
 /** Webhook delivery rules: subscriptions, retries, outcomes, and the shapes of a delivery and its attempts. */
@@ -14,7 +15,7 @@ export const parseEventTypes = (text: string): Result.Result<WebhookEventType[],
   const unknown = names.find((name) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(name));
   return unknown === undefined
     ? Result.succeed([...new Set(names)] as WebhookEventType[])
-    : Result.fail(new InvalidInput({ message: `unknown event type "${unknown}"; known: ${WEBHOOK_EVENT_TYPES.join(", ")}` }));
+    : Result.fail(new InvalidInput({ message: `unknown event type "${storableText(unknown, ECHOED_INPUT_MAX_CHARACTERS)}"; known: ${WEBHOOK_EVENT_TYPES.join(", ")}` }));
 };
 
 const SECOND = 1000;

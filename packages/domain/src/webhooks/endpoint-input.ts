@@ -1,5 +1,6 @@
 import { Result } from "effect";
 import { InvalidInput } from "../errors.ts";
+import { ECHOED_INPUT_MAX_CHARACTERS, storableText } from "../storable-text.ts";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
 
 /**
@@ -50,7 +51,7 @@ export const parseSubscription = (
   if (choice === "all") return Result.succeed([]);
   if (choice !== "some") return Result.fail(new InvalidInput({ message: "Choose every event type, or pick the ones to receive" }));
   const unknown = picked.find((type) => !(WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(type));
-  if (unknown !== undefined) return Result.fail(new InvalidInput({ message: `Unknown event type "${unknown}"` }));
+  if (unknown !== undefined) return Result.fail(new InvalidInput({ message: `Unknown event type "${storableText(unknown, ECHOED_INPUT_MAX_CHARACTERS)}"` }));
   if (picked.length === 0) return Result.fail(new InvalidInput({ message: "Pick at least one event type, or choose every event type" }));
   return Result.succeed(WEBHOOK_EVENT_TYPES.filter((type) => picked.includes(type)));
 };

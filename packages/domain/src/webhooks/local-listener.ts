@@ -1,6 +1,7 @@
 import { Result, Schema } from "effect";
 import { InvalidInput, InvalidTransition } from "../errors.ts";
-import { decodeInput, noNul } from "../input.ts";
+import { decodeInput } from "../input.ts";
+import { ATTEMPT_TEXT_MAX_CHARACTERS, storableText } from "../storable-text.ts";
 import { type AttemptOutcome, outcomeOf, parseEventTypes } from "./delivery.ts";
 import { parseEndpointUrl } from "./endpoint-input.ts";
 import type { WebhookEventType } from "./message.ts";
@@ -54,11 +55,12 @@ export const parseListenRequest = (query: Readonly<Record<string, unknown>>): Re
   return Result.succeed({ forwardTo: url.success, eventTypes: eventTypes.success });
 };
 
-/** Longest error text and local answer kept with a forwarded attempt (characters; the rest is cut). */
-const REPORTED_TEXT_MAX = 1024;
-
+/**
+ * A reported text (the local answer, or what went wrong): any string, made storable when read (a
+ * local app may answer with NUL bytes, as any receiver may; a dispatcher keeps such an answer too).
+ */
 const reportedText = (field: string) =>
-  Schema.optionalKey(Schema.NullOr(Schema.String.check(noNul(field))).annotate({ message: `${field} must be a string or null` }));
+  Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ message: `${field} must be a string or null` }));
 
 /** What the CLI reports of one forward: the local answer's status (null: none came), its duration, and what went wrong. */
 const ListenerReportBody = Schema.Struct({
@@ -95,7 +97,8 @@ export interface ListenerReport {
 export const parseListenerReport = (body: unknown): Result.Result<ListenerReport, InvalidInput> =>
   Result.map(decodeInput(ListenerReportBody, body), (report) => {
     const statusCode = report.status_code ?? undefined;
-    const cut = (text: string | null | undefined) => (text === null || text === undefined ? undefined : [...text].slice(0, REPORTED_TEXT_MAX).join(""));
+    const cut = (text: string | null | undefined) =>
+      text === null || text === undefined ? undefined : storableText(text, ATTEMPT_TEXT_MAX_CHARACTERS);
     return {
       deliveryId: report.delivery_id,
       leaseToken: report.lease_token,

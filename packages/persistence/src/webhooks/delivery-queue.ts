@@ -1,6 +1,7 @@
 import {
-  type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, envelopeBody,
+  ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, envelopeBody,
   firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter,
+  storableTextOrNull,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -322,8 +323,8 @@ const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_i
   started_at timestamptz, duration_ms int, status_code int, error text, response_body text, outcome text,
   retry_delay_ms bigint)`;
 
-/** jsonb (and text) cannot hold NUL: a receiver's bytes must never make a result unwritable. */
-const storable = (text: string | undefined): string | null => (text === undefined ? null : text.replaceAll("\u0000", "\uFFFD"));
+/** jsonb (and text) cannot hold NUL: a receiver's bytes (or an error naming its host) must never make a result unwritable, nor unbounded. */
+const storable = (text: string | undefined): string | null => storableTextOrNull(text, ATTEMPT_TEXT_MAX_CHARACTERS);
 
 /** One result as the statement reads it, with the retry schedule's delay for its try (none when not retried). */
 const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({

@@ -1,6 +1,7 @@
 import {
-  deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
-  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, tooManyListeners, UNREADABLE_MESSAGE,
+  ATTEMPT_TEXT_MAX_CHARACTERS, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
+  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, storableTextOrNull, tooManyListeners,
+  UNREADABLE_MESSAGE,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -244,7 +245,8 @@ export class LocalListeners extends Context.Service<
                 into: "webhook_attempts",
                 columns: "delivery_id, attempt, started_at, duration_ms, status_code, error, response_body",
                 values: sql`d.id, d.attempts + 1, now() - ${report.durationMs}::int * interval '1 millisecond', ${report.durationMs}::int,
-                  ${report.statusCode ?? null}::int, ${report.error ?? null}, ${report.responseBody ?? null}`,
+                  ${report.statusCode ?? null}::int, ${storableTextOrNull(report.error, ATTEMPT_TEXT_MAX_CHARACTERS)},
+                  ${storableTextOrNull(report.responseBody, ATTEMPT_TEXT_MAX_CHARACTERS)}`,
                 from: "webhook_deliveries",
                 as: "d",
                 where: held,
