@@ -1,3 +1,4 @@
+import { CUT_MARKER, ECHOED_INPUT_MAX_CHARACTERS, ERROR_TEXT_MAX_CHARACTERS, type RequestLogRecord } from "@platter/domain";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -8,17 +9,20 @@ import { type ApiClient, serveAnother } from "./api-harness.ts";
 /**
  * The organizations' request log as the API writes it: in batches off the request path, every
  * failure of an authenticated request with its error text and a sample of the successes, each
- * row its own organization's; and one organization's flood of failures cannot push another's
- * requests out of a flush.
+ * row its own organization's; one organization's flood of failures cannot push another's
+ * requests out of a flush; and no request's text (a NUL, a megabyte field name) nor a row the
+ * database refuses can cost another organization its rows of the same flush.
  */
 
 let db: TestDatabase;
 let a: OrganizationFixture;
 let b: OrganizationFixture;
+let c: OrganizationFixture;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   a = await createOrganization(db, "Logged A");
   b = await createOrganization(db, "Logged B");
+  c = await createOrganization(db, "Logged C");
 });
 afterAll(() => db?.dispose());
 
@@ -105,5 +109,68 @@ describe("the request log", () => {
     await writer.flush();
     expect(writer.written).toBe(0);
     expect(await rows("select count(*)::int as n from api_requests")).toEqual([{ n: 0 }]);
+  });
+
+  it.each<[string, string, string]>([
+    ["a NUL as a field name", '{"name":"x","\\u0000":1}', "unknown field: \uFFFD"],
+    ["a NUL and a lone surrogate as a field name", '{"name":"x","a\\u0000\\ud800":1}', "unknown field: a\uFFFD\uFFFD"],
+    [
+      "a field name of a million letters",
+      `{"name":"x","${"y".repeat(1_000_000)}":1}`,
+      `unknown field: ${"y".repeat(ECHOED_INPUT_MAX_CHARACTERS - 1)}${CUT_MARKER}`,
+    ],
+  ])("answers %s with a bounded 400, and logs it beside another organization's 404s of the same flush", async (_label, body, error) => {
+    await cleanLog();
+    const { api, writer } = await serve(100);
+    try {
+      const refused = await api.call("POST", "/v1/clients", { key: a.writeKey, body });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe(error);
+      expect([...refused.body.error as string].length).toBeLessThanOrEqual(ERROR_TEXT_MAX_CHARACTERS);
+      for (let i = 0; i < 3; i++) expect((await api.call("GET", "/v1/events/987654", { key: b.readKey })).status).toBe(404);
+      await writer.flush();
+      expect((await logged(a.id)).map((entry) => [entry.status, entry.error])).toEqual([[400, error]]);
+      expect((await logged(b.id)).map((entry) => [entry.status, entry.error])).toEqual([[404, "Not found"], [404, "Not found"], [404, "Not found"]]);
+      expect(writer.drops).toEqual({ full: 0, organizationShare: 0, failed: 0, refused: 0 });
+    } finally {
+      await api.close();
+    }
+  });
+
+  /** A record as a request of `organization` with its read key makes it (`error` given as it is). */
+  const recordOf = (organization: OrganizationFixture, requestId: string, changes: Partial<RequestLogRecord> = {}): RequestLogRecord => ({
+    organization_id: organization.id, api_key_id: organization.readKeyId, at: new Date().toISOString(), method: "GET",
+    route: "/v1/events/:id", status: 404, duration_ms: 1, request_id: requestId, error: "Not found", ...changes,
+  });
+
+  it.each<[string, Partial<RequestLogRecord>]>([
+    ["a time PostgreSQL cannot read", { at: "not a time" }],
+    ["a status beyond PostgreSQL's int", { status: 2 ** 40 }],
+    ["a year PostgreSQL cannot store", { at: "+275760-09-13T00:00:00.000Z" }],
+  ])("writes every good row of a flush when the database refuses one organization's row (%s), and counts that one refused", async (_label, poison) => {
+    await cleanLog();
+    const { writer } = await serve(100);
+    const good = [
+      ...Array.from({ length: 7 }, (_, i) => recordOf(a, `req_a_${i}`)),
+      ...Array.from({ length: 5 }, (_, i) => recordOf(b, `req_b_${i}`)),
+      ...Array.from({ length: 4 }, (_, i) => recordOf(c, `req_c_${i}`)),
+    ];
+    // The poisoned row bypasses the writer's own care (it is no text): the database refuses it, and its batch with it.
+    const poisoned = recordOf(c, "req_c_poisoned", poison);
+    for (const [index, record] of good.entries()) {
+      writer.add(record);
+      if (index === 9) writer.add(poisoned);
+    }
+    await writer.flush();
+    const requestIds = async (organization: OrganizationFixture) => (await logged(organization.id)).map((entry) => entry.request_id).sort();
+    expect(await requestIds(a)).toEqual(good.filter((r) => r.organization_id === a.id).map((r) => r.request_id).sort());
+    expect(await requestIds(b)).toEqual(good.filter((r) => r.organization_id === b.id).map((r) => r.request_id).sort());
+    expect(await requestIds(c)).toEqual(good.filter((r) => r.organization_id === c.id).map((r) => r.request_id).sort());
+    expect(writer.written).toBe(16);
+    expect(writer.drops).toEqual({ full: 0, organizationShare: 0, failed: 0, refused: 1 });
+    // The next flush is whole again.
+    writer.add(recordOf(b, "req_b_next"));
+    await writer.flush();
+    expect(await requestIds(b)).toContain("req_b_next");
   });
 });
