@@ -1,5 +1,5 @@
 import { UNTHROTTLED } from "@platter/api";
-import { LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
+import { ATTEMPT_TEXT_MAX_CHARACTERS, CUT_MARKER, ECHOED_INPUT_MAX_CHARACTERS, LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createSandbox, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/persistence/testing";
 import { Webhook } from "standardwebhooks";
@@ -190,6 +190,24 @@ describe("platter listen's stream", () => {
   });
 });
 
+describe("what a local answer brings", () => {
+  it("records an answer with NUL bytes and an error of half a million characters storable and cut, as a dispatcher records a receiver's", async () => {
+    const stream = await openStream(otherSandbox.writeKey);
+    expect((await trigger(otherSandbox.writeKey, "client.created")).status).toBe(201);
+    const handed = (await stream.next())!.data;
+    const answered = await report(otherSandbox.writeKey, {
+      delivery_id: handed["delivery_id"], lease_token: handed["lease_token"], status_code: 502, duration_ms: 4,
+      error: `\uD800${"e".repeat(500_000)}`, response_body: "bad\u0000bytes",
+    });
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toEqual({ recorded: true, status: "failed" });
+    expect(await rows("select error, response_body from webhook_attempts where delivery_id = ?", [handed["delivery_id"]])).toEqual([
+      { error: `\uFFFD${"e".repeat(ATTEMPT_TEXT_MAX_CHARACTERS - 2)}${CUT_MARKER}`, response_body: "bad\uFFFDbytes" },
+    ]);
+    stream.close();
+  });
+});
+
 describe("the Webhooks pages", () => {
   it("mark a key's listener, connected or offline, on the list and on its page", async () => {
     const session = await signIn(area, await area.link(sandbox.id));
@@ -289,6 +307,8 @@ describe("bad requests", () => {
     ["no forward_to", () => listen("", bearer(sandbox.writeKey)), 400, "forward_to is required: the local URL to forward deliveries to"],
     ["a forward_to that is not http(s)", () => listen("forward_to=ftp://x", bearer(sandbox.writeKey)), 400, "forward_to: The URL must start with https:// (or http://)"],
     ["an unknown event type", () => listen(`${forward}&events=invoice.void`, bearer(sandbox.writeKey)), 400, expect.stringMatching(/^events: unknown event type "invoice.void"/)],
+    ["an unknown event type of a thousand letters and a NUL", () => listen(`${forward}&events=${"q".repeat(1000)}%00`, bearer(sandbox.writeKey)), 400, expect.stringMatching(new RegExp(`^events: unknown event type "${"q".repeat(ECHOED_INPUT_MAX_CHARACTERS - 1)}${CUT_MARKER}"; known: `))],
+    ["a report with an unknown field of a thousand letters and a NUL", () => report(sandbox.writeKey, { [`${"q".repeat(1000)}\u0000`]: 1 }), 400, `unknown field: ${"q".repeat(ECHOED_INPUT_MAX_CHARACTERS - 1)}${CUT_MARKER}`],
     ["a report that is not JSON", () => fetch(`${area.origin}/cli/listen/attempts`, { method: "POST", headers: { ...bearer(sandbox.writeKey), "content-type": "application/json" }, body: "{" }), 400, "request body is not valid JSON"],
     ["a report without a lease token", () => report(sandbox.writeKey, { delivery_id: 1, status_code: 200, duration_ms: 1 }), 400, "lease_token is required"],
     ["a report with a bad status", () => report(sandbox.writeKey, { delivery_id: 1, lease_token: "00000000-0000-0000-0000-000000000000", status_code: 42, duration_ms: 1 }), 400, "status_code must be an HTTP status (100 to 599) or null"],
