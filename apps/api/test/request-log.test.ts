@@ -1,5 +1,6 @@
 import { CUT_MARKER, ECHOED_INPUT_MAX_CHARACTERS, ERROR_TEXT_MAX_CHARACTERS, type RequestLogRecord } from "@platter/domain";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import fc from "fast-check";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { UNTHROTTLED } from "../src/rate-limits.ts";
@@ -131,6 +132,32 @@ describe("the request log", () => {
       await writer.flush();
       expect((await logged(a.id)).map((entry) => [entry.status, entry.error])).toEqual([[400, error]]);
       expect((await logged(b.id)).map((entry) => [entry.status, entry.error])).toEqual([[404, "Not found"], [404, "Not found"], [404, "Not found"]]);
+      expect(writer.drops).toEqual({ full: 0, organizationShare: 0, failed: 0, refused: 0 });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("answers and logs any field name (NULs, lone surrogates, emoji, thousands of characters) with a bounded, storable error (property)", async () => {
+    await cleanLog();
+    const { api, writer } = await serve(100);
+    const piece = fc.oneof(
+      fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" }),
+      fc.constantFrom("\u0000", "\uD800", "\uDFFF", "😀", "…", "x".repeat(5_000)),
+    );
+    const answered: string[] = [];
+    try {
+      await fc.assert(fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 6 }).map((pieces) => pieces.join("")), async (field) => {
+        const response = await api.call("POST", "/v1/clients", { key: a.writeKey, body: JSON.stringify({ name: "x", [field]: 1 }) });
+        expect(response.status).toBe(400);
+        const error = response.body.error as string;
+        expect(error.isWellFormed() && !error.includes("\u0000") && [...error].length <= ERROR_TEXT_MAX_CHARACTERS).toBe(true);
+        answered.push(error);
+      }), { numRuns: 40 });
+      expect((await api.call("GET", "/v1/events/987654", { key: b.readKey })).status).toBe(404);
+      await writer.flush();
+      expect((await logged(a.id)).map((entry) => entry.error)).toEqual(answered);
+      expect((await logged(b.id)).map((entry) => entry.status)).toEqual([404]);
       expect(writer.drops).toEqual({ full: 0, organizationShare: 0, failed: 0, refused: 0 });
     } finally {
       await api.close();
