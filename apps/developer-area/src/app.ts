@@ -23,16 +23,23 @@ export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl"
     "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
     | "listenersPerOrganization" | "rateLimits" | "trustProxy">>;
 
+/** One route of the area: a method it serves (GET or POST) and the router's path pattern (`/webhooks/:id`). */
+export interface AreaRoute {
+  readonly method: string;
+  readonly path: string;
+}
+
 const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 
 /**
  * The Developer area application. Request path: security headers → error pages → assets → method
  * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page. Its
- * `listenerStreams` are the open `platter listen` streams, which the server ends when it stops.
+ * `listenerStreams` are the open `platter listen` streams, which the server ends when it stops; its
+ * `routes` every method and path the router serves (what the random-input test sends to).
  */
 export const createDeveloperAreaApp = (
   runtime: RequestRuntime, settings: DeveloperAreaSettings, logger: Logger,
-): Koa & { readonly listenerStreams: ListenerStreams } => {
+): Koa & { readonly listenerStreams: ListenerStreams; readonly routes: ReadonlyArray<AreaRoute> } => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
@@ -68,5 +75,7 @@ export const createDeveloperAreaApp = (
   app.use(async (ctx) => {
     if (ctx.matched === undefined || ctx.matched.length === 0 || ctx.body === undefined) throw new UnknownPage();
   });
-  return Object.assign(app, { listenerStreams });
+  const routes = router.stack.flatMap((layer) =>
+    layer.methods.filter((method) => SERVED_METHODS.has(method)).map((method) => ({ method, path: String(layer.path) })));
+  return Object.assign(app, { listenerStreams, routes });
 };

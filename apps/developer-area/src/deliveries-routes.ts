@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { Deliveries, WebhookEndpoints } from "@platter/application";
-import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, parseUtcTime } from "@platter/domain";
+import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, readUtcTime } from "@platter/domain";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { type Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
@@ -89,18 +89,21 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
   post("/deliveries/replay-failed", async (ctx, form, session) => {
     const endpointId = parseRecordId(form["endpoint"] ?? "");
     if (endpointId === undefined) throw new UnknownPage();
-    const since = parseUtcTime(form["since"] ?? "");
-    if (since === undefined) {
+    // Read (and refused) before a replay is counted: a refused form spends nothing.
+    const sinceText = form["since"] ?? "";
+    const since = readUtcTime(sinceText, "since");
+    if (Result.isFailure(since)) {
       const endpoints = await endpointsOf(ctx, session);
       if (!endpoints.some((endpoint) => endpoint.id === endpointId)) throw new UnknownPage();
       const state: LogPageState = {
-        filter: { endpointId }, endpoints, deeper: false, error: "Choose the time to replay failed messages from (UTC).",
+        filter: { endpointId }, endpoints, deeper: false,
+        error: sinceText.trim() === "" ? "Choose the time to replay failed messages from (UTC)." : since.failure.message,
       };
       const log = await run(ctx, Deliveries.log(session, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined }));
       return page(ctx, 400, deliveriesPage(await signedIn(ctx, session), state, log));
     }
     await settings.limits.consume(session.scope.organizationId, "replays", `/deliveries${filterQuery({ endpointId })}`);
-    const { retried } = await run(ctx, Deliveries.replayFailed(session, endpointId, since));
+    const { retried } = await run(ctx, Deliveries.replayFailed(session, endpointId, since.success));
     redirect(ctx, `/deliveries${filterQuery({ endpointId }, { replayed: String(retried) })}`);
   });
 
@@ -113,10 +116,10 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
   post("/deliveries/:envelopeId/replay", async (ctx, form, session) => {
     const envelopeId = envelopeIdOf(ctx);
     const deliveryField = form["delivery"];
-    await settings.limits.consume(session.scope.organizationId, "replays", messagePath(envelopeId));
-    // One delivery, and only one of this message, or all of them.
+    // One delivery, and only one of this message, or all of them; read before a replay is counted.
     const deliveryId = deliveryField === undefined ? undefined : parseRecordId(deliveryField);
     if (deliveryField !== undefined && deliveryId === undefined) throw new UnknownPage();
+    await settings.limits.consume(session.scope.organizationId, "replays", messagePath(envelopeId));
     const { retried } = await run(ctx, 
       deliveryId === undefined ? Deliveries.replayMessage(session, envelopeId) : Deliveries.replay(session, deliveryId, envelopeId),
     );

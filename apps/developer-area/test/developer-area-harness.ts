@@ -6,7 +6,7 @@ import { openPlatform } from "@platter/persistence";
 import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
-import { createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
+import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
 
 /**
  * The Developer area as tests meet it: a fresh database, the area listening on 127.0.0.1 with its
@@ -21,6 +21,8 @@ export interface RunningArea {
   readonly link: (organizationId: number, requestedBy?: SignInRequester) => Promise<string>;
   /** Ends the open `platter listen` streams as a stopping server does (new ones are refused from then on). */
   readonly endStreams: () => void;
+  /** Every method and path pattern the area's router serves. */
+  readonly routes: ReadonlyArray<AreaRoute>;
   readonly stop: () => Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export const startArea = async (
     origin,
     link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
     endStreams: () => app.listenerStreams.endAll(),
+    routes: app.routes,
     stop: async () => {
       app.listenerStreams.endAll();
       await close(server);

@@ -1,4 +1,5 @@
 import { Result, Schema } from "effect";
+import { nextDayStart, readUtcDay } from "./accepted-times.ts";
 import { CursorId, CursorTimestamp } from "./cursor-keys.ts";
 import { InvalidInput } from "./errors.ts";
 import type { Listing } from "./pagination.ts";
@@ -34,24 +35,10 @@ export const auditLogListing: Listing<{ readonly id: number; readonly at: string
 /** An action's shape as the application services write them: `api_key.created`, `webhook_endpoint.secret_rotated`. */
 const ACTION = /^[a-z_]{1,50}\.[a-z_]{1,50}$/;
 
-/** A day as a `date` field sends it. */
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-const DAY_MS = 86_400_000;
-
-/** The start of day `text` (UTC) as ISO, or `undefined` when it is not a day that exists. */
-const dayStart = (text: string): string | undefined => {
-  if (!DAY.test(text)) return undefined;
-  const iso = `${text}T00:00:00.000Z`;
-  const time = Date.parse(iso);
-  // The round trip refuses days that do not exist (Feb 30), which Date.parse would roll over.
-  return Number.isNaN(time) || new Date(time).toISOString() !== iso ? undefined : iso;
-};
-
 /**
  * Reads the audit log's filter from a query string: `action` (an action's shape; whether the log
  * holds it is the reader's check), `actor` (`session`, `operator` or `api_key`), `from` and `to` (days,
- * `YYYY-MM-DD`, UTC, both included). A bad value is `InvalidInput` naming the field.
+ * `YYYY-MM-DD`, UTC, both included, within `ACCEPTED_YEARS`). A bad value is `InvalidInput` naming the field.
  */
 export const parseAuditLogFilter = (query: FilterQuery): Result.Result<AuditLogFilter, InvalidInput> => {
   const action = filterValue(query, "action");
@@ -62,16 +49,17 @@ export const parseAuditLogFilter = (query: FilterQuery): Result.Result<AuditLogF
   if (actor !== "" && !(AUDIT_ACTOR_KINDS as ReadonlyArray<string>).includes(actor)) {
     return Result.fail(new InvalidInput({ message: "actor must be session, operator or api_key" }));
   }
-  const fromTime = from === "" ? undefined : dayStart(from);
-  if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a date written YYYY-MM-DD" }));
-  const toDay = to === "" ? undefined : dayStart(to);
-  if (to !== "" && toDay === undefined) return Result.fail(new InvalidInput({ message: "to must be a date written YYYY-MM-DD" }));
-  if (fromTime !== undefined && toDay !== undefined && toDay < fromTime) return Result.fail(new InvalidInput({ message: "to must not be before from" }));
+  const fromDay = from === "" ? undefined : readUtcDay(from, "from");
+  if (fromDay !== undefined && Result.isFailure(fromDay)) return Result.fail(fromDay.failure);
+  const toDay = to === "" ? undefined : readUtcDay(to, "to");
+  if (toDay !== undefined && Result.isFailure(toDay)) return Result.fail(toDay.failure);
+  const fromTime = fromDay?.success;
+  if (fromTime !== undefined && toDay !== undefined && toDay.success < fromTime) return Result.fail(new InvalidInput({ message: "to must not be before from" }));
   return Result.succeed({
     ...(action === "" ? {} : { action }),
     ...(actor === "" ? {} : { actor: actor as AuditActorKind }),
     ...(fromTime === undefined ? {} : { from: fromTime }),
     // The whole of the `to` day: up to the next day's start.
-    ...(toDay === undefined ? {} : { to: new Date(Date.parse(toDay) + DAY_MS).toISOString() }),
+    ...(toDay === undefined ? {} : { to: nextDayStart(toDay.success) }),
   });
 };

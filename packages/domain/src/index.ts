@@ -1,3 +1,4 @@
+export * from "./accepted-times.ts";
 export * from "./api-key.ts";
 export * from "./audit-log.ts";
 export * from "./cursor.ts";

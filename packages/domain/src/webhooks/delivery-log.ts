@@ -1,4 +1,5 @@
 import { Result, Schema } from "effect";
+import { readUtcTime } from "../accepted-times.ts";
 import { CursorId, CursorTimestamp } from "../cursor-keys.ts";
 import { InvalidInput } from "../errors.ts";
 import { parseRecordId } from "../input.ts";
@@ -32,18 +33,13 @@ export const deliveryLogListing: Listing<{ readonly id: number; readonly created
   keyOf: (delivery) => [delivery.created_at, delivery.id],
 };
 
-/** `2026-11-24T10:05`, `…:30`, `…:30.5`, with an optional `Z`: a time read as UTC (what a `datetime-local` field sends). */
-const UTC_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?Z?$/;
-
-/** A time as the log's filter and the "since" of a replay take it: UTC, to the millisecond; `undefined` when it is not one. */
+/**
+ * A time as the log's filter and the "since" of a replay take it: UTC, to the millisecond, within
+ * `ACCEPTED_YEARS`; `undefined` when it is not one (`readUtcTime` says why).
+ */
 export const parseUtcTime = (text: string): string | undefined => {
-  const match = UTC_TIME.exec(text.trim());
-  if (match === null) return undefined;
-  const [, day, hours, minutes, seconds = "00", fraction = ".000"] = match;
-  const iso = `${day}T${hours}:${minutes}:${seconds}${fraction.padEnd(4, "0")}Z`;
-  const time = Date.parse(iso);
-  // The round trip refuses times that do not exist (Feb 30, 25:00), which Date.parse would roll over.
-  return Number.isNaN(time) || new Date(time).toISOString() !== iso ? undefined : iso;
+  const time = readUtcTime(text, "time");
+  return Result.isSuccess(time) ? time.success : undefined;
 };
 
 /** The query values a filter is read from (the first of a repeated one); empty means "any". */
@@ -56,18 +52,20 @@ export const filterValue = (query: FilterQuery, name: string): string => {
 };
 
 /**
- * A filter's `from` (inclusive) and `to` (exclusive) times (`parseUtcTime`), each optional; a time
- * that is not one, or a `to` not after `from`, is `InvalidInput` naming the field.
+ * A filter's `from` (inclusive) and `to` (exclusive) times (`readUtcTime`), each optional; a time
+ * that is not one or out of `ACCEPTED_YEARS`, or a `to` not after `from`, is `InvalidInput` naming the field.
  */
 export const parseUtcTimeRange = (query: FilterQuery): Result.Result<{ readonly from?: string; readonly to?: string }, InvalidInput> => {
   const from = filterValue(query, "from");
   const to = filterValue(query, "to");
-  const fromTime = from === "" ? undefined : parseUtcTime(from);
-  if (from !== "" && fromTime === undefined) return Result.fail(new InvalidInput({ message: "from must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
-  const toTime = to === "" ? undefined : parseUtcTime(to);
-  if (to !== "" && toTime === undefined) return Result.fail(new InvalidInput({ message: "to must be a time written YYYY-MM-DDTHH:MM (UTC)" }));
-  if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime) return Result.fail(new InvalidInput({ message: "to must be after from" }));
-  return Result.succeed({ ...(fromTime === undefined ? {} : { from: fromTime }), ...(toTime === undefined ? {} : { to: toTime }) });
+  const fromTime = from === "" ? undefined : readUtcTime(from, "from");
+  if (fromTime !== undefined && Result.isFailure(fromTime)) return Result.fail(fromTime.failure);
+  const toTime = to === "" ? undefined : readUtcTime(to, "to");
+  if (toTime !== undefined && Result.isFailure(toTime)) return Result.fail(toTime.failure);
+  if (fromTime !== undefined && toTime !== undefined && toTime.success <= fromTime.success) {
+    return Result.fail(new InvalidInput({ message: "to must be after from" }));
+  }
+  return Result.succeed({ ...(fromTime === undefined ? {} : { from: fromTime.success }), ...(toTime === undefined ? {} : { to: toTime.success }) });
 };
 
 /**
