@@ -28,7 +28,10 @@ const SESSION_COOKIE = "platter_developer_session=";
 let area: RunningArea;
 let live: OrganizationFixture;
 let sandbox: OrganizationFixture;
-let session: TestSession;
+/** A signed-in browser of the live organization, and one of its sandbox (where the sandbox's own forms are reached). */
+const sessions: Record<"live" | "sandbox", TestSession> = {} as Record<"live" | "sandbox", TestSession>;
+/** Which organization's browser sends a request: mostly the live one. */
+const browser = fc.constantFrom("live", "live", "live", "sandbox") as fc.Arbitrary<"live" | "sandbox">;
 /** Ids of the organization's own records (endpoints, deliveries, a key the CLI does not use), so paths and fields reach real rows too. */
 let recordIds: string[];
 /** The path parameters' own records: by the route's first segment (`/webhooks/:id`) or the parameter's name. */
@@ -58,7 +61,8 @@ beforeAll(async () => {
     deliveries: deliveries.map((row) => row.envelope_id),
     "api-keys": [String(live.readKeyId)],
   };
-  session = await signIn(area, await area.link(live.id));
+  sessions.live = await signIn(area, await area.link(live.id));
+  sessions.sandbox = await signIn(area, await area.link(sandbox.id));
 });
 afterAll(() => area?.stop());
 
@@ -167,14 +171,14 @@ const filledPath = (pattern: string) => {
     names.reduce((path, name, index) => path.replace(`:${name}`, values[index]!), pattern));
 };
 
-/** After an answer that set the session cookie (signed out, a session ended, a switch to the sandbox): a fresh session of the live organization. */
-const keepSignedIn = async (response: Response) => {
+/** After an answer that set the session cookie (signed out, a session ended, a switch): a fresh session of that browser's organization. */
+const keepSignedIn = async (response: Response, whose: "live" | "sandbox") => {
   if (!(response.headers.get("set-cookie") ?? "").includes(SESSION_COOKIE)) return;
-  session = await signIn(area, await area.link(live.id));
+  sessions[whose] = await signIn(area, await area.link(whose === "live" ? live.id : sandbox.id));
 };
 
 /** Checks an answer of the area's pages: an expected status, and a page or a redirect within the area. */
-const expectAreaAnswer = async (response: Response, label: string) => {
+const expectAreaAnswer = async (response: Response, label: string, whose: "live" | "sandbox") => {
   const body = await response.text();
   expect(AREA_STATUSES, `${label} answered ${response.status}`).toContain(response.status);
   // A page is HTML; the one document the area serves (the API's OpenAPI JSON) is the exception.
@@ -182,7 +186,7 @@ const expectAreaAnswer = async (response: Response, label: string) => {
   expect(response.headers.get("content-type"), label).toBe(document ? "application/json; charset=utf-8" : "text/html; charset=utf-8");
   const shown = response.status === 303 ? response.headers.get("location")?.startsWith("/") : document ? body.startsWith("{") : body.startsWith("<!doctype html>");
   expect(shown, label).toBe(true);
-  await keepSignedIn(response);
+  await keepSignedIn(response, whose);
 };
 
 const sendsAll = <A>(arbitrary: fc.Arbitrary<A>, runs: number, send: (value: A) => Promise<void>) =>
@@ -204,9 +208,9 @@ describe("random input, signed in", () => {
     const pages = area.routes.filter((route) => route.method === "GET" && !route.path.startsWith("/cli/"));
     expect(pages.length).toBeGreaterThan(15);
     for (const route of pages) {
-      await sendsAll(fc.tuple(filledPath(route.path), fieldsText), RUNS.page, async ([path, query]) => {
-        const response = await fetch(`${area.origin}${path}?${query}`, { headers: { cookie: session.cookie }, redirect: "manual" });
-        await expectAreaAnswer(response, `GET ${path}?${query}`);
+      await sendsAll(fc.tuple(filledPath(route.path), fieldsText, browser), RUNS.page, async ([path, query, whose]) => {
+        const response = await fetch(`${area.origin}${path}?${query}`, { headers: { cookie: sessions[whose].cookie }, redirect: "manual" });
+        await expectAreaAnswer(response, `GET ${path}?${query} (${whose})`, whose);
       });
     }
   });
@@ -229,7 +233,8 @@ describe("random input, signed in", () => {
       },
     );
     for (const route of forms) {
-      await sendsAll(fc.tuple(filledPath(route.path), fieldsText, sending), RUNS.form, async ([path, fields, how]) => {
+      await sendsAll(fc.tuple(filledPath(route.path), fieldsText, sending, browser), RUNS.form, async ([path, fields, how, whose]) => {
+        const session = sessions[whose];
         const token = how.token === "valid" ? `form_token=${encodeURIComponent(session.formToken)}&` : how.token === "wrong" ? "form_token=x&" : "";
         const body = `${token}${fields}${how.oversized ? `&pad=${"a".repeat(20_000)}` : ""}`;
         const response = await fetch(`${area.origin}${path}`, {
@@ -242,7 +247,7 @@ describe("random input, signed in", () => {
           },
           body,
         });
-        await expectAreaAnswer(response, `POST ${path} ${JSON.stringify(how)} ${fields}`);
+        await expectAreaAnswer(response, `POST ${path} ${JSON.stringify(how)} ${fields} (${whose})`, whose);
       });
     }
   });
