@@ -1,4 +1,4 @@
-import { REQUEST_HISTORY_DEFAULTS } from "../src/request-log.ts";
+import { REQUEST_HISTORY_DEFAULTS, RequestLogWriter } from "../src/request-log.ts";
 import { Writable } from "node:stream";
 import { databasePoolStats, openPlatform, type PlatformRuntime } from "@platter/persistence";
 import {
@@ -136,6 +136,26 @@ describe("a database outage", () => {
     await expect.poll(() => count(/^database available again/), { timeout: 5_000 }).toBe(upBefore + 1);
     expect(count(/^database unavailable/)).toBe(downBefore + 1);
     expect(count(/unhandled error/)).toBe(0);
+  }, 60_000);
+
+  it("drops the request log's batch as failed while the database is down, never splitting it as if rows were refused", async () => {
+    const writer = new RequestLogWriter(platform, pino({ level: "silent" }), REQUEST_HISTORY_DEFAULTS);
+    const record = (requestId: string) => ({
+      organization_id: org.id, api_key_id: org.readKeyId, at: new Date().toISOString(), method: "GET", route: "/v1/events/:id",
+      status: 404, duration_ms: 1, request_id: requestId, error: "Not found",
+    });
+    for (let i = 0; i < 50; i++) writer.add(record(`req_outage_${i}`));
+    await postgres.stop("fast");
+    try {
+      await writer.flush();
+    } finally {
+      await postgres.start();
+      await waitUntilServing();
+    }
+    expect(writer.drops).toEqual({ full: 0, organizationShare: 0, failed: 50, refused: 0 });
+    writer.add(record("req_after_outage"));
+    await writer.flush();
+    expect(writer.written).toBe(1);
   }, 60_000);
 
   it("while the server is frozen: every request and /readyz answer within their bounds, then serving again", async () => {
