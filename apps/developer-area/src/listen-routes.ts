@@ -59,6 +59,8 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     // A stopping process opens no stream that would hold its shutdown: the CLI reconnects to another instance.
     if (streams.stopping) throw new AreaUnavailable({ reason: "stopping" });
     const actor = await actorOf(ctx);
+    // A read-only key may not listen (LocalForwarding.open refuses it too): refused before its input is read.
+    if (actor.scope.access !== "read_write") throw new Forbidden();
     const request = Result.getOrThrow(parseListenRequest(ctx.query));
     const listener = await run(LocalForwarding.open(actor, request, settings.listenersPerOrganization));
     streams.serve(ctx, actor, listener, request);
