@@ -4,11 +4,10 @@ import { UnknownEndpoint } from "./http-errors.ts";
 import { errorResponse } from "./middleware/error-response.ts";
 import { assignRequestId } from "./middleware/request-id.ts";
 import type { ApiObservability } from "./observability.ts";
-import { clientAddressResolver, type TrustedProxies } from "./client-address.ts";
 import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter, type ReplicaReadRouting } from "./routes.ts";
 import { BudgetedRunner } from "./budgeted-runner.ts";
-import { watchOutages } from "@platter/ops";
+import { clientAddressResolver, type TrustedProxies, watchOutages } from "@platter/ops";
 import { pingDatabase, type RequestRuntime } from "@platter/persistence";
 
 const SERVED_METHODS = new Set(["GET", "POST"]);

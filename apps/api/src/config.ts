@@ -4,7 +4,7 @@ import {
 } from "@platter/ops";
 import proxyAddr from "proxy-addr";
 
-import type { TrustedProxies } from "./client-address.ts";
+import type { TrustedProxies } from "@platter/ops";
 import type { RateLimitSettings } from "./rate-limits.ts";
 import type { RequestLogSettings } from "./request-log.ts";
 

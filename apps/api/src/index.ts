@@ -8,4 +8,3 @@ export * from "./rate-limits.ts";
 export * from "./request-log.ts";
 export { readJsonBody } from "./request-body.ts";
 export { limitedAuthentication } from "./middleware/authenticate.ts";
-export { clientAddressResolver, type TrustedProxies } from "./client-address.ts";

@@ -1,4 +1,5 @@
 import { hashApiKey } from "@platter/domain";
+import { AddressFailures } from "@platter/ops";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
 /**
@@ -63,9 +64,9 @@ interface Policy {
   readonly limiter: RateLimiterMemory;
 }
 
-/** One policy's count for one request. */
+/** One policy's count for one request (the failed authentications' policy has its limiter in `AddressFailures`). */
 export interface Counted {
-  readonly policy: Policy;
+  readonly policy: Pick<Policy, "name" | "quota" | "windowSeconds">;
   readonly res: RateLimiterRes;
   readonly ok: boolean;
 }
@@ -114,12 +115,14 @@ export class KeyRateLimits {
   private requests!: Policy;
   private creates!: Policy;
   private key!: Policy;
-  private failures!: Policy;
+  private readonly failures: AddressFailures;
   /** Hashes of keys that authenticated here lately, oldest first. */
   private readonly known = new Map<string, true>();
 
-  constructor(settings: RateLimitSettings) {
+  /** `failures` counts failed authentications per address; one may be shared with other sign-ins of the process (the Developer area's sessions and links). */
+  constructor(settings: RateLimitSettings, failures = new AddressFailures(settings.authFailures, settings.authFailureWindowSeconds)) {
     this.settings = settings;
+    this.failures = failures;
     this.makePolicies();
   }
 
@@ -144,15 +147,15 @@ export class KeyRateLimits {
    */
   async checkAddress(address: string, keyHash: string | undefined): Promise<RateLimitDecision | undefined> {
     if (keyHash !== undefined && this.known.has(keyHash)) return undefined;
-    const res = await this.failures.limiter.get(address);
-    if (res === null || res.consumedPoints < this.failures.quota) return undefined;
-    return decide([{ policy: this.failures, res: new RateLimiterRes(0, res.msBeforeNext, res.consumedPoints), ok: false }]);
+    const refused = await this.failures.refusal(address);
+    if (refused === undefined) return undefined;
+    return decide([{ policy: { name: "failed-auth", quota: refused.quota, windowSeconds: refused.windowSeconds }, res: refused.res, ok: false }]);
   }
 
   /** Counts one failed authentication from `address` (and forgets `keyHash` as a good key). */
   async failedAuthentication(address: string, keyHash: string | undefined): Promise<void> {
     if (keyHash !== undefined) this.known.delete(keyHash);
-    await this.failures.limiter.penalty(address);
+    await this.failures.failed(address);
   }
 
   /** Counts one request against the presented key's own limit, before the key is looked up. */
@@ -184,7 +187,7 @@ export class KeyRateLimits {
     this.requests = rated("requests", s.requestsPerSecond, s.requestBurst, n);
     this.creates = rated("creates", s.createsPerSecond, s.createBurst, n);
     this.key = rated("key", s.keyRequestsPerSecond, s.keyRequestBurst, n);
-    this.failures = policy("failed-auth", s.authFailures, s.authFailureWindowSeconds, n);
+    this.failures.shareBetween(n);
   }
 }
 

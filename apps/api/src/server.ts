@@ -79,7 +79,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   let opsPort: number;
   try {
     port = await listenOn(api, config.port, config.host, "PORT");
-    opsPort = await listenOn(ops, config.opsPort, config.host, "OPS_PORT");
+    opsPort = await listenOn(ops, config.opsPort, config.opsHost, "OPS_PORT");
   } catch (error) {
     clearInterval(prune);
     await requestLog.stop();

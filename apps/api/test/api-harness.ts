@@ -160,6 +160,7 @@ export const startAnotherInstance = async (
     port: 0,
     opsPort: 0,
     host: "127.0.0.1",
+    opsHost: "127.0.0.1",
     databaseUrl: database.url,
     dataDir: "unused",
     localPostgresPort: 1,

@@ -37,7 +37,7 @@ const start = async (logRequests: boolean) => {
     },
   });
   const config = {
-    port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
+    port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
     poolSize: 2, shutdownGraceMs: 0, logRequests, ...TEST_DATABASE_LIMITS, ...DIRECT_CONNECTION,
     rateLimits: { ...UNTHROTTLED, requestsPerSecond: 3, requestBurst: 3, createsPerSecond: 3, createBurst: 3, keyRequestsPerSecond: 3, keyRequestBurst: 3 },
     trustProxy: { kind: "none" }, requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,

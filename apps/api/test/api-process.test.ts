@@ -56,6 +56,27 @@ describe("the API process", () => {
     expect(await api.exited).toBe(0);
   });
 
+  /** What a GET of `url` got: its status, or the connection's refusal. */
+  const reach = (url: string) =>
+    fetch(url).then((r) => r.status, (error: unknown) => ((error as { cause?: { code?: string } }).cause?.code ?? "failed"));
+
+  // 127.0.0.2 is this machine too, but not 127.0.0.1: a port bound to every interface answers
+  // there, one bound to 127.0.0.1 only refuses it.
+  it.each([
+    [{}, "ECONNREFUSED"],
+    [{ OPS_HOST: "0.0.0.0" }, 200],
+  ])("serves the ops port (/metrics names organizations) on 127.0.0.1 only unless OPS_HOST says otherwise: %o", async (env, elsewhere) => {
+    const [port, opsPort] = [await freePort(), await freePort()];
+    const api = spawnApi({ DATABASE_URL: db.url, PORT: String(port), OPS_PORT: String(opsPort), HOST: "0.0.0.0", ...env });
+    await waitUntilHealthy(opsPort);
+    expect(await reach(`http://127.0.0.1:${opsPort}/healthz`)).toBe(200);
+    expect(await reach(`http://127.0.0.2:${opsPort}/healthz`)).toBe(elsewhere);
+    // The public port listens where HOST says: every interface.
+    expect(await reach(`http://127.0.0.2:${port}/v1/me`)).toBe(401);
+    api.child.kill("SIGTERM");
+    expect(await api.exited).toBe(0);
+  });
+
   it.each([
     [{ PORT: "abc" }, "PORT must be an integer"],
     [{ DATABASE_URL: "mysql://nope" }, "DATABASE_URL must be a postgres:// URL"],

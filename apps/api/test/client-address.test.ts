@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressGroup } from "../src/client-address.ts";
+import { addressGroup } from "@platter/ops";
 
 /** The key a client address is counted under: IPv4 as it is, IPv6 by its /64, and garbage bounded. */
 

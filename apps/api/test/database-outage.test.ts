@@ -34,7 +34,7 @@ beforeAll(async () => {
   db = await createTestDatabase(postgres.adminUrl);
   org = await createOrganization(db, "Outage Caterers");
   const config = {
-    port: 0, opsPort: 0, host: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
+    port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
     poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, logRequests: false, trustProxy: { kind: "none" },
     requestDatabaseTimeoutMs: 4_000, ...LIMITS, ...DIRECT_CONNECTION,
     requestHistory: REQUEST_HISTORY_DEFAULTS, genericPlans: true,

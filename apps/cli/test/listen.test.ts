@@ -198,10 +198,14 @@ describe("platter listen with platter trigger by key", () => {
     expect([await messagesIn(live.id), await messagesIn(sandbox.id)]).toEqual(before);
   });
 
-  it("ends with exit 1 and the area's sentence when the key is refused on connecting (no reconnection)", async () => {
-    const refused = startListen(UNKNOWN_KEY);
+  it.each([
+    ["an unknown key", () => UNKNOWN_KEY, "Missing, malformed or revoked API key"],
+    // A listener is an endpoint the key adds, fed payloads the read API does not show: read/write keys only.
+    ["a read-only key", () => sandbox.readKey, "This API key is read-only"],
+  ])("ends with exit 1 and the area's sentence when %s is refused on connecting (no reconnection)", async (_what, key, sentence) => {
+    const refused = startListen(key());
     expect(await refused.exited).toBe(1);
-    expect(refused.stderr()).toBe("platter: Missing, malformed or revoked API key\n");
+    expect(refused.stderr()).toBe(`platter: ${sentence}\n`);
     expect(refused.stdout()).toBe("");
   });
 

@@ -81,7 +81,8 @@ describe("platter webhook add", () => {
     { url: "not a url", message: "A URL may not contain spaces or control characters" },
     { url: "example.com/hook", message: "Enter a full URL, such as https://example.com/webhooks" },
     { url: "http://127.0.0.1:9/x", message: "Webhooks are sent only to public internet addresses, and 127.0.0.1 is not allowed." },
-    { url: "http://localhost:9/x", message: "Webhooks are sent only to public internet addresses, and localhost is not allowed." },
+    { url: "http://localhost:9/x", message: "Webhooks are sent only to public internet addresses, and localhost has none: check the URL's host name." },
+    { url: "http://no-such-host.invalid/x", message: "Webhooks are sent only to public internet addresses, and no-such-host.invalid has none: check the URL's host name." },
   ])("refuses the URL $url with exit 2 and registers nothing", async ({ url, message }) => {
     const org = await newOrganization();
     const before = await endpointCount();

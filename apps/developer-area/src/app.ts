@@ -2,10 +2,12 @@ import Koa from "koa";
 import type { Logger } from "pino";
 import { readRateLimits, readTrustProxy } from "@platter/api";
 import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
-import { readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
+import { AddressFailures, clientAddressResolver, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
-import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaConfig } from "./config.ts";
+import { DEFAULT_DEVELOPER_AREA_LIMITS, DEFAULT_PAGE_LOADS_PER_ORGANIZATION, type DeveloperAreaConfig } from "./config.ts";
+import { FailedLookups } from "./failed-lookups.ts";
+import { PageLoads } from "./page-loads.ts";
 import { errorPages } from "./error-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
 import { OrganizationLimits } from "./organization-limits.ts";
@@ -21,7 +23,7 @@ export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl"
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
   & Partial<Pick<DeveloperAreaConfig,
     "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
-    | "listenersPerOrganization" | "rateLimits" | "trustProxy">>;
+    | "listenersPerOrganization" | "rateLimits" | "trustProxy" | "pageLoadsPerOrganization">>;
 
 /** One route of the area: a method it serves (GET or POST) and the router's path pattern (`/webhooks/:id`). */
 export interface AreaRoute {
@@ -44,6 +46,10 @@ export const createDeveloperAreaApp = (
   app.proxy = false;
   app.silent = true;
   const limits = new OrganizationLimits(settings.limits ?? DEFAULT_DEVELOPER_AREA_LIMITS);
+  const rateLimits = settings.rateLimits ?? readRateLimits({});
+  const trustProxy = settings.trustProxy ?? readTrustProxy({});
+  // One count of failed authentications per client address for the CLI routes' keys, session cookies and sign-in links.
+  const addressFailures = new AddressFailures(rateLimits.authFailures, rateLimits.authFailureWindowSeconds);
   const router = createRouter(runtime, {
     origin: settings.developerAreaUrl,
     cookies: { secure: settings.developerAreaUrl.startsWith("https:") },
@@ -54,14 +60,17 @@ export const createDeveloperAreaApp = (
     },
     limits,
     requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
+    lookups: new FailedLookups(addressFailures, clientAddressResolver(trustProxy)),
+    pageLoads: new PageLoads(settings.pageLoadsPerOrganization ?? DEFAULT_PAGE_LOADS_PER_ORGANIZATION),
     readYourWritesMs: settings.replicas === undefined || settings.replicas.urls.length === 0 ? undefined : settings.replicas.readYourWritesMs,
   });
   const listenerStreams = addListenRoutes(router, runtime, {
     signatureHeader: settings.signatureHeader ?? readSignatureHeader({}),
     listenersPerOrganization: settings.listenersPerOrganization ?? DEFAULT_LISTENERS_PER_ORGANIZATION,
     limits,
-    rateLimits: settings.rateLimits ?? readRateLimits({}),
-    trustProxy: settings.trustProxy ?? readTrustProxy({}),
+    rateLimits,
+    addressFailures,
+    trustProxy,
   }, logger);
   app.use(securityHeaders(settings.frameAncestors));
   app.use(errorPages(logger));

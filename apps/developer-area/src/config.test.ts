@@ -56,6 +56,8 @@ describe("the per-organization limits", () => {
     ["DEVELOPER_AREA_REPLAYS", "-1"],
     ["DEVELOPER_AREA_LIMIT_WINDOW", "500ms"],
     ["WEBHOOK_ENDPOINTS_PER_ORGANIZATION", "0"],
+    ["DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION", "0"],
+    ["DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION", "some"],
   ])("refuse a bad %s (%j), naming it", (variable, value) => {
     expect(() => loadDeveloperAreaConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} must be`));
   });
@@ -63,5 +65,12 @@ describe("the per-organization limits", () => {
   it("reads WEBHOOK_ENDPOINTS_PER_ORGANIZATION (50 by default), as the CLI does", () => {
     expect(loadDeveloperAreaConfig({}).endpointsPerOrganization).toBe(50);
     expect(loadDeveloperAreaConfig({ WEBHOOK_ENDPOINTS_PER_ORGANIZATION: "3" }).endpointsPerOrganization).toBe(3);
+  });
+});
+
+describe("DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION", () => {
+  it("bounds an organization's signed-in requests in flight: 4 by default (under half the default pool of 10)", () => {
+    expect(loadDeveloperAreaConfig({}).pageLoadsPerOrganization).toBe(4);
+    expect(loadDeveloperAreaConfig({ DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION: "2" }).pageLoadsPerOrganization).toBe(2);
   });
 });

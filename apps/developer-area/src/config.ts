@@ -5,7 +5,8 @@ import {
   type WebhookEndpointSettings,
 } from "@platter/ops";
 
-import { type RateLimitSettings, readRateLimits, readTrustProxy, type TrustedProxies } from "@platter/api";
+import { type RateLimitSettings, readRateLimits, readTrustProxy } from "@platter/api";
+import type { TrustedProxies } from "@platter/ops";
 import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 
 export { ConfigError };
@@ -45,6 +46,8 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
   readonly signatureHeader: string;
   /** `platter listen` sessions connected at once per organization (`LISTENERS_PER_ORGANIZATION`, 5). */
   readonly listenersPerOrganization: number;
+  /** Signed-in requests one organization may have in flight at once (`DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION`, 4). */
+  readonly pageLoadsPerOrganization: number;
   /** The API's rate limits (`RATE_LIMIT*`), which the CLI's routes apply as the API does. */
   readonly rateLimits: RateLimitSettings;
   /** Which proxies may tell the client's address (`TRUST_PROXY`, as the API reads it). */
@@ -99,6 +102,9 @@ export const readDeveloperAreaLimits = (env: Environment): DeveloperAreaLimits =
   windowMs: readDuration(env, "DEVELOPER_AREA_LIMIT_WINDOW", DEFAULT_DEVELOPER_AREA_LIMITS.windowMs, 1000),
 });
 
+/** Signed-in requests an organization may have in flight at once unless `DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION` says otherwise: under half the default pool of 10. */
+export const DEFAULT_PAGE_LOADS_PER_ORGANIZATION = 4;
+
 /** Reads the Developer area's environment variables; throws `ConfigError` naming the first bad one. */
 export const loadDeveloperAreaConfig = (env: Environment = process.env): DeveloperAreaConfig => ({
   ...readDatabaseSettings(env),
@@ -111,6 +117,7 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   requestHistory: readRequestHistorySettings(env),
   signatureHeader: readSignatureHeader(env),
   listenersPerOrganization: readInteger(env, "LISTENERS_PER_ORGANIZATION", DEFAULT_LISTENERS_PER_ORGANIZATION, 1, 1000),
+  pageLoadsPerOrganization: readInteger(env, "DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION", DEFAULT_PAGE_LOADS_PER_ORGANIZATION, 1, 1000),
   rateLimits: readRateLimits(env),
   trustProxy: readTrustProxy(env),
 });

@@ -2,13 +2,17 @@ import type { NotFound, SignInRefused } from "@platter/domain";
 import { DatabaseUnavailable, type HttpErrorResponse, isApiError, toHttpError, UnknownEndpoint } from "@platter/api";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
-import type { AreaUnavailable, FormRefused, SignInRequired, TooManyActions, UnknownPage, UnreadableForm } from "./page-errors.ts";
+import type {
+  AreaUnavailable, FormRefused, SignInRequired, TooManyActions, TooManyFailedSignIns, TooManyPageLoads, UnknownPage, UnreadableForm,
+} from "./page-errors.ts";
 import { loggedError, loggedPath } from "./log-redaction.ts";
 import { howToGetALink, messagePage } from "./pages.ts";
 
 /** Error pages: the one place where an error becomes a status and a page (or, for the CLI's routes, JSON). Anything unexpected is logged and a plain 500 page. */
 
-type PageError = SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions;
+type PageError =
+  | SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions
+  | TooManyFailedSignIns | TooManyPageLoads;
 
 /** `90` → `2 minutes`, `30` → `30 seconds`: when to try again, in words. */
 const inWords = (seconds: number) =>
@@ -64,6 +68,21 @@ const PAGES: PageOf = {
       `Your organization may make ${error.allowed} ${error.what} every ${inWords(Math.round(error.windowMs / 1000))}, and has. Nothing was done. Try again in ${inWords(error.retryAfterSeconds)}.`,
     ], { href: error.back, label: "Go back" }),
     headers: { "retry-after": String(error.retryAfterSeconds) },
+  }),
+  TooManyFailedSignIns: (error) => ({
+    status: 429,
+    page: messagePage("Too many failed sign-ins from your network", [
+      `Sign-in links or sessions that were not valid were used from your network too often. Try again in ${inWords(error.retryAfterSeconds)}.`,
+      howToGetALink,
+    ]),
+    headers: { "retry-after": String(error.retryAfterSeconds) },
+  }),
+  TooManyPageLoads: (error) => ({
+    status: 429,
+    page: messagePage("Too many pages loading at once", [
+      `Your organization may load ${error.allowed} pages of the Developer area at a time, and is. Nothing was done. Please try again in a moment.`,
+    ], { href: "/api-keys", label: "Back to API keys" }),
+    headers: { "retry-after": "1" },
   }),
   AreaUnavailable: () => ({
     status: 503,

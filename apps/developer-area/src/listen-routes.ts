@@ -1,8 +1,7 @@
 import type Router from "@koa/router";
 import { LocalForwarding } from "@platter/application";
-import {
-  clientAddressResolver, DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings, readJsonBody, type TrustedProxies,
-} from "@platter/api";
+import { DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings, readJsonBody } from "@platter/api";
+import { type AddressFailures, clientAddressResolver, type TrustedProxies } from "@platter/ops";
 import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -35,6 +34,8 @@ export interface ListenRouteSettings {
   readonly rateLimits: RateLimitSettings;
   /** Which proxies may tell the client's address (`TRUST_PROXY`), for the failed authentications' count. */
   readonly trustProxy: TrustedProxies;
+  /** The process's failed authentications per client address, shared with the session and sign-in link lookups. */
+  readonly addressFailures: AddressFailures;
 }
 
 /** Adds the CLI's routes to `router`; returns the streams they open, which the server ends when it stops. */
@@ -44,7 +45,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
   const streams = new ListenerStreams(logger, settings.signatureHeader, run);
   const addressOf = clientAddressResolver(settings.trustProxy);
   const authenticated = limitedAuthentication({
-    limits: new KeyRateLimits(settings.rateLimits),
+    limits: new KeyRateLimits(settings.rateLimits, settings.addressFailures),
     clientAddress: (ctx) => addressOf(ctx.req),
     run: (_ctx, program) => run(program),
     lookup: (secret) => LocalForwarding.authenticate(secret),
@@ -59,6 +60,8 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     // A stopping process opens no stream that would hold its shutdown: the CLI reconnects to another instance.
     if (streams.stopping) throw new AreaUnavailable({ reason: "stopping" });
     const actor = await actorOf(ctx);
+    // A read-only key may not listen (LocalForwarding.open refuses it too): refused before its input is read.
+    if (actor.scope.access !== "read_write") throw new Forbidden();
     const request = Result.getOrThrow(parseListenRequest(ctx.query));
     const listener = await run(LocalForwarding.open(actor, request, settings.listenersPerOrganization));
     streams.serve(ctx, actor, listener, request);

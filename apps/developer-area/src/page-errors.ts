@@ -33,3 +33,15 @@ export class TooManyActions extends Schema.TaggedError<TooManyActions>()("TooMan
   /** Where the page's button leads back to. */
   back: Schema.String,
 }) {}
+
+/** The client's address has presented too many unknown session cookies or sign-in links lately: refused before any lookup. */
+export class TooManyFailedSignIns extends Schema.TaggedError<TooManyFailedSignIns>()("TooManyFailedSignIns", {
+  /** Seconds until the address's window ends. */
+  retryAfterSeconds: Schema.Finite,
+}) {}
+
+/** The organization has as many pages loading at once as `DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION` allows: this one was not started. */
+export class TooManyPageLoads extends Schema.TaggedError<TooManyPageLoads>()("TooManyPageLoads", {
+  /** How many may load at once. */
+  allowed: Schema.Finite,
+}) {}

@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import { ApiKeys, DeveloperAreaSessions, RequestLogs, Sandbox } from "@platter/application";
 import {
   ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
-  parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES,
+  parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES, SignInRefused,
 } from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, type RequestRuntime } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -15,6 +15,8 @@ import {
   apiKeysPage, confirmRevokePage, confirmRollPage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
 } from "./pages.ts";
 import type { OrganizationLimits } from "./organization-limits.ts";
+import type { FailedLookups } from "./failed-lookups.ts";
+import type { PageLoads } from "./page-loads.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { requestLogPage } from "./request-log-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
@@ -45,6 +47,10 @@ export interface RouteSettings {
   readonly limits: OrganizationLimits;
   /** What the request log keeps, said on its page. */
   readonly requestHistory: RequestHistorySettings;
+  /** Failed session and sign-in link lookups per client address, refused before the database past the limit. */
+  readonly lookups: FailedLookups;
+  /** Signed-in requests in flight per organization. */
+  readonly pageLoads: PageLoads;
   /**
    * Set when the platform has read replicas: a GET page reads from them unless its browser sent a
    * form within this window (then from the primary, so it sees what it just changed).
@@ -64,13 +70,27 @@ const SIGN_IN_REFERRER_POLICY = "strict-origin";
 /** The area's routes on the platform's storage services. */
 export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): Router => {
   const router = new Router({ strict: true, sensitive: true });
-  const signedInOnly = requireSession(runtime, settings.cookies);
+  const signedInOnly = requireSession(runtime, settings.cookies, settings.lookups, settings.pageLoads);
   const post = formRoutes(router, signedInOnly, settings.origin, settings.readYourWritesMs === undefined ? undefined : {
     cookies: settings.cookies,
     windowMs: settings.readYourWritesMs,
   });
   const run = <A, E>(ctx: Context, program: Parameters<typeof runProgram<A, E>>[1]) =>
     runProgram(runtime, settings.readYourWritesMs !== undefined && ctx.method === "GET" && !wroteRecently(ctx, settings.cookies) ? onReplica(program) : program);
+
+  /**
+   * A sign-in link's lookup (`program`), once its client address may look one up (else 429 before
+   * the database); a link that is not valid (`SignInRefused`) counts against the address.
+   */
+  const linkLookup = async <A>(ctx: Context, program: Parameters<typeof runProgram<A, SignInRefused>>[1]): Promise<A> => {
+    const address = await settings.lookups.admit(ctx);
+    try {
+      return await run(ctx, program);
+    } catch (error) {
+      if (error instanceof SignInRefused) await settings.lookups.failed(address);
+      throw error;
+    }
+  };
 
   /** The header's organization name, the session's form token, and whether it is a sandbox (marked on every page). */
   const signedIn = async (ctx: Context, session: DeveloperSession): Promise<SignedIn> => {
@@ -89,7 +109,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   };
 
   router.get("/", async (ctx) => {
-    redirect(ctx, (await findSession(ctx, runtime, settings.cookies)) === undefined ? "/sign-in" : "/api-keys");
+    redirect(ctx, (await findSession(ctx, runtime, settings.cookies, settings.lookups)) === undefined ? "/sign-in" : "/api-keys");
   });
 
   // Where "sign in" leads without a link: the page that says how to get one.
@@ -100,7 +120,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     // The token is in this address: nothing on the way out may carry it as a referrer.
     ctx.set("referrer-policy", SIGN_IN_REFERRER_POLICY);
     const token = String(ctx.params["token"]);
-    const link = await run(ctx, DeveloperSessions.use((all) => all.checkLink(token)));
+    const link = await linkLookup(ctx, DeveloperSessions.use((all) => all.checkLink(token)));
     page(ctx, 200, continueSignInPage(link.organizationName, token));
   });
 
@@ -109,7 +129,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   signInRoute(router, "/sign-in/:token", settings.origin, async (ctx) => {
     // Only a few words derived from the User-Agent are kept (`Chrome on Linux`), never the header.
     const hint = deviceHint(ctx.get("user-agent"));
-    const opened = await run(ctx, DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]), hint)));
+    const opened = await linkLookup(ctx, DeveloperSessions.use((all) => all.signIn(String(ctx.params["token"]), hint)));
     setSessionCookie(ctx, settings.cookies, opened.token, opened.expires_at);
     redirect(ctx, "/api-keys");
   });

@@ -4,7 +4,9 @@ import { Effect } from "effect";
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { readForm } from "./form-body.ts";
+import type { FailedLookups } from "./failed-lookups.ts";
 import { FormRefused, SignInRequired } from "./page-errors.ts";
+import type { PageLoads } from "./page-loads.ts";
 import { runProgram } from "./run-program.ts";
 
 /**
@@ -43,27 +45,45 @@ export const clearSessionCookie = (ctx: Context, policy: CookiePolicy): void => 
 /** The session of each request that has one, as authentication found it. */
 const sessions = new WeakMap<Context, DeveloperSession>();
 
-/** The request's live session, or `undefined` (no cookie, an unknown, expired or ended session). */
-export const findSession = async (ctx: Context, runtime: RequestRuntime, policy: CookiePolicy): Promise<DeveloperSession | undefined> => {
+/**
+ * The request's live session, or `undefined` (no cookie, an unknown, expired or ended session).
+ * A cookie is looked up only if its client address has failures left (`FailedLookups`: otherwise
+ * `TooManyFailedSignIns`, 429, before the database); one that finds no session counts against the
+ * address, and is removed from the browser so an honest one stops sending it.
+ */
+export const findSession = async (
+  ctx: Context, runtime: RequestRuntime, policy: CookiePolicy, lookups: FailedLookups,
+): Promise<DeveloperSession | undefined> => {
   const known = sessions.get(ctx);
   if (known !== undefined) return known;
   const token = ctx.cookies.get(cookieName(policy));
   if (token === undefined || token === "") return undefined;
+  const address = await lookups.admit(ctx, token);
   // An unknown, expired or ended session is "not signed in"; a database outage is thrown as usual.
   const session = await runProgram(
     runtime,
     DeveloperSessions.use((all) => all.authenticate(token)).pipe(Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))),
   );
-  if (session !== undefined) sessions.set(ctx, session);
+  if (session === undefined) {
+    await lookups.failed(address, token);
+    clearSessionCookie(ctx, policy);
+    return undefined;
+  }
+  lookups.live(token);
+  sessions.set(ctx, session);
   return session;
 };
 
-/** Requires a live session: otherwise the "sign in" page (401). */
+/**
+ * Requires a live session (otherwise the "sign in" page, 401), then runs the rest of the request
+ * as one of its organization's page loads in flight (`PageLoads`: one past the bound is a 429 page).
+ */
 export const requireSession =
-  (runtime: RequestRuntime, policy: CookiePolicy): Middleware =>
+  (runtime: RequestRuntime, policy: CookiePolicy, lookups: FailedLookups, pageLoads: PageLoads): Middleware =>
   async (ctx, next) => {
-    if ((await findSession(ctx, runtime, policy)) === undefined) throw new SignInRequired();
-    await next();
+    const session = await findSession(ctx, runtime, policy, lookups);
+    if (session === undefined) throw new SignInRequired();
+    await pageLoads.hold(session.scope.organizationId, next);
   };
 
 /** The session of a request that passed `requireSession`. */

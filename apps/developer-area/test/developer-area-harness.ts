@@ -54,8 +54,12 @@ export const startArea = async (
     readonly limits?: DeveloperAreaLimits;
     /** `LISTENERS_PER_ORGANIZATION`. */
     readonly listenersPerOrganization?: number;
-    /** `RATE_LIMIT*`, for the CLI's routes. */
+    /** `RATE_LIMIT*`, for the CLI's routes (and `RATE_LIMIT_AUTH_FAILURES*` for session and sign-in link lookups). */
     readonly rateLimits?: RateLimitSettings;
+    /** `TRUST_PROXY`. */
+    readonly trustProxy?: DeveloperAreaConfig["trustProxy"];
+    /** `DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION`. */
+    readonly pageLoadsPerOrganization?: number;
     readonly replicas?: Omit<DeveloperAreaConfig["replicas"], "urls"> & { readonly replicaUrlOf: (databaseUrl: string) => string };
   } = {},
 ): Promise<RunningArea> => {

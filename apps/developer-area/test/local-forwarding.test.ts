@@ -1,6 +1,7 @@
 import { UNTHROTTLED } from "@platter/api";
 import { ATTEMPT_TEXT_MAX_CHARACTERS, CUT_MARKER, ECHOED_INPUT_MAX_CHARACTERS, LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
+import { ApiKeyRepository } from "@platter/persistence";
 import { createOrganization, createSandbox, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/persistence/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -250,12 +251,13 @@ describe("what one organization's key can do to another's", () => {
 
   it("caps the listeners an organization has connected (LISTENERS_PER_ORGANIZATION), writing nothing for the one refused", async () => {
     const first = await openStream(sandbox.writeKey);
-    const refused = await fetch(`${area.origin}/cli/listen?forward_to=${encodeURIComponent(FORWARD_TO)}`, { headers: bearer(sandbox.readKey) });
+    const second = await area.db.run(ApiKeyRepository.use((keys) => keys.create(sandbox.scope, "read_write")));
+    const refused = await fetch(`${area.origin}/cli/listen?forward_to=${encodeURIComponent(FORWARD_TO)}`, { headers: bearer(second.key) });
     expect(refused.status).toBe(409);
     expect(await refused.json()).toEqual({ error: "This organization already has 1 platter listen sessions connected; stop one first" });
-    expect(await listenerOf(sandbox.readKeyId)).toBeUndefined();
+    expect(await listenerOf(second.id)).toBeUndefined();
     // Another organization's listeners do not count.
-    const elsewhere = await openStream(other.readKey);
+    const elsewhere = await openStream(other.writeKey);
     expect(elsewhere.ready.event).toBe("ready");
     first.close();
     elsewhere.close();
@@ -313,6 +315,9 @@ describe("bad requests", () => {
     ["a report without a lease token", () => report(sandbox.writeKey, { delivery_id: 1, status_code: 200, duration_ms: 1 }), 400, "lease_token is required"],
     ["a report with a bad status", () => report(sandbox.writeKey, { delivery_id: 1, lease_token: "00000000-0000-0000-0000-000000000000", status_code: 42, duration_ms: 1 }), 400, "status_code must be an HTTP status (100 to 599) or null"],
     ["a trigger with a read-only key", () => trigger(sandbox.readKey, "client.created"), 403, "This API key is read-only"],
+    // A listener is an endpoint the key adds, fed payloads the read API does not show: read/write keys only.
+    ["a listen with a read-only key", () => listen(forward, bearer(sandbox.readKey)), 403, "This API key is read-only"],
+    ["a live organization's listen with a read-only key", () => listen(forward, bearer(live.readKey)), 403, "This API key is read-only"],
     ["a trigger of an unknown type", () => trigger(sandbox.writeKey, "invoice.void"), 400, expect.stringMatching(/^type must be one of /)],
     ["a trigger without a type", () => fetch(`${area.origin}/cli/trigger`, { method: "POST", headers: { ...bearer(sandbox.writeKey), "content-type": "application/json" }, body: "{}" }), 400, "type is required"],
     ["a trigger in a live organization", () => trigger(live.writeKey, "client.created"), 409, expect.stringMatching(/^This organization is not a sandbox/)],

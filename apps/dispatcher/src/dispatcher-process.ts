@@ -62,7 +62,7 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     metrics: metrics.registry,
   });
   // The port first: a taken one stops the start before any delivery is claimed.
-  const opsPort = await listenOn(ops, config.opsPort, config.host, "DISPATCHER_OPS_PORT");
+  const opsPort = await listenOn(ops, config.opsPort, config.opsHost, "DISPATCHER_OPS_PORT");
   const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "delivery listener"));
   if (!listener.listening) {
     logger.warn(

@@ -13,6 +13,7 @@ describe("loadDispatcherConfig", () => {
     expect(loadDispatcherConfig({})).toMatchObject({
       databaseUrl: undefined,
       opsPort: 9465,
+      opsHost: "127.0.0.1",
       concurrency: 256,
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       timeoutMs: 15_000,
@@ -23,6 +24,10 @@ describe("loadDispatcherConfig", () => {
       allowPrivateNetworks: false,
       dns: { servers: undefined, timeoutMs: 5_000, cacheSize: 10_000, lookupsPerOrganization: 4 },
     });
+  });
+
+  it("serves its ops port where OPS_HOST says, apart from HOST", () => {
+    expect(loadDispatcherConfig({ HOST: "127.0.0.1", OPS_HOST: "0.0.0.0" })).toMatchObject({ host: "127.0.0.1", opsHost: "0.0.0.0" });
   });
 
   it("reads the DNS settings, and keeps the DNS timeout within a shorter WEBHOOK_TIMEOUT by default", () => {

@@ -24,10 +24,11 @@ const refusalMessage = (refusal: UrlRefusal): string => {
   switch (refusal.reason) {
     case "invalid":
       return `${refusal.message.charAt(0).toUpperCase()}${refusal.message.slice(1)}.`;
-    case "unresolved":
-      return `No address was found for ${refusal.host}: check the URL's host name.`;
     case "forbidden":
       return `Webhooks are sent only to public internet addresses, and ${refusal.host} is not allowed.`;
+    case "no-public-address":
+      // One sentence whether the name resolves to internal addresses or to nothing: never which.
+      return `Webhooks are sent only to public internet addresses, and ${refusal.host} has none: check the URL's host name.`;
   }
 };
 

@@ -246,13 +246,22 @@ export const readRequestHistorySettings = (env: Environment): RequestHistorySett
 
 /** What every server process reads the same way: where to listen, how much to log, its pool. */
 export interface ProcessSettings {
+  /** The interface of the public port (`HOST`, every interface by default). */
   readonly host: string;
+  /**
+   * The interface of the operations port (`OPS_HOST`, `127.0.0.1` by default): its `/metrics` names
+   * organizations and endpoints and its `/readyz` pings the database, so it is not served to
+   * whoever reaches the public port unless the operator says so.
+   */
+  readonly opsHost: string;
   readonly logLevel: LogLevel;
   readonly poolSize: number;
 }
 
+/** `HOST`, `OPS_HOST`, `LOG_LEVEL` and `DATABASE_POOL_SIZE`, as every server process reads them. */
 export const readProcessSettings = (env: Environment): ProcessSettings => ({
   host: present(env, "HOST") ?? "0.0.0.0",
+  opsHost: present(env, "OPS_HOST") ?? "127.0.0.1",
   logLevel: readChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
   poolSize: readInteger(env, "DATABASE_POOL_SIZE", 10, 1, 200),
 });

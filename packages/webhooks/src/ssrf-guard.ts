@@ -29,6 +29,7 @@ for (const [network, prefix] of [
   ["2002::", 16], // 6to4: an IPv4 address in bits 16–47
   ["fc00::", 7], // unique-local
   ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated by RFC 3879, still routed inside some networks)
   ["ff00::", 8], // multicast
 ] as const) {
   forbidden.addSubnet(network, prefix, "ipv6");
@@ -59,12 +60,14 @@ export interface RegistrationLookup {
 }
 
 /**
- * Why a URL may not receive webhooks: it is not an http(s) URL (`message`), its host resolves to
- * nothing, or to an address that is not on the public internet.
+ * Why a URL may not receive webhooks: it is not an http(s) URL (`message`), its host is an
+ * internal address written as one (`forbidden`), or its host name has no public address
+ * (`no-public-address`): whether the name resolves to internal addresses only or to nothing at all
+ * is one answer, so registration never tells which internal names exist.
  */
 export type UrlRefusal =
   | { readonly reason: "invalid"; readonly message: string }
-  | { readonly reason: "unresolved" | "forbidden"; readonly host: string };
+  | { readonly reason: "forbidden" | "no-public-address"; readonly host: string };
 
 /** Why `url` may not receive webhooks, or `undefined` when it may (`allowPrivateNetworks` skips the address check). */
 export const urlRefusal = async (
@@ -82,9 +85,11 @@ export const urlRefusal = async (
   if (allowPrivateNetworks) return undefined;
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
   const resolver = lookup.resolver ?? defaultWebhookResolver();
+  if (isIP(host) !== 0) return isForbiddenAddress(host) ? { reason: "forbidden", host } : undefined;
   const addresses = await resolver.lookup(host, lookup.owner ?? "registration").catch(() => undefined);
-  if (addresses === undefined) return { reason: "unresolved", host };
-  return addresses.some((a) => isForbiddenAddress(a.address)) ? { reason: "forbidden", host } : undefined;
+  // A name resolving to nothing and one resolving to an internal address are refused alike.
+  if (addresses === undefined || addresses.some((a) => isForbiddenAddress(a.address))) return { reason: "no-public-address", host };
+  return undefined;
 };
 
 /** The SSRF guard for sockets: an `ESSRF` error when any address of `hostname` is forbidden, else `undefined`. */

@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { guardedLookup, isForbiddenAddress, urlRefusal } from "../src/ssrf-guard.ts";
+import { type DnsResponder, startDnsResponder } from "../src/testing/dns-responder.ts";
+import { WebhookResolver } from "../src/webhook-resolver.ts";
 
 /** The refusal's wording after the host: it never says what the host resolves to. */
 const NOT_ALLOWED = "is not allowed: webhooks are sent only to public internet addresses";
@@ -24,6 +26,8 @@ describe("isForbiddenAddress", () => {
     ["fc00::1", "unique-local"],
     ["fd12:3456::1", "unique-local (fd)"],
     ["fe80::1", "IPv6 link-local"],
+    ["fec0::1", "site-local (deprecated, RFC 3879)"],
+    ["feff:ffff::1", "site-local, top of fec0::/10"],
     ["::ffff:127.0.0.1", "IPv4-mapped loopback"],
     ["::ffff:169.254.169.254", "IPv4-mapped metadata"],
     ["::ffff:7f00:1", "IPv4-mapped loopback, hex form (as URL parsing writes it)"],
@@ -67,6 +71,9 @@ describe("isForbiddenAddress", () => {
 /** The guard's refusal of `host` for an internal address: it names the host given, never what it resolves to. */
 const forbidden = (host: string) => ({ reason: "forbidden", host });
 
+/** The guard's refusal of a host name without a public address: the same whether it resolves internally or not at all. */
+const noPublicAddress = (host: string) => ({ reason: "no-public-address", host });
+
 describe("urlRefusal", () => {
   it("refuses URLs that are not http(s), with or without the guard", async () => {
     for (const allowPrivate of [false, true]) {
@@ -95,8 +102,43 @@ describe("urlRefusal", () => {
   });
 
   it("refuses a host name that resolves to loopback without saying what it resolves to", async () => {
-    expect(await urlRefusal("http://localhost/x", false)).toEqual(forbidden("localhost"));
-    expect(await urlRefusal("http://hooks.localhost/x", false)).toEqual(forbidden("hooks.localhost"));
+    expect(await urlRefusal("http://localhost/x", false)).toEqual(noPublicAddress("localhost"));
+    expect(await urlRefusal("http://hooks.localhost/x", false)).toEqual(noPublicAddress("hooks.localhost"));
+  });
+
+  describe("on a DNS server that knows some internal names", () => {
+    let dns: DnsResponder;
+    let resolver: WebhookResolver;
+    beforeAll(async () => {
+      dns = await startDnsResponder({
+        answers: {
+          "db.corp.test": { address: "10.0.0.5", ttl: 60 },
+          "metadata.corp.test": { address: "169.254.169.254", ttl: 60 },
+          "hooks.public.test": { address: "203.0.113.10", ttl: 60 },
+        },
+        silent: (name) => name === "dead.corp.test",
+      });
+      resolver = new WebhookResolver({ servers: [dns.server], timeoutMs: 300, cacheSize: 10, lookupsPerOrganization: 2 });
+    });
+    afterAll(async () => {
+      resolver?.close();
+      await dns?.close();
+    });
+
+    // An organization probing which internal names exist gets the same answer for each.
+    it.each([
+      ["db.corp.test", "resolves to a private address"],
+      ["metadata.corp.test", "resolves to the cloud metadata address"],
+      ["nothing.corp.test", "does not resolve"],
+      ["dead.corp.test", "gets no answer at all"],
+    ])("refuses %s (it %s) with the one answer for a name without a public address", async (host) => {
+      expect(await urlRefusal(`https://${host}/hooks`, false, { resolver })).toEqual(noPublicAddress(host));
+      expect(dns.questions(host)).toBeGreaterThan(0);
+    });
+
+    it("accepts a name with a public address", async () => {
+      expect(await urlRefusal("https://hooks.public.test/hooks", false, { resolver })).toBeUndefined();
+    });
   });
 
   it("accepts public literal addresses", async () => {

@@ -2,7 +2,7 @@ import { Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@plat
 import { ApiKeyRepository, type AuthenticatedKey, type RequestStorage } from "@platter/persistence";
 import { Effect } from "effect";
 import type { Context, Middleware } from "koa";
-import { addressGroup } from "../client-address.ts";
+import { addressGroup } from "@platter/ops";
 import { RateLimited } from "../http-errors.ts";
 import type { KeyRateLimits, RateLimitDecision } from "../rate-limits.ts";
 import type { BudgetedRunner } from "../budgeted-runner.ts";

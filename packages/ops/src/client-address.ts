@@ -7,7 +7,7 @@ import proxyAddr from "proxy-addr";
  * header is ignored, so a client cannot pick the address it is counted under.
  */
 
-/** Which proxies in front of the API may tell it the client's address. */
+/** Which proxies in front of a public port (the API, the Developer area) may tell it the client's address. */
 export type TrustedProxies =
   | { readonly kind: "none" }
   /** Exactly this many proxies sit in front of every request: trust that many `X-Forwarded-For` entries from the right. */
