@@ -56,6 +56,8 @@ export interface DeliveryLogEntry {
   readonly last_attempt_at: string | null;
   readonly next_attempt_at: string | null;
   readonly created_at: string;
+  /** Why it ended without its attempts deciding it (`SETTLED_ENDPOINT_DISABLED`), or null. */
+  readonly settled_reason: string | null;
 }
 
 /** A message with its deliveries, each with every attempt. */
@@ -108,7 +110,7 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
  * Due now, with the same envelope and bytes; attempts made so far are kept. For a pending delivery
  * (`RETRIABLE`: waiting for its next try, so not held by a dispatcher) only the time changes.
  */
-const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null`;
+const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null, settled_reason = null`;
 
 /** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
 const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";
@@ -124,7 +126,7 @@ export const REPLAY_BATCH_SIZE = 500;
 const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, d.status, d.attempts,
   last.status_code as last_status_code, last.error as last_error, ${isoTimestamp("last.started_at")} as last_attempt_at,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
-  ${isoTimestamp("d.created_at")} as created_at`;
+  ${isoTimestamp("d.created_at")} as created_at, d.settled_reason`;
 const LOG_JOINS: ReadonlyArray<Join> = [
   MESSAGE_OF_DELIVERY,
   ENDPOINT_OF_DELIVERY,
