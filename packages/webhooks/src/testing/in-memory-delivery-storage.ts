@@ -8,8 +8,8 @@ import { Effect } from "effect";
  * The delivery queue in memory, for the dispatcher loop's unit tests: due times, leases and
  * circuits on the `now` it is given (a `TestClock`'s, standing in for the database's), and what
  * follows an attempt decided by the domain's `deliveryAfterAttempt` and `endpointAfterAttempts`
- * (and `deliveryToEndpoint`: a disabled endpoint's deliveries end), as `recordAttempts` applies them in SQL. Claims keep to an endpoint's share and its circuit
- * (half-open: one at a time), oldest due first; fairness between organizations is the real
+ * (and `deliveryToEndpoint`: a disabled endpoint's deliveries end), as `recordAttempts` applies
+ * them in SQL. Claims keep to an endpoint's share and its circuit (half-open: one at a time), oldest due first; fairness between organizations is the real
  * queue's and is tested there.
  */
 
