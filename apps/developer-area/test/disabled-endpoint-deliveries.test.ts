@@ -5,7 +5,8 @@ import { postForm, type RunningArea, signIn, startArea, type TestSession } from 
 
 /**
  * Disabling an endpoint in the Developer area ends its pending deliveries in the same transaction:
- * the log shows each as failed, "Ended: endpoint disabled"; a replay sends one again; and the
+ * the log shows each as failed, "Ended: endpoint disabled"; a replay sends one again once the endpoint
+ * is enabled (not before: pending, it would wait for ever); and the
  * retention sweep reaches their messages (a message with a pending delivery is never removed, so a
  * backlog left pending would have been kept for ever).
  */
@@ -47,15 +48,23 @@ describe("disabling an endpoint with pending deliveries", () => {
     expect(log.status).toBe(200);
     expect((await log.text()).match(/Ended: endpoint disabled/g)).toHaveLength(3);
 
+    // Replayed while the endpoint is disabled, nothing changes (pending, it would wait for ever); once enabled, it is sent again.
     const [replayed, ...others] = ended;
-    const replay = await postForm(
+    const replay = () => postForm(
       area, `/deliveries/${replayed!.envelope_id}/replay`, { form_token: session.formToken, delivery: replayed!.id }, { cookie: session.cookie },
     );
-    expect(replay.status).toBe(303);
-    expect(replay.headers.get("location")).toBe(`/deliveries/${replayed!.envelope_id}?replayed=1`);
+    const refused = await replay();
+    expect(refused.status).toBe(303);
+    expect(refused.headers.get("location")).toBe(`/deliveries/${replayed!.envelope_id}?replayed=0`);
+    expect((await deliveries())[0]).toMatchObject({ id: replayed!.id, status: "failed", settled_reason: "endpoint disabled" });
+    const enabled = await postForm(area, `/webhooks/${endpointId}/enable`, { form_token: session.formToken }, { cookie: session.cookie });
+    expect(enabled.status).toBe(303);
+    const sent = await replay();
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get("location")).toBe(`/deliveries/${replayed!.envelope_id}?replayed=1`);
     expect((await deliveries())[0]).toMatchObject({ id: replayed!.id, status: "pending", settled_reason: null });
 
-    // A month later (the messages moved back), with a 30-day window: the ended ones go, the replayed one waits.
+    // A month later (the messages moved back), with a 30-day window: the ended ones go, the replayed one is pending still.
     await rows("update webhook_messages set created_at = now() - interval '31 days' where organization_id = ?", [org.id]);
     const pruned = await area.db.run(Housekeeping.use((h) => h.pruneDeliveryHistory(30 * DAY_MS, 100)));
     expect(pruned).toEqual({ deliveries: 2, messages: 2 });

@@ -97,10 +97,16 @@ export const ATTEMPTS_OF_DELIVERY: Join = {
 };
 
 /**
+ * The delivery's endpoint (its own, by id: the same organization's) is enabled. A disabled endpoint's
+ * deliveries are not replayed: pending, they would wait for ever and keep their messages from retention.
+ */
+const ENDPOINT_ENABLED = "exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.enabled)";
+
+/**
  * The deliveries "send now" changes: finished ones, and pending ones whose next try is later. One
  * already due (or being sent) is left alone, so a retry never changes nothing and calls it a change.
  */
-const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
+const RETRIABLE = `((d.status <> 'pending' or d.next_attempt_at > now()) and ${ENDPOINT_ENABLED})`;
 
 const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status, ${RETRIABLE} as replayable,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
@@ -184,8 +190,8 @@ export class DeliveryRepository extends Context.Service<
     readonly message: (scope: OrgScope, envelopeId: string) => Effect.Effect<MessageView, NotFound>;
     /**
      * Sends a delivery now (see `RETRIABLE`): a finished one is due again, a pending one waiting for
-     * its next try has it now. `retried` is 0 when it is already due or being sent (nothing changes);
-     * `NotFound` when it is not the scope's.
+     * its next try has it now. `retried` is 0 when it is already due or being sent, or its endpoint is
+     * disabled (nothing changes); `NotFound` when it is not the scope's.
      */
     readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
     /** `retry` for every delivery of a message; `NotFound` without the message. */
@@ -286,7 +292,9 @@ export class DeliveryRepository extends Context.Service<
         }),
         retryFailed: Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
           const org = orgSql(database, scope);
-          yield* org.one({ columns: "w.id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
+          const endpoint = yield* org.one<{ enabled: boolean }>({ columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
+          // A disabled endpoint's deliveries are not replayed (see `ENDPOINT_ENABLED`).
+          if (!endpoint.enabled) return { retried: 0 };
           const failing = allOf([
             sql`d.endpoint_id = ${endpointId}`,
             raw(FAILING),
