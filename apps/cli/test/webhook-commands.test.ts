@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import type { WebhookEventType } from "@platter/domain";
-import { WebhookEndpointRepository } from "@platter/persistence";
+import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
@@ -168,13 +168,19 @@ describe("platter webhook list", () => {
 });
 
 describe("platter webhook disable, enable", () => {
-  it("disables an endpoint and enables it again, as the listing shows", async () => {
+  it("disables an endpoint (ending its pending deliveries) and enables it again, as the listing shows", async () => {
     const org = await newOrganization();
     const endpoint = await registeredEndpoint(org);
     const listed = async () => (await runCliJson(["webhook", "list", "--org", String(org)], env)).endpoints[0];
+    const deliveries = () => rows<{ status: string; settled_reason: string | null }>(
+      "select status, settled_reason from webhook_deliveries where endpoint_id = ? order by id", [endpoint.id],
+    );
+    await db.run(Effect.flatMap(Operator.use((o) => o.scopeOf(org)), (scope) => ClientRepository.use((clients) => clients.create(scope, { name: "Pending" }))));
+    expect(await deliveries()).toEqual([{ status: "pending", settled_reason: null }]);
 
     expect(await runCliJson(["webhook", "disable", "--id", String(endpoint.id)], env)).toEqual({ id: endpoint.id, enabled: false });
     expect(await listed()).toMatchObject({ id: endpoint.id, enabled: false, disabled_reason: "disabled by an operator" });
+    expect(await deliveries()).toEqual([{ status: "failed", settled_reason: "endpoint disabled" }]);
 
     expect(await runCliJson(["webhook", "enable", "--id", String(endpoint.id)], env)).toEqual({ id: endpoint.id, enabled: true });
     expect(await listed()).toMatchObject({ id: endpoint.id, enabled: true, disabled_reason: null });

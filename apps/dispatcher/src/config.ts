@@ -16,6 +16,8 @@ export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, Dis
   readonly retentionMs: number;
   /** How often the history older than `retentionMs` is removed (in bounded batches). */
   readonly retentionSweepMs: number;
+  /** `AUDIT_LOG_RETENTION`: how long audit-log rows are kept (the same sweep removes older ones). */
+  readonly auditLogRetentionMs: number;
   /** `WEBHOOK_DNS_*`: how endpoints' host names are resolved. */
   readonly dns: DnsSettings;
   /** `OPERATOR_WEBHOOK_URL` and `OPERATOR_WEBHOOK_SECRET`: where operational webhooks go (unset: notices are shown in the Developer area only). */
@@ -100,6 +102,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     opsPort: readInteger(env, "DISPATCHER_OPS_PORT", 9465, 0, 65535),
     retentionMs: readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS),
     retentionSweepMs: readDuration(env, "WEBHOOK_RETENTION_SWEEP", 60_000),
+    auditLogRetentionMs: readDuration(env, "AUDIT_LOG_RETENTION", 400 * DAY_MS, DAY_MS),
     concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 256, 1, 10_000),
     retryScheduleMs: retrySchedule(env),
     timeoutMs,

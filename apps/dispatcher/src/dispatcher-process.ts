@@ -94,6 +94,8 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
 
 /** At most this many rows of each kind go per batch, each batch its own short transaction. */
 const HISTORY_BATCH = 500;
+/** How long after they expire Developer-area sessions and sign-in links are removed. */
+const EXPIRED_ACCESS_GRACE_MS = 24 * 3600_000;
 /** Batches per sweep at most, so one sweep never runs long; the next sweep goes on. */
 const HISTORY_BATCHES_PER_SWEEP = 100;
 
@@ -111,7 +113,16 @@ const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime,
     }
     // Endpoint notices go after the same retention, once the operator's copy has settled.
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
-      if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneNotices(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) return;
+      if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneNotices(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;
+    }
+    // The audit log after AUDIT_LOG_RETENTION; then expired Developer-area sessions and sign-in links
+    // (those the audit log still names stay until its rows go).
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneAuditLog(config.auditLogRetentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;
+    }
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      const pruned = await runtime.runPromise(Housekeeping.use((h) => h.pruneExpiredAccess(EXPIRED_ACCESS_GRACE_MS, HISTORY_BATCH)));
+      if (pruned.sessions < HISTORY_BATCH && pruned.links < HISTORY_BATCH) return;
     }
   };
   // A sweep still running when the next is due just goes on: sweeps never pile up.

@@ -1,4 +1,5 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { operatorActor } from "@platter/domain";
+import { AuditLog, ClientRepository, DeveloperSessions, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
@@ -55,6 +56,30 @@ describe("delivery history retention", () => {
       30_000,
     );
     expect(empty).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+    expect((await dispatcher.terminate()).code, dispatcher.output()).toBe(0);
+  });
+
+  it("removes, in the same sweep, audit-log rows older than AUDIT_LOG_RETENTION and sessions and links a day after they expired", async () => {
+    const org = await createOrganization(db, "Auditing Caterers");
+    await db.run(AuditLog.use((log) => log.record(operatorActor(org.scope, "root"), "x.done", "old")));
+    await db.run(AuditLog.use((log) => log.record(operatorActor(org.scope, "root"), "x.done", "recent")));
+    const link = await db.run(DeveloperSessions.use((sessions) => sessions.createLink(org.scope, "cli")));
+    await db.run(DeveloperSessions.use((sessions) => sessions.signIn(link.token)));
+    await sql(db, "update audit_log set at = now() - interval '3 days' where organization_id = ? and subject = 'old'", [org.id]);
+    await sql(db, "update developer_sessions set expires_at = now() - interval '2 days' where organization_id = ?", [org.id]);
+    await sql(db, "update developer_sign_in_links set expires_at = now() - interval '2 days' where organization_id = ?", [org.id]);
+    const dispatcher = await startDispatcherProcess(db.url, { AUDIT_LOG_RETENTION: "2d", WEBHOOK_RETENTION_SWEEP: "200ms" });
+    const left = await waitFor("the old rows removed", async () => {
+      const [row] = await sql<{ audit: string[]; sessions: number; links: number }>(
+        db,
+        `select (select array_agg(subject) from audit_log where organization_id = ?) as audit,
+           (select count(*)::int from developer_sessions where organization_id = ?) as sessions,
+           (select count(*)::int from developer_sign_in_links where organization_id = ?) as links`,
+        [org.id, org.id, org.id],
+      );
+      return row!.sessions + row!.links === 0 && row!.audit.length === 1 ? row : undefined;
+    }, 30_000);
+    expect(left).toEqual({ audit: ["recent"], sessions: 0, links: 0 });
     expect((await dispatcher.terminate()).code, dispatcher.output()).toBe(0);
   });
 });

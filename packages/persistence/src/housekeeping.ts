@@ -31,12 +31,34 @@ export class Housekeeping extends Context.Service<
      * the endpoint's current stage). Returns how many.
      */
     readonly pruneNotices: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
+    /** Removes up to `batchSize` audit-log rows older than `retentionMs` (`AUDIT_LOG_RETENTION`), oldest first. Returns how many. */
+    readonly pruneAuditLog: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
+    /**
+     * Removes up to `batchSize` Developer-area sessions, then up to `batchSize` sign-in links, that
+     * expired longer than `graceMs` ago, oldest first. One the audit log still names (a session that
+     * changed something, its link) is kept until those rows go (`pruneAuditLog`), as is a link whose
+     * session is still kept. Returns how many of each.
+     */
+    readonly pruneExpiredAccess: (graceMs: number, batchSize: number) => Effect.Effect<{ readonly sessions: number; readonly links: number }>;
   }
 >()("platter/persistence/Housekeeping") {
   static readonly layer = Layer.effect(
     Housekeeping,
     Effect.gen(function* () {
       const { rows } = yield* Database;
+      /**
+       * Deletes from `table` up to `batchSize` of the rows `oldest` selects (its one parameter the
+       * cut-off), in one short statement skipping rows another sweep holds. Returns how many.
+       */
+      const removeOldest = Effect.fnUntraced(function* (oldest: string, table: string, cutoff: string, batchSize: number) {
+        const [pruned] = yield* rows<{ n: number }>(
+          `with doomed as (${oldest} limit ? for update skip locked),
+             removed as (delete from ${table} t using doomed where t.id = doomed.id returning 1)
+           select count(*)::int as n from removed`,
+          [cutoff, batchSize],
+        );
+        return pruned?.n ?? 0;
+      });
       return Housekeeping.of({
         pruneIdempotencyKeys: Effect.fnUntraced(function* () {
           yield* rows(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);
@@ -78,6 +100,28 @@ export class Housekeeping extends Context.Service<
             [cutoff, batchSize],
           );
           return pruned?.n ?? 0;
+        }),
+        pruneAuditLog: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
+          const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
+          return yield* removeOldest(`select a.id from audit_log a where a.at < ?::timestamptz order by a.at, a.id`, "audit_log", cutoff, batchSize);
+        }),
+        pruneExpiredAccess: Effect.fnUntraced(function* (graceMs: number, batchSize: number) {
+          const cutoff = new Date((yield* Clock.currentTimeMillis) - graceMs).toISOString();
+          const sessions = yield* removeOldest(
+            `select s.id from developer_sessions s
+             where s.expires_at < ?::timestamptz and not exists (select 1 from audit_log a where a.session_id = s.id)
+             order by s.expires_at, s.id`,
+            "developer_sessions", cutoff, batchSize,
+          );
+          const links = yield* removeOldest(
+            `select l.id from developer_sign_in_links l
+             where l.expires_at < ?::timestamptz
+               and not exists (select 1 from developer_sessions s where s.link_id = l.id)
+               and not exists (select 1 from audit_log a where a.link_id = l.id)
+             order by l.expires_at, l.id`,
+            "developer_sign_in_links", cutoff, batchSize,
+          );
+          return { sessions, links };
         }),
       });
     }),

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AttemptOutcome } from "./delivery.ts";
 import {
-  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, type EndpointHealth, endpointAfterAttempts, NOTICE_KINDS, noticeWritten,
+  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, deliveryToEndpoint, type EndpointHealth, endpointAfterAttempts, endpointSwitched,
+  NOTICE_KINDS, noticeWritten, SETTLED_ENDPOINT_DISABLED,
 } from "./delivery-decision.ts";
 
 /** The decisions after attempts, by example and by property (the SQL that applies them is checked against them in persistence). */
@@ -105,5 +106,36 @@ describe("endpointAfterAttempts", () => {
     }));
     expect(counted.noticed).toBeGreaterThan(0);
     expect(counted.quiet).toBeGreaterThan(0);
+  });
+});
+
+describe("deliveryToEndpoint", () => {
+  it.each([
+    ["a retry to an enabled endpoint stays pending", 1, "failed", true, { status: "pending", nextAttemptAtMs: NOW + 5_000, completedAtMs: undefined, settledReason: undefined }],
+    ["a retry to a disabled endpoint ends, failed now", 1, "failed", false, { status: "failed", nextAttemptAtMs: undefined, completedAtMs: NOW, settledReason: SETTLED_ENDPOINT_DISABLED }],
+    ["a success to a disabled endpoint is a success", 1, "succeeded", false, { status: "succeeded", nextAttemptAtMs: undefined, completedAtMs: NOW, settledReason: undefined }],
+    ["a failure for good to a disabled endpoint keeps its own end", 3, "failed", false, { status: "failed", nextAttemptAtMs: undefined, completedAtMs: NOW, settledReason: undefined }],
+  ] as const)("%s", (_name, attempt, outcome, enabled, next) => {
+    expect(deliveryToEndpoint(deliveryAfterAttempt(attempt, outcome, SCHEDULE, NOW), enabled, NOW)).toEqual(next);
+  });
+});
+
+describe("endpointSwitched", () => {
+  it("starts the run over: one failure after enabling a failing endpoint is not failing, and the next notice needs a whole new run", () => {
+    let failing = HEALTHY;
+    for (let i = 0; i < 5; i++) failing = endpointAfterAttempts(failing, ["failed"], POLICY, NOW + i);
+    expect(failing).toMatchObject({ consecutiveFailures: 5, noticed: "failing" });
+    let notices = 0;
+    let health = failing;
+    for (let cycle = 0; cycle < 10; cycle++) {
+      const enabled = endpointSwitched(true, "unused");
+      health = endpointAfterAttempts(endpointSwitched(false, "disabled by hand"), [], POLICY, NOW);
+      expect(health).toMatchObject({ enabled: false, disabledReason: "disabled by hand", noticed: null, consecutiveFailures: 0 });
+      const after = endpointAfterAttempts(enabled, ["failed"], POLICY, NOW + cycle);
+      notices += noticeWritten(enabled, after) === undefined ? 0 : 1;
+      health = after;
+    }
+    expect(notices).toBe(0);
+    expect(health).toEqual({ ...HEALTHY, consecutiveFailures: 1, failingSinceMs: NOW + 9 });
   });
 });

@@ -48,6 +48,21 @@ export const deliveryAfterAttempt = (
 export const retryDelayAfter = (attempt: number, outcome: AttemptOutcome, retryScheduleMs: ReadonlyArray<number>): number | undefined =>
   outcome === "failed" ? retryScheduleMs[attempt] : undefined;
 
+/** Why a delivery ended without its attempts deciding it (stored as the delivery's `settled_reason`, shown in the log). */
+export const SETTLED_ENDPOINT_DISABLED = "endpoint disabled";
+
+/**
+ * A delivery once its endpoint's state after the batch is known: a disabled endpoint is sent
+ * nothing, so a delivery of one is never left pending (retention would keep its message for ever):
+ * a retry it would have had ends it now as failed, `SETTLED_ENDPOINT_DISABLED`; replay sends it again.
+ */
+export const deliveryToEndpoint = (
+  delivery: DeliveryAfterAttempt, endpointEnabled: boolean, nowMs: number,
+): DeliveryAfterAttempt & { readonly settledReason: string | undefined } =>
+  endpointEnabled || delivery.status !== "pending"
+    ? { ...delivery, settledReason: undefined }
+    : { status: "failed", nextAttemptAtMs: undefined, completedAtMs: nowMs, settledReason: SETTLED_ENDPOINT_DISABLED };
+
 /** What the dispatcher knows of an endpoint's health. */
 export interface EndpointHealth {
   /** Failed attempts since its last success. */
@@ -60,7 +75,7 @@ export interface EndpointHealth {
   readonly disabledReason: string | null;
   /**
    * The operational notice last written for this run of failures (null: none; reset by a success
-   * and by enabling the endpoint). Notices only climb (`failing`, `disabling_soon`, `disabled`), so
+   * and by enabling or disabling the endpoint, see `endpointSwitched`). Notices only climb (`failing`, `disabling_soon`, `disabled`), so
    * each transition is noticed once, never once per failed attempt.
    */
   readonly noticed: NoticeKind | null;
@@ -96,6 +111,7 @@ export const noticeWritten = (before: EndpointHealth, after: EndpointHealth): No
  * circuit opens (`circuitThreshold` failures in a row: one transient failure is not "failing"),
  * `disabling_soon` once the failure window has at most `disableNoticeMs` left, `disabled` when this
  * batch disables it; each written once per run of failures (a later stage only), cleared by a success.
+ * A run of failures ends with a success, or when the endpoint is enabled or disabled (`endpointSwitched`).
  */
 export const endpointAfterAttempts = (
   health: EndpointHealth,
@@ -129,3 +145,19 @@ export const endpointAfterAttempts = (
     noticed,
   };
 };
+
+/**
+ * The endpoint after it is enabled or disabled by hand (the Developer area, the CLI): its run of
+ * failures starts over completely, failures in a row, failure window, circuit and notice stage
+ * together. Clearing the stage alone let the next single failure "start failing" again (a notice per
+ * enable); clearing it all, one failure after enabling is one failure of a new run, and each run
+ * notices each stage at most once. Disabling records why (`disabledReason`); enabling clears it.
+ */
+export const endpointSwitched = (enabled: boolean, disabledReason: string): EndpointHealth => ({
+  consecutiveFailures: 0,
+  failingSinceMs: undefined,
+  circuitOpenUntilMs: undefined,
+  enabled,
+  disabledReason: enabled ? null : disabledReason,
+  noticed: null,
+});

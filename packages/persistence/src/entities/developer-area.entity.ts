@@ -22,7 +22,11 @@ export const DeveloperSignInLinkEntity = defineEntity({
     /** Set when it opened a session: a link opens one at most. */
     usedAt: p.datetime(3).nullable(),
   },
-  indexes: [{ name: "developer_sign_in_links_organization_idx", properties: ["organization", "id"] }],
+  indexes: [
+    { name: "developer_sign_in_links_organization_idx", properties: ["organization", "id"] },
+    // The retention sweep removes expired links oldest first.
+    { name: "developer_sign_in_links_expires_idx", properties: ["expiresAt", "id"] },
+  ],
   checks: [{ name: "developer_sign_in_links_requested_by_check", expression: "requested_by in ('cli', 'application', 'switch')" }],
 });
 
@@ -45,7 +49,12 @@ export const DeveloperSessionEntity = defineEntity({
     /** When it was last used, written at most once a minute. */
     lastSeenAt: p.datetime(3).nullable(),
   },
-  indexes: [{ name: "developer_sessions_organization_idx", properties: ["organization", "id"] }],
+  indexes: [
+    { name: "developer_sessions_organization_idx", properties: ["organization", "id"] },
+    // The retention sweep removes expired sessions oldest first, and checks a link has none left.
+    { name: "developer_sessions_expires_idx", properties: ["expiresAt", "id"] },
+    { name: "developer_sessions_link_idx", properties: ["link"] },
+  ],
 });
 
 /** The organization's audit log: who changed its keys, endpoints and deliveries. Each row names one actor. */
@@ -68,7 +77,14 @@ export const AuditLogEntity = defineEntity({
     subject: p.text(),
     at: p.datetime(3),
   },
-  indexes: [{ name: "audit_log_organization_idx", expression: "create index audit_log_organization_idx on audit_log (organization_id, at desc, id desc)" }],
+  indexes: [
+    { name: "audit_log_organization_idx", expression: "create index audit_log_organization_idx on audit_log (organization_id, at desc, id desc)" },
+    // The retention sweep (`AUDIT_LOG_RETENTION`) walks every organization's oldest rows; it keeps a
+    // session or link while a row names it.
+    { name: "audit_log_at_idx", properties: ["at", "id"] },
+    { name: "audit_log_session_idx", expression: "create index audit_log_session_idx on audit_log (session_id) where session_id is not null" },
+    { name: "audit_log_link_idx", expression: "create index audit_log_link_idx on audit_log (link_id) where link_id is not null" },
+  ],
   checks: [{
     name: "audit_log_actor_check",
     expression: "(session_id is not null and link_id is not null and operator is null and api_key_id is null) or (session_id is null and link_id is null and operator is not null and api_key_id is null) or (session_id is null and link_id is null and operator is null and api_key_id is not null)",

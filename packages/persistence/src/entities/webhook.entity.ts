@@ -122,6 +122,8 @@ export const WebhookDeliveryEntity = defineEntity({
     completedAt: p.datetime(3).nullable(),
     /** Its endpoint is a local listener: forwarded by `platter listen`, never sent by a dispatcher. */
     viaListener: p.boolean().default(false),
+    /** Why it ended without its attempts deciding it (`SETTLED_ENDPOINT_DISABLED`); null otherwise, and after a replay. */
+    settledReason: p.text().nullable(),
   },
   // Leads with the message: it also finds a message's deliveries (history retention).
   uniques: [{ name: "webhook_deliveries_message_id_endpoint_id_key", properties: ["message", "endpoint"] }],

@@ -22,6 +22,7 @@ import { Migration20261126010000EndpointNotices } from "./Migration2026112601000
 import { Migration20261127000000Sandboxes } from "./Migration20261127000000Sandboxes.ts";
 import { Migration20261127010000SwitchLinks } from "./Migration20261127010000SwitchLinks.ts";
 import { Migration20261128000000LocalListeners } from "./Migration20261128000000LocalListeners.ts";
+import { Migration20261129040000EndedDeliveriesAndAccessRetention } from "./Migration20261129040000EndedDeliveriesAndAccessRetention.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -49,4 +50,5 @@ export const migrationsList = [
   { name: "Migration20261127000000Sandboxes", class: Migration20261127000000Sandboxes },
   { name: "Migration20261127010000SwitchLinks", class: Migration20261127010000SwitchLinks },
   { name: "Migration20261128000000LocalListeners", class: Migration20261128000000LocalListeners },
+  { name: "Migration20261129040000EndedDeliveriesAndAccessRetention", class: Migration20261129040000EndedDeliveriesAndAccessRetention },
 ];

@@ -56,6 +56,8 @@ export interface DeliveryLogEntry {
   readonly last_attempt_at: string | null;
   readonly next_attempt_at: string | null;
   readonly created_at: string;
+  /** Why it ended without its attempts deciding it (`SETTLED_ENDPOINT_DISABLED`), or null. */
+  readonly settled_reason: string | null;
 }
 
 /** A message with its deliveries, each with every attempt. */
@@ -95,10 +97,16 @@ export const ATTEMPTS_OF_DELIVERY: Join = {
 };
 
 /**
+ * The delivery's endpoint (its own, by id: the same organization's) is enabled. A disabled endpoint's
+ * deliveries are not replayed: pending, they would wait for ever and keep their messages from retention.
+ */
+const ENDPOINT_ENABLED = "exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.enabled)";
+
+/**
  * The deliveries "send now" changes: finished ones, and pending ones whose next try is later. One
  * already due (or being sent) is left alone, so a retry never changes nothing and calls it a change.
  */
-const RETRIABLE = "(d.status <> 'pending' or d.next_attempt_at > now())";
+const RETRIABLE = `((d.status <> 'pending' or d.next_attempt_at > now()) and ${ENDPOINT_ENABLED})`;
 
 const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.status, ${RETRIABLE} as replayable,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
@@ -108,7 +116,7 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
  * Due now, with the same envelope and bytes; attempts made so far are kept. For a pending delivery
  * (`RETRIABLE`: waiting for its next try, so not held by a dispatcher) only the time changes.
  */
-const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null`;
+const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null, settled_reason = null`;
 
 /** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
 const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";
@@ -124,7 +132,7 @@ export const REPLAY_BATCH_SIZE = 500;
 const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, d.status, d.attempts,
   last.status_code as last_status_code, last.error as last_error, ${isoTimestamp("last.started_at")} as last_attempt_at,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
-  ${isoTimestamp("d.created_at")} as created_at`;
+  ${isoTimestamp("d.created_at")} as created_at, d.settled_reason`;
 const LOG_JOINS: ReadonlyArray<Join> = [
   MESSAGE_OF_DELIVERY,
   ENDPOINT_OF_DELIVERY,
@@ -182,8 +190,8 @@ export class DeliveryRepository extends Context.Service<
     readonly message: (scope: OrgScope, envelopeId: string) => Effect.Effect<MessageView, NotFound>;
     /**
      * Sends a delivery now (see `RETRIABLE`): a finished one is due again, a pending one waiting for
-     * its next try has it now. `retried` is 0 when it is already due or being sent (nothing changes);
-     * `NotFound` when it is not the scope's.
+     * its next try has it now. `retried` is 0 when it is already due or being sent, or its endpoint is
+     * disabled (nothing changes); `NotFound` when it is not the scope's.
      */
     readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
     /** `retry` for every delivery of a message; `NotFound` without the message. */
@@ -284,7 +292,9 @@ export class DeliveryRepository extends Context.Service<
         }),
         retryFailed: Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
           const org = orgSql(database, scope);
-          yield* org.one({ columns: "w.id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
+          const endpoint = yield* org.one<{ enabled: boolean }>({ columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
+          // A disabled endpoint's deliveries are not replayed (see `ENDPOINT_ENABLED`).
+          if (!endpoint.enabled) return { retried: 0 };
           const failing = allOf([
             sql`d.endpoint_id = ${endpointId}`,
             raw(FAILING),

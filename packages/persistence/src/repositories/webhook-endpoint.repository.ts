@@ -8,6 +8,7 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type Join, orgSql, raw, sql } from "../org-sql.ts";
+import { ENDED_DELIVERY } from "../webhooks/delivery-queue.ts";
 import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
 
@@ -41,6 +42,18 @@ const LISTENER_COLUMNS = "lk.display_prefix as listener_key_prefix, coalesce(w.l
 const LISTENER_KEY: Join = { to: { table: "api_keys" }, as: "lk", on: "lk.id = w.listener_key_id", left: true };
 const listenerOf = (row: { listener_key_prefix: string | null; listener_connected: boolean }) =>
   row.listener_key_prefix === null ? null : { key_prefix: row.listener_key_prefix, connected: row.listener_connected };
+
+/**
+ * The columns `setEnabled` writes: `endpointSwitched(enabled, disabledReason)` (the run of failures
+ * starts over: failures, failure window, circuit and notice stage). Exported for the property test
+ * that checks it against the domain.
+ */
+export const switchedEndpoint = (enabled: boolean, disabledReason: string) =>
+  sql`enabled = ${enabled}, consecutive_failures = 0, failing_since = null, circuit_open_until = null, notice_stage = null,
+    disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`;
+
+/** The deliveries (`d`) disabling an endpoint ends: its pending ones a dispatcher would send (a local listener's have their own expiry). */
+const ENDED_DELIVERIES_OF = "d.status = 'pending' and not d.via_listener";
 
 /** Why an endpoint was disabled by `setEnabled` when its caller does not say: the CLI's operator. */
 export const DISABLED_BY_OPERATOR = "disabled by an operator";
@@ -204,16 +217,19 @@ export class WebhookEndpointRepository extends Context.Service<
     /** The endpoint's signing secret (and whether the one before still signs): shown only when asked for. */
     readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound>;
     /**
-     * Enabling clears the failure window, so a repaired endpoint gets a fresh start; disabling
-     * records why (`disabledReason`, by default `DISABLED_BY_OPERATOR`). `changed` says whether it
-     * was the other way before (enabling an enabled endpoint only clears its failure window).
+     * Enabling or disabling starts the endpoint's run of failures over (`endpointSwitched`: failures,
+     * failure window, circuit and notice stage together), so a repaired endpoint gets a fresh start and
+     * toggling it never makes the next single failure "start failing" again; disabling records why
+     * (`disabledReason`, by default `DISABLED_BY_OPERATOR`) and ends its pending deliveries in the same
+     * transaction (failed, `SETTLED_ENDPOINT_DISABLED`: shown in the log, replayable; `ended` counts
+     * them). `changed` says whether it was the other way before.
      */
     readonly setEnabled: (
       scope: OrgScope,
       id: number,
       enabled: boolean,
       disabledReason?: string,
-    ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean; readonly changed: boolean }, NotFound>;
+    ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean; readonly changed: boolean; readonly ended: number }, NotFound>;
     /**
      * Records `message` as a test and one delivery of it to this endpoint only (see
      * `recordTestMessage`); returns the delivery's id. A disabled endpoint sends nothing, so it is
@@ -315,14 +331,12 @@ export class WebhookEndpointRepository extends Context.Service<
               const before = yield* tx.one<{ enabled: boolean }>({
                 columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for update`,
               });
-              yield* tx.update({
-                table: "webhook_endpoints",
-                as: "w",
-                set: sql`enabled = ${enabled}, failing_since = null, notice_stage = null,
-                  disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`,
-                where: sql`w.id = ${id}`,
+              yield* tx.update({ table: "webhook_endpoints", as: "w", set: switchedEndpoint(enabled, disabledReason), where: sql`w.id = ${id}` });
+              // A disabled endpoint is sent nothing: its pending deliveries end now, so retention reaches their messages.
+              const ended = enabled ? [] : yield* tx.update({
+                table: "webhook_deliveries", as: "d", set: raw(ENDED_DELIVERY), where: sql`${raw(ENDED_DELIVERIES_OF)} and d.endpoint_id = ${id}`, returning: "d.id",
               });
-              return { id, enabled, changed: before.enabled !== enabled };
+              return { id, enabled, changed: before.enabled !== enabled, ended: ended.length };
             }));
         }),
         rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {

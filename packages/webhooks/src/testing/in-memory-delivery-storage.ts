@@ -1,5 +1,5 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, deliveryAfterAttempt, type DueDelivery, type EndpointHealth,
+  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, deliveryAfterAttempt, deliveryToEndpoint, type DueDelivery, type EndpointHealth,
   endpointAfterAttempts, firstAttemptDelayMs, type HeldSlots,
 } from "@platter/domain";
 import { Effect } from "effect";
@@ -7,9 +7,9 @@ import { Effect } from "effect";
 /**
  * The delivery queue in memory, for the dispatcher loop's unit tests: due times, leases and
  * circuits on the `now` it is given (a `TestClock`'s, standing in for the database's), and what
- * follows an attempt decided by the domain's `deliveryAfterAttempt` and `endpointAfterAttempts`,
- * as `recordAttempts` applies them in SQL. Claims keep to an endpoint's share and its circuit
- * (half-open: one at a time), oldest due first; fairness between organizations is the real
+ * follows an attempt decided by the domain's `deliveryAfterAttempt` and `endpointAfterAttempts`
+ * (and `deliveryToEndpoint`: a disabled endpoint's deliveries end), as `recordAttempts` applies
+ * them in SQL. Claims keep to an endpoint's share and its circuit (half-open: one at a time), oldest due first; fairness between organizations is the real
  * queue's and is tested there.
  */
 
@@ -120,12 +120,24 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
       const now = this.now();
       const byEndpoint = new Map<number, AttemptOutcome[]>();
       for (const record of records) {
+        byEndpoint.set(record.delivery.endpointId, [...(byEndpoint.get(record.delivery.endpointId) ?? []), record.outcome]);
+      }
+      // The endpoints first: a delivery of one disabled after the batch is not retried (`deliveryToEndpoint`).
+      const disabledNow = new Set<number>();
+      for (const [endpointId, outcomes] of byEndpoint) {
+        const endpoint = this.endpoints.get(endpointId)!;
+        const before = endpoint.health;
+        endpoint.health = endpointAfterAttempts(before, outcomes, policy, now);
+        if (before.enabled && !endpoint.health.enabled) disabledNow.add(endpointId);
+      }
+      for (const record of records) {
         const delivery = this.deliveries.find((candidate) => candidate.id === record.delivery.id)!;
         const heldLease = delivery.leaseToken === record.delivery.leaseToken;
         this.attempts.push({ deliveryId: delivery.id, attempt: record.delivery.attempt, recordedAtMs: now, outcome: record.outcome, heldLease });
-        byEndpoint.set(record.delivery.endpointId, [...(byEndpoint.get(record.delivery.endpointId) ?? []), record.outcome]);
         if (!heldLease) continue;
-        const next = deliveryAfterAttempt(record.delivery.attempt, record.outcome, policy.retryScheduleMs, now);
+        const next = deliveryToEndpoint(
+          deliveryAfterAttempt(record.delivery.attempt, record.outcome, policy.retryScheduleMs, now), this.endpoints.get(delivery.endpointId)!.health.enabled, now,
+        );
         delivery.status = next.status;
         delivery.attempts = Math.max(delivery.attempts, record.delivery.attempt);
         delivery.nextAttemptAtMs = next.nextAttemptAtMs ?? delivery.nextAttemptAtMs;
@@ -133,9 +145,13 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
         delivery.leaseToken = undefined;
         delivery.leaseExpiresAtMs = undefined;
       }
-      for (const [endpointId, outcomes] of byEndpoint) {
-        const endpoint = this.endpoints.get(endpointId)!;
-        endpoint.health = endpointAfterAttempts(endpoint.health, outcomes, policy, now);
+      // An endpoint this batch disabled ends its other pending deliveries too.
+      for (const delivery of this.deliveries) {
+        if (!disabledNow.has(delivery.endpointId) || delivery.status !== "pending") continue;
+        delivery.status = "failed";
+        delivery.completedAtMs = now;
+        delivery.leaseToken = undefined;
+        delivery.leaseExpiresAtMs = undefined;
       }
     });
 

@@ -1,0 +1,119 @@
+import { type DeliveryPolicy, DISABLED_FAILING, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
+import { Effect } from "effect";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryQueue } from "../src/dispatcher.ts";
+import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+
+/**
+ * Enabling or disabling an endpoint by hand starts its run of failures over, so toggling a failing
+ * endpoint cannot make the operator's channel notice it again and again; and a disabled endpoint's
+ * pending deliveries end (failed, "endpoint disabled"), whether it was disabled by hand or by its
+ * failure window, so retention reaches their messages.
+ */
+
+let db: TestDatabase;
+let org: OrganizationFixture;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const policy: DeliveryPolicy = {
+  circuitThreshold: 3, circuitCooldownMs: 0, retryScheduleMs: Array.from({ length: 100 }, () => 0), failureWindowMs: 48 * HOUR,
+  disableNoticeMs: 24 * HOUR, notifyOperator: true,
+};
+
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+const noticesOf = async (endpointId: number) =>
+  (await rows<{ kind: string }>("select kind from endpoint_notices where endpoint_id = ? order by id", [endpointId])).map((n) => n.kind);
+const deliveriesOf = (endpointId: number) =>
+  rows<{ id: string; status: string; settled_reason: string | null; message_id: string }>(
+    "select id, status, settled_reason, message_id from webhook_deliveries where endpoint_id = ? order by id", [endpointId],
+  );
+const newClient = (name: string) => db.run(ClientRepository.use((r) => r.create(org.scope, { name })));
+const setEnabled = (endpointId: number, enabled: boolean) =>
+  db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, endpointId, enabled)));
+
+/** Claims every due delivery and records each as failed with a 500: one batch, one statement. Returns how many. */
+const failAll = () =>
+  db.run(Effect.gen(function* () {
+    const queue = yield* DeliveryQueue;
+    const { due } = yield* queue.claimDue(100, 60_000, policy, nothingHeld);
+    yield* queue.recordAttempts(due.map((delivery) => ({
+      delivery, startedAt: new Date(), durationMs: 3, statusCode: 500, error: undefined, responseBody: undefined, outcome: "failed" as const,
+    })), policy);
+    return due.length;
+  }));
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+// Each test its own organization (a client's message goes to every endpoint of its organization);
+// each ends with its endpoint disabled, so the next test's claims find only its own deliveries.
+beforeEach(async ({ task }) => {
+  org = await createOrganization(db, task.name.slice(0, 60));
+});
+afterAll(() => db?.dispose());
+
+describe("enabling and disabling a failing endpoint", () => {
+  it("sends the operator one endpoint.failing notice, however often it is disabled and enabled with a failure between", async () => {
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.71/toggled", [])))).id;
+    for (const name of ["One", "Two", "Three"]) await newClient(name);
+    expect(await failAll()).toBe(3);
+    expect(await noticesOf(endpointId)).toEqual(["failing"]);
+
+    for (let cycle = 0; cycle < 10; cycle++) {
+      await setEnabled(endpointId, false);
+      await setEnabled(endpointId, true);
+      await newClient(`Cycle ${cycle}`);
+      expect(await failAll()).toBe(1);
+    }
+    expect(await noticesOf(endpointId)).toEqual(["failing"]);
+    const [endpoint] = await rows<{ consecutive_failures: number; circuit_open_until: string | null; notice_stage: string | null }>(
+      "select consecutive_failures, circuit_open_until, notice_stage from webhook_endpoints where id = ?", [endpointId],
+    );
+    expect(endpoint).toEqual({ consecutive_failures: 1, circuit_open_until: null, notice_stage: null });
+    await setEnabled(endpointId, false);
+  });
+});
+
+describe("a disabled endpoint's pending deliveries", () => {
+  it("end when it is disabled by hand (failed, 'endpoint disabled'), so retention removes their messages", async () => {
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.72/disabled", [])))).id;
+    for (const name of ["Ada", "Grace"]) await newClient(name);
+    expect(await failAll()).toBe(2);
+    expect((await deliveriesOf(endpointId)).map((d) => d.status)).toEqual(["pending", "pending"]);
+
+    expect(await setEnabled(endpointId, false)).toEqual({ id: endpointId, enabled: false, changed: true, ended: 2 });
+    const ended = await deliveriesOf(endpointId);
+    expect(ended.map((d) => [d.status, d.settled_reason])).toEqual([["failed", SETTLED_ENDPOINT_DISABLED], ["failed", SETTLED_ENDPOINT_DISABLED]]);
+
+    // Each message is a week old, and the retention window a day: both go, deliveries and attempts with them.
+    await rows("update webhook_messages set created_at = now() - interval '7 days' where id in (?, ?)", [ended[0]!.message_id, ended[1]!.message_id]);
+    const pruned = await db.run(Housekeeping.use((h) => h.pruneDeliveryHistory(DAY, 100)));
+    expect(pruned.messages).toBe(2);
+    expect(await deliveriesOf(endpointId)).toEqual([]);
+    expect(await rows("select 1 from webhook_messages where id in (?, ?)", [ended[0]!.message_id, ended[1]!.message_id])).toEqual([]);
+  });
+
+  it("end when its failure window disables it, those of the batch and every other pending one", async () => {
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/window", [])))).id;
+    await newClient("Window one");
+    expect(await failAll()).toBe(1);
+    await newClient("Window two");
+    await newClient("Window three");
+    // One of three is in flight when the window runs out; the other two wait for their first try.
+    await rows("update webhook_endpoints set failing_since = now() - interval '49 hours' where id = ?", [endpointId]);
+    await rows(
+      "update webhook_deliveries set next_attempt_at = now() + interval '1 hour' where endpoint_id = ? and attempts = 0", [endpointId],
+    );
+    expect(await failAll()).toBe(1);
+    const [endpoint] = await rows<{ enabled: boolean; disabled_reason: string }>(
+      "select enabled, disabled_reason from webhook_endpoints where id = ?", [endpointId],
+    );
+    expect(endpoint).toEqual({ enabled: false, disabled_reason: DISABLED_FAILING });
+    expect((await deliveriesOf(endpointId)).map((d) => [d.status, d.settled_reason])).toEqual(
+      [1, 2, 3].map(() => ["failed", SETTLED_ENDPOINT_DISABLED]),
+    );
+    // One failure before (under the circuit's threshold), then the window: the one notice is the disabling.
+    expect(await noticesOf(endpointId)).toEqual(["disabled"]);
+  });
+});

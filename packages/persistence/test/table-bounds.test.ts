@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+
+/**
+ * Every table an organization can grow has a bound. Read from the migrated database's catalog, each
+ * table is classified here: capped per organization (by the named setting), removed by a retention
+ * sweep (after the named setting), or bounded for a stated reason. A new table without a
+ * classification fails this test: whoever adds it says how it stays bounded.
+ */
+
+/** How a table stays bounded. */
+type Bound =
+  | { readonly capped: string }
+  | { readonly retention: string; readonly sweptBy: ReadonlyArray<string> }
+  | { readonly bounded: string };
+
+/** The business records an organization keeps through the API: its own data, for as long as it has them. */
+const BUSINESS_RECORD: Bound = {
+  bounded: "the organization's own business records, kept as long as it keeps them; written only through the API, at most RATE_LIMIT_CREATES per second per organization",
+};
+
+const HOUSEKEEPING = "src/housekeeping.ts";
+
+/** Every table of the migrated database, and how it is bounded. */
+const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
+  mikro_orm_migrations: { bounded: "one row per migration shipped" },
+  organizations: { bounded: "made only by the operator (`platter org create`), plus at most one sandbox per organization" },
+  process_instances: { bounded: "one row per running process, removed when it leaves or its heartbeat expires" },
+  api_keys: { capped: "API_KEYS_PER_ORGANIZATION" },
+  webhook_endpoints: { capped: "WEBHOOK_ENDPOINTS_PER_ORGANIZATION (and LISTENERS_PER_ORGANIZATION for local listeners)" },
+  webhook_messages: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
+  webhook_deliveries: { retention: "WEBHOOK_RETENTION (a disabled endpoint's pending ones end, so they are reached too)", sweptBy: [HOUSEKEEPING] },
+  webhook_attempts: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
+  endpoint_notices: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
+  audit_log: { retention: "AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
+  developer_sessions: { retention: "a day after it expires; one the audit log names, after AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
+  developer_sign_in_links: { retention: "a day after it expires; one a kept session or the audit log names, after those", sweptBy: [HOUSEKEEPING] },
+  idempotency_keys: { retention: "IDEMPOTENCY_WINDOW_HOURS (24 h)", sweptBy: [HOUSEKEEPING] },
+  api_requests: { retention: "REQUEST_HISTORY_RETENTION", sweptBy: ["src/request-log.ts"] },
+  clients: BUSINESS_RECORD,
+  recipes: BUSINESS_RECORD,
+  ingredients: BUSINESS_RECORD,
+  events: BUSINESS_RECORD,
+  dishes: BUSINESS_RECORD,
+  proposals: BUSINESS_RECORD,
+  invoices: BUSINESS_RECORD,
+  invoice_line_items: BUSINESS_RECORD,
+};
+
+const ENTRIES = Object.entries(TABLE_BOUNDS);
+const CAPPED = ENTRIES.flatMap(([table, bound]) => ("capped" in bound ? [[table, bound.capped] as const] : []));
+const SWEPT = ENTRIES.flatMap(([table, bound]) => ("retention" in bound ? [[table, bound.retention, bound.sweptBy] as const] : []));
+const BOUNDED = ENTRIES.flatMap(([table, bound]) => ("bounded" in bound ? [[table, bound.bounded] as const] : []));
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+});
+afterAll(() => db?.dispose());
+
+describe("every table has a bound", () => {
+  it("classifies every table of the migrated database, and only those", async () => {
+    const tables = await db.orm.em.getConnection().execute<{ table_name: string }[]>(
+      "select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name",
+    );
+    expect(tables.map((row) => row.table_name)).toEqual(Object.keys(TABLE_BOUNDS).sort());
+  });
+
+  it.each(CAPPED)("%s is capped per organization by %s", (_table, setting) => {
+    expect(setting).toMatch(/^[A-Z][A-Z_]+[A-Z]\b/);
+  });
+
+  it.each(SWEPT)("%s is removed by a retention sweep (%s) that deletes from it", (table, _retention, sweptBy) => {
+    const sweeps = sweptBy.map((file) => readFileSync(new URL(`../${file}`, import.meta.url), "utf8")).join("\n");
+    // Either statement form the sweeps use: a delete naming the table, or the table handed to `removeOldest`.
+    expect(sweeps).toMatch(new RegExp(`delete from ${table}\\b|"${table}"`));
+  });
+
+  it.each(BOUNDED)("%s is bounded: %s", (_table, reason) => {
+    expect(reason.length).toBeGreaterThan(10);
+  });
+});
