@@ -8,7 +8,7 @@ import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaConfig } from "./config.ts";
 import { errorPages } from "./error-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
-import { OrganizationLimits } from "./organization-limits.ts";
+import { OrganizationLimits, postRouteLimits, type RouteLimit } from "./organization-limits.ts";
 import { addListenRoutes } from "./listen-routes.ts";
 import type { ListenerStreams } from "./listener-streams.ts";
 import { createRouter } from "./routes.ts";
@@ -28,11 +28,15 @@ const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
 /**
  * The Developer area application. Request path: security headers → error pages → assets → method
  * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page. Its
- * `listenerStreams` are the open `platter listen` streams, which the server ends when it stops.
+ * `listenerStreams` are the open `platter listen` streams, which the server ends when it stops;
+ * `postRoutes` lists every POST route of its router with the limit its registration declared.
  */
 export const createDeveloperAreaApp = (
   runtime: RequestRuntime, settings: DeveloperAreaSettings, logger: Logger,
-): Koa & { readonly listenerStreams: ListenerStreams } => {
+): Koa & {
+  readonly listenerStreams: ListenerStreams;
+  readonly postRoutes: () => ReadonlyArray<{ readonly path: string; readonly limit: RouteLimit | undefined }>;
+} => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
@@ -68,5 +72,5 @@ export const createDeveloperAreaApp = (
   app.use(async (ctx) => {
     if (ctx.matched === undefined || ctx.matched.length === 0 || ctx.body === undefined) throw new UnknownPage();
   });
-  return Object.assign(app, { listenerStreams });
+  return Object.assign(app, { listenerStreams, postRoutes: () => postRouteLimits(router) });
 };

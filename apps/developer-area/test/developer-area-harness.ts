@@ -21,6 +21,8 @@ export interface RunningArea {
   readonly link: (organizationId: number, requestedBy?: SignInRequester) => Promise<string>;
   /** Ends the open `platter listen` streams as a stopping server does (new ones are refused from then on). */
   readonly endStreams: () => void;
+  /** Every POST route of the area's router, with the limit its registration declared. */
+  readonly postRoutes: ReturnType<typeof createDeveloperAreaApp>["postRoutes"];
   readonly stop: () => Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export const startArea = async (
     origin,
     link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
     endStreams: () => app.listenerStreams.endAll(),
+    postRoutes: app.postRoutes,
     stop: async () => {
       app.listenerStreams.endAll();
       await close(server);
