@@ -1,7 +1,7 @@
 import Koa from "koa";
 import type { Logger } from "pino";
 import { readRateLimits, readTrustProxy } from "@platter/api";
-import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
+import { DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 import { readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
@@ -20,7 +20,7 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
 export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
   & Partial<Pick<DeveloperAreaConfig,
-    "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
+    "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "apiKeysPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
     | "listenersPerOrganization" | "rateLimits" | "trustProxy">>;
 
 const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
@@ -49,6 +49,7 @@ export const createDeveloperAreaApp = (
       secretOverlapMs: settings.secretOverlapMs ?? WEBHOOK_DEFAULTS.secretOverlapMs,
       endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
+    apiKeysPerOrganization: settings.apiKeysPerOrganization ?? DEFAULT_API_KEYS_PER_ORGANIZATION,
     limits,
     requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
     readYourWritesMs: settings.replicas === undefined || settings.replicas.urls.length === 0 ? undefined : settings.replicas.readYourWritesMs,

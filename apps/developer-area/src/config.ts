@@ -1,5 +1,5 @@
 import {
-  ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
+  type ApiKeySettings, readApiKeySettings, ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
   readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings, type ReplicaReadSettings,
   type RequestHistorySettings,
   type WebhookEndpointSettings,
@@ -44,7 +44,7 @@ export const DEFAULT_DEVELOPER_AREA_LIMITS: DeveloperAreaLimits = {
 };
 
 /** Developer-area configuration: parsed and validated once at start into a typed object. */
-export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress, WebhookEndpointSettings {
+export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress, WebhookEndpointSettings, ApiKeySettings {
   /**
    * The Content-Security-Policy's `frame-ancestors` sources: who may show the area in a frame
    * (`'self'` by default; add the catering application's origin to embed it there).
@@ -126,6 +126,7 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   ...readProcessSettings(env),
   ...readDeveloperAreaAddress(env),
   ...readWebhookEndpointSettings(env),
+  ...readApiKeySettings(env),
   frameAncestors: readFrameAncestors(env),
   limits: readDeveloperAreaLimits(env),
   replicas: readReplicaReadSettings(env),

@@ -41,6 +41,8 @@ export interface RouteSettings {
   readonly cookies: CookiePolicy;
   /** The SSRF guard's setting, the secret rotation's overlap and the endpoints' limit, as the CLI reads them. */
   readonly webhooks: WebhookEndpointSettings;
+  /** How many working API keys an organization may have (`API_KEYS_PER_ORGANIZATION`). */
+  readonly apiKeysPerOrganization: number;
   /** The organization's limits on the actions that make work (each POST route names its own). */
   readonly limits: OrganizationLimits;
   /** What the request log keeps, said on its page. */
@@ -145,7 +147,11 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     }
     const access = entered.access as Access;
     const lifetimeMs = Result.getOrThrow(checkKeyLifetime(lifetime.success.ms));
-    const created = await run(ctx, ApiKeys.create(session, access, name.success, lifetimeMs));
+    const created = await run(ctx, ApiKeys.create(session, access, name.success, lifetimeMs, settings.apiKeysPerOrganization).pipe(
+      // One key too many: said beside the name, the form kept, nothing written.
+      Effect.catchTag("ApiKeyLimitReached", (refusal) => Effect.succeed(refusal)),
+    ));
+    if ("_tag" in created) return listPage(ctx, 400, { ...entered, nameError: created.message });
     page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.key }));
   });
 

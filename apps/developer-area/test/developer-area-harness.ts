@@ -52,6 +52,8 @@ export const startArea = async (
   frameAncestors = "'self'",
   webhooks: Partial<WebhookEndpointSettings> & {
     readonly limits?: DeveloperAreaLimits;
+    /** `API_KEYS_PER_ORGANIZATION`. */
+    readonly apiKeysPerOrganization?: number;
     /** `LISTENERS_PER_ORGANIZATION`. */
     readonly listenersPerOrganization?: number;
     /** `RATE_LIMIT*`, for the CLI's routes. */

@@ -19,7 +19,7 @@ const LIMITS: DeveloperAreaLimits = {
 
 let area: RunningArea;
 beforeAll(async () => {
-  area = await startArea(inject("pgAdminUrl"), "'self'", { allowPrivateNetworks: false, limits: LIMITS });
+  area = await startArea(inject("pgAdminUrl"), "'self'", { allowPrivateNetworks: false, limits: LIMITS, apiKeysPerOrganization: 4 });
 });
 afterAll(() => area?.stop());
 
@@ -182,6 +182,26 @@ describe("the API keys' changes", () => {
     expect(await written(org.id)).toEqual(before);
     const other = await liveOrganization("Keys Other");
     expect((await post(other.session, "/api-keys", { name: "one", access: "read", expires: "never" })).status).toBe(201);
+  });
+});
+
+describe("the cap on API keys (API_KEYS_PER_ORGANIZATION)", () => {
+  it("refuses the key beyond it with 400, the reason beside the name, writing nothing; a revoked key frees its place", async () => {
+    // The fixture's organization has two keys; the cap here is four.
+    const { org, session } = await liveOrganization("Capped Keys");
+    for (const name of ["three", "four"]) expect((await post(session, "/api-keys", { name, access: "read", expires: "never" })).status).toBe(201);
+    const before = await written(org.id);
+    const refused = await post(session, "/api-keys", { name: "five", access: "read_write", expires: "never" });
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toContain(
+      '<p class="field-error" id="key-name-error">This organization already has 4 working API keys, the most it may have (revoked, expired and rolled ones do not count). Revoke one it no longer uses, or ask your Platter contact to raise the limit.</p>',
+    );
+    expect(page).toContain('value="five" aria-invalid="true"');
+    expect(await written(org.id)).toEqual(before);
+    // The refusal was not counted against the key changes either: one more create, once a key is revoked.
+    expect((await post(session, `/api-keys/${org.readKeyId}/revoke`)).status).toBe(303);
+    expect((await post(session, "/api-keys", { name: "five", access: "read", expires: "never" })).status).toBe(201);
   });
 });
 
