@@ -88,6 +88,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
         InvalidInput: (refusal) => Effect.succeed(refusal),
         EndpointUrlRefused: (refusal) => Effect.succeed(refusal),
         EndpointLimitReached: (refusal) => Effect.succeed(refusal),
+        EndpointUrlTaken: (refusal) => Effect.succeed(refusal),
       }),
     ));
     if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: created.message }));

@@ -205,6 +205,24 @@ describe("the cap on API keys (API_KEYS_PER_ORGANIZATION)", () => {
   });
 });
 
+describe("a URL registered once per organization", () => {
+  it("refuses the same URL again, however written, with 400 naming the endpoint that has it; another organization may register it", async () => {
+    const { org, session } = await liveOrganization("Once Live");
+    const added = await post(session, "/webhooks", { url: "https://203.0.113.40/hook", choice: "all" });
+    expect(added.status).toBe(303);
+    const id = /^\/webhooks\/(\d+)/.exec(added.headers.get("location")!)![1]!;
+    const before = await written(org.id);
+    const refused = await post(session, "/webhooks", { url: "HTTPS://203.0.113.40:443/hook#again", choice: "all" });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain(
+      `<p class="field-error" id="endpoint-url-error">HTTPS://203.0.113.40:443/hook#again is already endpoint ${id}: change that one instead of adding it again.</p>`,
+    );
+    expect(await written(org.id)).toEqual(before);
+    const other = await liveOrganization("Once Other");
+    expect((await post(other.session, "/webhooks", { url: "https://203.0.113.40/hook", choice: "all" })).status).toBe(303);
+  });
+});
+
 describe("the endpoints' changes", () => {
   it("refuse an enable, disable or reveal past DEVELOPER_AREA_ENDPOINT_CHANGES with 429, changing nothing", async () => {
     const { org, session } = await liveOrganization("Endpoints Live");

@@ -86,6 +86,20 @@ export const apiKeyLimitReached = (limit: number): ApiKeyLimitReached =>
       "(revoked, expired and rolled ones do not count). Revoke one it no longer uses, or ask your Platter contact to raise the limit.",
   });
 
+/**
+ * The organization already has an endpoint for this URL (compared as `normalizedEndpointUrl`
+ * writes it), so registering it again is refused and writes nothing: one message would reach the
+ * same receiver twice. `message` names the endpoint and is safe to show.
+ */
+export class EndpointUrlTaken extends Schema.TaggedError<EndpointUrlTaken>()("EndpointUrlTaken", {
+  endpointId: Schema.Finite,
+  message: Schema.String,
+}) {}
+
+/** The refusal of `url`, which the organization's endpoint `endpointId` already has. */
+export const endpointUrlTaken = (url: string, endpointId: number): EndpointUrlTaken =>
+  new EndpointUrlTaken({ endpointId, message: `${url} is already endpoint ${endpointId}: change that one instead of adding it again.` });
+
 /** Every expected failure of the domain. */
 export type DomainError =
   | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition
