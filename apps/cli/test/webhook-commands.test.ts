@@ -97,7 +97,7 @@ describe("platter webhook add", () => {
     const before = await endpointCount();
     const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", "HTTPS://93.184.216.34:443/platter/hooks"], env);
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toBe(`platter: HTTPS://93.184.216.34:443/platter/hooks is already endpoint ${id}: change that one instead of adding it again.`);
+    expect(result.stderr).toContain(`platter: HTTPS://93.184.216.34:443/platter/hooks is already endpoint ${id}: change that one instead of adding it again.\n`);
     expect(await endpointCount()).toBe(before);
   });
 
