@@ -1,5 +1,5 @@
 import {
-  type DatabaseSettings, type DeveloperAreaAddress, type Environment, readDatabaseSettings, readDeveloperAreaAddress, readMatching, readOrigin,
+  type ApiKeySettings, readApiKeySettings, type DatabaseSettings, type DeveloperAreaAddress, type Environment, readDatabaseSettings, readDeveloperAreaAddress, readMatching, readOrigin,
   readWebhookEndpointSettings, type WebhookEndpointSettings,
 } from "@platter/ops";
 
@@ -7,15 +7,16 @@ import {
  * CLI configuration: where the database is (the same variables and defaults as the API and the
  * dispatcher, so the CLI and `npm start` always meet the same database), whether webhook URLs may
  * point at private networks and how long a rotated-out secret keeps signing (as the Developer area
- * reads them), and where the Developer area's sign-in links lead. Parsed once into a typed object.
+ * reads them), how many API keys an organization may have, and where the Developer area's sign-in links lead. Parsed once into a typed object.
  */
-export interface CliConfig extends DatabaseSettings, DeveloperAreaAddress, WebhookEndpointSettings {}
+export interface CliConfig extends DatabaseSettings, DeveloperAreaAddress, WebhookEndpointSettings, ApiKeySettings {}
 
 /** Reads the CLI's environment variables; throws `ConfigError` naming the first bad one. */
 export const loadCliConfig = (env: Environment = process.env): CliConfig => ({
   ...readDatabaseSettings(env),
   ...readDeveloperAreaAddress(env),
   ...readWebhookEndpointSettings(env),
+  ...readApiKeySettings(env),
 });
 
 /** Where `npm start` serves the Developer area: the default origin of the commands that work with a key. */

@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import {
-  type EndpointLimitReached, type EndpointUrlRefused, type InvalidInput, type InvalidTransition, type NotFound, type OperatorActor,
+  type ApiKeyLimitReached, type EndpointLimitReached, type EndpointUrlTaken, type EndpointUrlRefused, type InvalidInput, type InvalidTransition, type NotFound, type OperatorActor,
   operatorActor,
 } from "@platter/domain";
 import { type DatabaseSettings } from "@platter/ops";
@@ -29,12 +29,12 @@ export const withPlatform = async <T>(config: DatabaseSettings, work: (platform:
   }
 };
 
-type ActionError = InvalidInput | NotFound | InvalidTransition | EndpointLimitReached | EndpointUrlRefused;
+type ActionError = InvalidInput | NotFound | InvalidTransition | EndpointLimitReached | ApiKeyLimitReached | EndpointUrlRefused | EndpointUrlTaken;
 
 /**
- * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput` and
- * `EndpointUrlRefused` a usage error with the domain's message, `NotFound` a failure saying what
- * was missing, `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` a
+ * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput`,
+ * `EndpointUrlRefused` and `EndpointUrlTaken` a usage error with the domain's message, `NotFound` a failure saying what
+ * was missing, `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` and `ApiKeyLimitReached` a
  * usage error (exit 2: the request is one the organization may not make) with the domain's message.
  */
 export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Effect<A, ActionError, Persistence>, notFound: string): Promise<A> => {
@@ -44,9 +44,11 @@ export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Ef
   switch ((error as { _tag?: string })._tag) {
     case "InvalidInput":
     case "EndpointUrlRefused":
-      throw new UsageError((error as InvalidInput | EndpointUrlRefused).message);
+    case "EndpointUrlTaken":
+      throw new UsageError((error as InvalidInput | EndpointUrlRefused | EndpointUrlTaken).message);
     case "EndpointLimitReached":
-      throw new LimitReached((error as EndpointLimitReached).message);
+    case "ApiKeyLimitReached":
+      throw new LimitReached((error as EndpointLimitReached | ApiKeyLimitReached).message);
     case "NotFound":
       throw new CommandFailed(notFound);
     case "InvalidTransition":

@@ -115,6 +115,20 @@ describe("platter org create, key create, key revoke", () => {
     expect(await count("api_keys")).toBe(before);
   });
 
+  it("refuses a key beyond API_KEYS_PER_ORGANIZATION with exit 2 and the reason, and creates no key", async () => {
+    const org = await runCliJson(["org", "create", "--name", "Key Cap Test", "--currency", "EUR"], env);
+    const capped = { ...env, API_KEYS_PER_ORGANIZATION: "2" };
+    const [existing] = await db.orm.em.getConnection().execute<{ n: number }[]>("select count(*)::int as n from api_keys where organization_id = ?", [org.id]);
+    for (let i = existing!.n; i < 2; i++) await runCliJson(["key", "create", "--org", String(org.id), "--access", "read"], capped);
+    const before = await count("api_keys");
+    const result = await runCli(["key", "create", "--org", String(org.id), "--access", "read_write", "--json"], capped);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "This organization already has 2 working API keys, the most it may have (revoked, expired and rolled ones do not count). Revoke one it no longer uses",
+    );
+    expect(await count("api_keys")).toBe(before);
+  });
+
   it("refuses an overlap over 30 days with exit 2 and changes nothing", async () => {
     const org = await runCliJson(["org", "create", "--name", "Overlap Test", "--currency", "EUR"], env);
     const key = await runCliJson(["key", "create", "--org", String(org.id), "--access", "read"], env);

@@ -92,12 +92,22 @@ describe("platter webhook add", () => {
     expect(await endpointCount()).toBe(before);
   });
 
+  it("refuses a URL the organization already has, however written, with exit 2 naming its endpoint, and registers nothing", async () => {
+    const org = await newOrganization();
+    const { id } = await registeredEndpoint(org, PUBLIC_URL);
+    const before = await endpointCount();
+    const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", "HTTPS://93.184.216.34:443/platter/hooks"], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`platter: HTTPS://93.184.216.34:443/platter/hooks is already endpoint ${id}: change that one instead of adding it again.\n`);
+    expect(await endpointCount()).toBe(before);
+  });
+
   it("refuses an endpoint beyond WEBHOOK_ENDPOINTS_PER_ORGANIZATION (disabled ones count) with exit 2, saying so, and registers nothing", async () => {
     const org = await newOrganization();
     const limited = { ...env, WEBHOOK_ENDPOINTS_PER_ORGANIZATION: "2" };
     const first = await runCliJson(["webhook", "add", "--org", String(org), "--url", PUBLIC_URL], limited);
     await runCliJson(["webhook", "disable", "--id", String(first.id)], limited);
-    await runCliJson(["webhook", "add", "--org", String(org), "--url", PUBLIC_URL], limited);
+    await runCliJson(["webhook", "add", "--org", String(org), "--url", `${PUBLIC_URL}/second`], limited);
     const before = await endpointCount();
     const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", `${PUBLIC_URL}/third`], limited);
     expect(result.code).toBe(2);

@@ -1,7 +1,7 @@
 import Koa from "koa";
 import type { Logger } from "pino";
 import { readRateLimits, readTrustProxy } from "@platter/api";
-import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
+import { DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 import { AddressFailures, clientAddressResolver, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
@@ -10,7 +10,7 @@ import { FailedLookups } from "./failed-lookups.ts";
 import { PageLoads } from "./page-loads.ts";
 import { errorPages } from "./error-pages.ts";
 import { UnknownPage } from "./page-errors.ts";
-import { OrganizationLimits } from "./organization-limits.ts";
+import { OrganizationLimits, postRouteLimits, type RouteLimit } from "./organization-limits.ts";
 import { addListenRoutes } from "./listen-routes.ts";
 import type { ListenerStreams } from "./listener-streams.ts";
 import { createRouter } from "./routes.ts";
@@ -22,8 +22,8 @@ const SERVED_METHODS = new Set(["GET", "POST"]);
 export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl" | "frameAncestors">
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
   & Partial<Pick<DeveloperAreaConfig,
-    "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits" | "replicas" | "requestHistory" | "signatureHeader"
-    | "listenersPerOrganization" | "rateLimits" | "trustProxy" | "pageLoadsPerOrganization">>;
+    "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "apiKeysPerOrganization" | "limits" | "replicas" | "requestHistory"
+    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy" | "pageLoadsPerOrganization">>;
 
 /** One route of the area: a method it serves (GET or POST) and the router's path pattern (`/webhooks/:id`). */
 export interface AreaRoute {
@@ -37,11 +37,16 @@ const WEBHOOK_DEFAULTS = readWebhookEndpointSettings({});
  * The Developer area application. Request path: security headers → error pages → assets → method
  * guard (GET and POST) → router → unknown page. Unknown paths and methods are the 404 page. Its
  * `listenerStreams` are the open `platter listen` streams, which the server ends when it stops; its
- * `routes` every method and path the router serves (what the random-input test sends to).
+ * `routes` every method and path the router serves (what the random-input test sends to), and
+ * `postRoutes` every POST route of its router with the limit its registration declared.
  */
 export const createDeveloperAreaApp = (
   runtime: RequestRuntime, settings: DeveloperAreaSettings, logger: Logger,
-): Koa & { readonly listenerStreams: ListenerStreams; readonly routes: ReadonlyArray<AreaRoute> } => {
+): Koa & {
+  readonly listenerStreams: ListenerStreams;
+  readonly routes: ReadonlyArray<AreaRoute>;
+  readonly postRoutes: () => ReadonlyArray<{ readonly path: string; readonly limit: RouteLimit | undefined }>;
+} => {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
@@ -58,6 +63,7 @@ export const createDeveloperAreaApp = (
       secretOverlapMs: settings.secretOverlapMs ?? WEBHOOK_DEFAULTS.secretOverlapMs,
       endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
+    apiKeysPerOrganization: settings.apiKeysPerOrganization ?? DEFAULT_API_KEYS_PER_ORGANIZATION,
     limits,
     requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
     lookups: new FailedLookups(addressFailures, clientAddressResolver(trustProxy)),
@@ -86,5 +92,5 @@ export const createDeveloperAreaApp = (
   });
   const routes = router.stack.flatMap((layer) =>
     layer.methods.filter((method) => SERVED_METHODS.has(method)).map((method) => ({ method, path: String(layer.path) })));
-  return Object.assign(app, { listenerStreams, routes });
+  return Object.assign(app, { listenerStreams, routes, postRoutes: () => postRouteLimits(router) });
 };

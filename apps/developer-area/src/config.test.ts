@@ -40,20 +40,31 @@ describe("DEVELOPER_AREA_FRAME_ANCESTORS", () => {
 });
 
 describe("the per-organization limits", () => {
-  it("default to 30 test events, 10 new endpoints and 30 replays per 10 minutes", () => {
+  it("default to 30 test events, 10 new endpoints, 30 replays, 20 key changes, 60 endpoint changes, 10 sandbox resets and 30 switches per 10 minutes", () => {
     expect(loadDeveloperAreaConfig({}).limits).toEqual(DEFAULT_DEVELOPER_AREA_LIMITS);
-    expect(DEFAULT_DEVELOPER_AREA_LIMITS).toEqual({ testEvents: 30, endpointCreates: 10, replays: 30, windowMs: 600_000 });
+    expect(DEFAULT_DEVELOPER_AREA_LIMITS).toEqual({
+      testEvents: 30, endpointCreates: 10, replays: 30, keyChanges: 20, endpointChanges: 60, sandboxResets: 10, sandboxSwitches: 30, windowMs: 600_000,
+    });
   });
 
   it("are read from their variables", () => {
-    const env = { DEVELOPER_AREA_TEST_EVENTS: "5", DEVELOPER_AREA_ENDPOINT_CREATES: "2", DEVELOPER_AREA_REPLAYS: "7", DEVELOPER_AREA_LIMIT_WINDOW: "1h" };
-    expect(loadDeveloperAreaConfig(env).limits).toEqual({ testEvents: 5, endpointCreates: 2, replays: 7, windowMs: 3_600_000 });
+    const env = {
+      DEVELOPER_AREA_TEST_EVENTS: "5", DEVELOPER_AREA_ENDPOINT_CREATES: "2", DEVELOPER_AREA_REPLAYS: "7", DEVELOPER_AREA_KEY_CHANGES: "3",
+      DEVELOPER_AREA_ENDPOINT_CHANGES: "4", DEVELOPER_AREA_SANDBOX_RESETS: "6", DEVELOPER_AREA_SANDBOX_SWITCHES: "8", DEVELOPER_AREA_LIMIT_WINDOW: "1h",
+    };
+    expect(loadDeveloperAreaConfig(env).limits).toEqual({
+      testEvents: 5, endpointCreates: 2, replays: 7, keyChanges: 3, endpointChanges: 4, sandboxResets: 6, sandboxSwitches: 8, windowMs: 3_600_000,
+    });
   });
 
   it.each([
     ["DEVELOPER_AREA_TEST_EVENTS", "0"],
     ["DEVELOPER_AREA_ENDPOINT_CREATES", "many"],
     ["DEVELOPER_AREA_REPLAYS", "-1"],
+    ["DEVELOPER_AREA_KEY_CHANGES", "0"],
+    ["DEVELOPER_AREA_ENDPOINT_CHANGES", "1.5"],
+    ["DEVELOPER_AREA_SANDBOX_RESETS", "none"],
+    ["DEVELOPER_AREA_SANDBOX_SWITCHES", "0"],
     ["DEVELOPER_AREA_LIMIT_WINDOW", "500ms"],
     ["WEBHOOK_ENDPOINTS_PER_ORGANIZATION", "0"],
     ["DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION", "0"],

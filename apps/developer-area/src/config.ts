@@ -1,5 +1,5 @@
 import {
-  ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
+  type ApiKeySettings, readApiKeySettings, ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
   readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings, type ReplicaReadSettings,
   type RequestHistorySettings,
   type WebhookEndpointSettings,
@@ -23,15 +23,29 @@ export interface DeveloperAreaLimits {
   readonly endpointCreates: number;
   /** Replays per window: a message, a delivery, or an endpoint's failed messages since a time. */
   readonly replays: number;
+  /** API keys created or rolled per window (each writes a key and an audit row). */
+  readonly keyChanges: number;
+  /** Endpoint enables, disables, secret reveals and rotations per window (each an audit row, an enable a run of deliveries). */
+  readonly endpointChanges: number;
+  /** Sandbox creations and resets per window (each rewrites the sandbox's demo data). */
+  readonly sandboxResets: number;
+  /** Switches between the live organization and its sandbox per window (each writes a sign-in link and a session). */
+  readonly sandboxSwitches: number;
   /** The window, in milliseconds. */
   readonly windowMs: number;
 }
 
-/** The limits as an unset environment gives them: 30 test events, 10 new endpoints and 30 replays per 10 minutes. */
-export const DEFAULT_DEVELOPER_AREA_LIMITS: DeveloperAreaLimits = { testEvents: 30, endpointCreates: 10, replays: 30, windowMs: 10 * 60 * 1000 };
+/**
+ * The limits as an unset environment gives them, per 10 minutes: 30 test events, 10 new endpoints, 30 replays, 20 key changes,
+ * 60 endpoint changes, 10 sandbox resets and 30 sandbox switches.
+ */
+export const DEFAULT_DEVELOPER_AREA_LIMITS: DeveloperAreaLimits = {
+  testEvents: 30, endpointCreates: 10, replays: 30, keyChanges: 20, endpointChanges: 60, sandboxResets: 10, sandboxSwitches: 30,
+  windowMs: 10 * 60 * 1000,
+};
 
 /** Developer-area configuration: parsed and validated once at start into a typed object. */
-export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress, WebhookEndpointSettings {
+export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, DeveloperAreaAddress, WebhookEndpointSettings, ApiKeySettings {
   /**
    * The Content-Security-Policy's `frame-ancestors` sources: who may show the area in a frame
    * (`'self'` by default; add the catering application's origin to embed it there).
@@ -94,11 +108,18 @@ export const readFrameAncestors = (env: Environment): string => {
   return sources.map((source) => (source === "'self'" ? source : new URL(source).origin)).join(" ");
 };
 
-/** `DEVELOPER_AREA_TEST_EVENTS`, `DEVELOPER_AREA_ENDPOINT_CREATES`, `DEVELOPER_AREA_REPLAYS` per `DEVELOPER_AREA_LIMIT_WINDOW`. */
+/**
+ * `DEVELOPER_AREA_TEST_EVENTS`, `DEVELOPER_AREA_ENDPOINT_CREATES`, `DEVELOPER_AREA_REPLAYS`, `DEVELOPER_AREA_KEY_CHANGES`,
+ * `DEVELOPER_AREA_ENDPOINT_CHANGES`, `DEVELOPER_AREA_SANDBOX_RESETS`, `DEVELOPER_AREA_SANDBOX_SWITCHES` per `DEVELOPER_AREA_LIMIT_WINDOW`.
+ */
 export const readDeveloperAreaLimits = (env: Environment): DeveloperAreaLimits => ({
   testEvents: readInteger(env, "DEVELOPER_AREA_TEST_EVENTS", DEFAULT_DEVELOPER_AREA_LIMITS.testEvents, 1, 1_000_000),
   endpointCreates: readInteger(env, "DEVELOPER_AREA_ENDPOINT_CREATES", DEFAULT_DEVELOPER_AREA_LIMITS.endpointCreates, 1, 1_000_000),
   replays: readInteger(env, "DEVELOPER_AREA_REPLAYS", DEFAULT_DEVELOPER_AREA_LIMITS.replays, 1, 1_000_000),
+  keyChanges: readInteger(env, "DEVELOPER_AREA_KEY_CHANGES", DEFAULT_DEVELOPER_AREA_LIMITS.keyChanges, 1, 1_000_000),
+  endpointChanges: readInteger(env, "DEVELOPER_AREA_ENDPOINT_CHANGES", DEFAULT_DEVELOPER_AREA_LIMITS.endpointChanges, 1, 1_000_000),
+  sandboxResets: readInteger(env, "DEVELOPER_AREA_SANDBOX_RESETS", DEFAULT_DEVELOPER_AREA_LIMITS.sandboxResets, 1, 1_000_000),
+  sandboxSwitches: readInteger(env, "DEVELOPER_AREA_SANDBOX_SWITCHES", DEFAULT_DEVELOPER_AREA_LIMITS.sandboxSwitches, 1, 1_000_000),
   windowMs: readDuration(env, "DEVELOPER_AREA_LIMIT_WINDOW", DEFAULT_DEVELOPER_AREA_LIMITS.windowMs, 1000),
 });
 
@@ -111,6 +132,7 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   ...readProcessSettings(env),
   ...readDeveloperAreaAddress(env),
   ...readWebhookEndpointSettings(env),
+  ...readApiKeySettings(env),
   frameAncestors: readFrameAncestors(env),
   limits: readDeveloperAreaLimits(env),
   replicas: readReplicaReadSettings(env),

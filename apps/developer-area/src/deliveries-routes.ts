@@ -9,7 +9,7 @@ import { eventCatalogPage } from "./catalog-page.ts";
 import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
 import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
-import type { OrganizationLimits } from "./organization-limits.ts";
+import { limited, type OrganizationLimits } from "./organization-limits.ts";
 import { page, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 
@@ -61,7 +61,7 @@ const replayedNotice = (query: Context["query"]): string | undefined => {
 
 /** Adds the Deliveries, Event catalog and API reference routes to `router`. */
 export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void => {
-  const { settings, signedInOnly, post, signedIn, run } = kit;
+  const { signedInOnly, post, signedIn, run } = kit;
   const endpointsOf = (ctx: Context, session: DeveloperSession) => run(ctx, WebhookEndpoints.list(session));
 
   router.get("/deliveries", signedInOnly, async (ctx) => {
@@ -86,7 +86,7 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     page(ctx, 200, deliveriesPage(await signedIn(ctx, session), state, log));
   });
 
-  post("/deliveries/replay-failed", async (ctx, form, session) => {
+  post("/deliveries/replay-failed", limited("replays", (_ctx, form) => `/deliveries${filterQuery({ endpointId: parseRecordId(form["endpoint"] ?? "") })}`), async (ctx, form, session) => {
     const endpointId = parseRecordId(form["endpoint"] ?? "");
     if (endpointId === undefined) throw new UnknownPage();
     // Read (and refused) before a replay is counted: a refused form spends nothing.
@@ -102,7 +102,6 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
       const log = await run(ctx, Deliveries.log(session, { endpointId }, { limit: LOG_PAGE_SIZE, after: undefined }));
       return page(ctx, 400, deliveriesPage(await signedIn(ctx, session), state, log));
     }
-    await settings.limits.consume(session.scope.organizationId, "replays", `/deliveries${filterQuery({ endpointId })}`);
     const { retried } = await run(ctx, Deliveries.replayFailed(session, endpointId, since.success));
     redirect(ctx, `/deliveries${filterQuery({ endpointId }, { replayed: String(retried) })}`);
   });
@@ -113,13 +112,12 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
     page(ctx, 200, messagePage(await signedIn(ctx, session), message, replayedNotice(ctx.query)));
   });
 
-  post("/deliveries/:envelopeId/replay", async (ctx, form, session) => {
+  post("/deliveries/:envelopeId/replay", limited("replays", (ctx) => messagePath(envelopeIdOf(ctx))), async (ctx, form, session) => {
     const envelopeId = envelopeIdOf(ctx);
     const deliveryField = form["delivery"];
-    // One delivery, and only one of this message, or all of them; read before a replay is counted.
+    // One delivery, and only one of this message, or all of them.
     const deliveryId = deliveryField === undefined ? undefined : parseRecordId(deliveryField);
     if (deliveryField !== undefined && deliveryId === undefined) throw new UnknownPage();
-    await settings.limits.consume(session.scope.organizationId, "replays", messagePath(envelopeId));
     const { retried } = await run(ctx, 
       deliveryId === undefined ? Deliveries.replayMessage(session, envelopeId) : Deliveries.replay(session, deliveryId, envelopeId),
     );

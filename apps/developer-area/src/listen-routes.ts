@@ -9,7 +9,7 @@ import type { Context } from "koa";
 import type { Logger } from "pino";
 import { ListenerStreams } from "./listener-streams.ts";
 import { AreaUnavailable } from "./page-errors.ts";
-import type { OrganizationLimits } from "./organization-limits.ts";
+import { declareRouteLimit, limited, type OrganizationLimits, type RouteLimit, unlimited } from "./organization-limits.ts";
 
 /**
  * The CLI's routes, under `/cli/`, for an integrator's own tools with an API key in
@@ -56,6 +56,20 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
    * (429 over them): `Unauthenticated` (401) for none, or one that is not live.
    */
   const actorOf = (ctx: Context): Promise<ApiKeyActor> => authenticated(ctx, Effect.succeed);
+
+  /**
+   * The CLI's one way to add a POST route: the key is authenticated (and counted against its rate
+   * limits) first, then the action counted against the organization's limit its registration names
+   * (`OrganizationLimits.counted`, given back when the action refuses), or declared `unlimited(reason)`.
+   */
+  const cliPost = (path: string, limit: RouteLimit, action: (ctx: Context, actor: ApiKeyActor) => Promise<void>): void => {
+    declareRouteLimit(router, path, limit);
+    router.post(path, async (ctx) => {
+      const actor = await actorOf(ctx);
+      await settings.limits.counted(limit, actor.scope.organizationId, ctx, {}, () => action(ctx, actor));
+    });
+  };
+
   router.get("/cli/listen", async (ctx) => {
     // A stopping process opens no stream that would hold its shutdown: the CLI reconnects to another instance.
     if (streams.stopping) throw new AreaUnavailable({ reason: "stopping" });
@@ -67,8 +81,8 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     streams.serve(ctx, actor, listener, request);
   });
 
-  router.post("/cli/listen/attempts", async (ctx) => {
-    const actor = await actorOf(ctx);
+  const reportsUnlimited = unlimited("a report settles a delivery already sent to this key's listener (once: a second changes nothing); the key's rate limits count each");
+  cliPost("/cli/listen/attempts", reportsUnlimited, async (ctx, actor) => {
     const report = Result.getOrThrow(parseListenerReport(await readJsonBody(ctx)));
     const recorded = await run(LocalForwarding.record(actor, report));
     ctx.status = 200;
@@ -76,12 +90,10 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     streams.reported(actor);
   });
 
-  router.post("/cli/trigger", async (ctx) => {
-    const actor = await actorOf(ctx);
-    // Refused before it is counted: a read-only key changes nothing.
+  cliPost("/cli/trigger", limited("testEvents", "/sandbox"), async (ctx, actor) => {
+    // A refusal gives the count back: a read-only key changes nothing.
     if (actor.scope.access !== "read_write") throw new Forbidden();
     const type = Result.getOrThrow(parseTriggerBody(await readJsonBody(ctx)));
-    await settings.limits.consume(actor.scope.organizationId, "testEvents", "/sandbox");
     ctx.status = 201;
     ctx.body = await run(LocalForwarding.trigger(actor, type));
   });

@@ -1,20 +1,78 @@
+import type Router from "@koa/router";
+import type { Context } from "koa";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { DeveloperAreaLimits } from "./config.ts";
 import { TooManyActions } from "./page-errors.ts";
 
 /**
- * Per-organization limits on the Developer area's costly actions: test events and replays make
- * the dispatcher send, and every endpoint added is one more delivery per message. Each
+ * Per-organization limits on the Developer area's actions that make work: test events and replays
+ * make the dispatcher send, every endpoint added is one more delivery per message, and key,
+ * endpoint and sandbox changes each write rows (a key, a session, demo data, an audit row). Each
  * organization may take `DeveloperAreaLimits` of each per window (rate-limiter-flexible's fixed
  * windows, as the API's key limits), counted in this process's memory: nothing is written per
- * action. An action is counted once its form is valid, just before it is done, so a refusal does
- * nothing (and audits nothing).
+ * action.
+ *
+ * Every POST route of the area and of the CLI declares where it is registered what it costs
+ * (`limited(action, back)`, or `unlimited(reason)`), and the registration counts it
+ * (`OrganizationLimits.counted`): once the session and form token (or the key) are checked, before
+ * the route's work, so a refusal does nothing and audits nothing. A route's own refusal (a 4xx
+ * answer: a bad field, an unknown record, a refused transition) gives the count back, so bad input
+ * never spends the organization's allowance. `postRouteLimits` lists every POST route of a router
+ * with what it declared.
  */
 
 /** The actions that are limited. */
-export type LimitedAction = "testEvents" | "endpointCreates" | "replays";
+export type LimitedAction = keyof Omit<DeveloperAreaLimits, "windowMs">;
 
-const WHAT: Readonly<Record<LimitedAction, string>> = { testEvents: "test events", endpointCreates: "new endpoints", replays: "replays" };
+const LIMITED_ACTIONS: ReadonlyArray<LimitedAction> = [
+  "testEvents", "endpointCreates", "replays", "keyChanges", "endpointChanges", "sandboxResets", "sandboxSwitches",
+];
+
+const WHAT: Readonly<Record<LimitedAction, string>> = {
+  testEvents: "test events",
+  endpointCreates: "new endpoints",
+  replays: "replays",
+  keyChanges: "API key changes",
+  endpointChanges: "endpoint changes",
+  sandboxResets: "sandbox resets",
+  sandboxSwitches: "sandbox switches",
+};
+
+/** Where a refused action's page leads back to: a fixed path, or one made from the request and its form. */
+type BackLink = string | ((ctx: Context, form: Readonly<Record<string, string>>) => string);
+
+/** What one POST route costs its organization: counted against one of its limits, or nothing, and why. */
+export type RouteLimit =
+  | { readonly kind: "limited"; readonly action: LimitedAction; readonly back: BackLink }
+  | { readonly kind: "unlimited"; readonly reason: string };
+
+/** A route counted against the organization's `action` limit; its "too many" page leads back to `back`. */
+export const limited = (action: LimitedAction, back: BackLink): RouteLimit => ({ kind: "limited", action, back });
+
+/** A route that makes no work worth a limit, with the reason (said in the route list's test). */
+export const unlimited = (reason: string): RouteLimit => ({ kind: "unlimited", reason });
+
+/** What each router's POST routes declared, by path. */
+const declarations = new WeakMap<Router, Map<string, RouteLimit>>();
+
+/** Records that `router`'s POST route `path` costs `limit` (called by the registrations, `formRoutes` and the CLI's). */
+export const declareRouteLimit = (router: Router, path: string, limit: RouteLimit): void => {
+  const declared = declarations.get(router) ?? new Map<string, RouteLimit>();
+  declarations.set(router, declared);
+  declared.set(path, limit);
+};
+
+/** Every POST route of `router`, read from its stack, with the limit its registration declared (`undefined`: none). */
+export const postRouteLimits = (router: Router): ReadonlyArray<{ readonly path: string; readonly limit: RouteLimit | undefined }> =>
+  router.stack
+    .filter((layer) => layer.methods.includes("POST"))
+    .map((layer) => ({ path: String(layer.path), limit: declarations.get(router)?.get(String(layer.path)) }));
+
+/** A route's own refusal that changed nothing (an expected, tagged error), not an outage in the middle of its work. */
+const isRefusal = (thrown: unknown): boolean => {
+  const tag = typeof thrown === "object" && thrown !== null ? (thrown as { _tag?: unknown })._tag : undefined;
+  return typeof tag === "string" && tag !== "AreaUnavailable" && tag !== "DatabaseUnavailable";
+};
 
 /** The per-organization limiters of one Developer-area process. */
 export class OrganizationLimits {
@@ -23,9 +81,10 @@ export class OrganizationLimits {
 
   constructor(limits: DeveloperAreaLimits) {
     this.limits = limits;
-    const limiter = (action: LimitedAction) =>
-      new RateLimiterMemory({ keyPrefix: action, points: limits[action], duration: Math.max(1, Math.round(limits.windowMs / 1000)) });
-    this.limiters = { testEvents: limiter("testEvents"), endpointCreates: limiter("endpointCreates"), replays: limiter("replays") };
+    const duration = Math.max(1, Math.round(limits.windowMs / 1000));
+    this.limiters = Object.fromEntries(
+      LIMITED_ACTIONS.map((action) => [action, new RateLimiterMemory({ keyPrefix: action, points: limits[action], duration })]),
+    ) as Record<LimitedAction, RateLimiterMemory>;
   }
 
   /** Counts one `action` of organization `organizationId`; `TooManyActions` (nothing counted against later windows) when over its limit. */
@@ -41,6 +100,26 @@ export class OrganizationLimits {
         retryAfterSeconds: Math.max(1, Math.ceil(refusal.msBeforeNext / 1000)),
         back,
       });
+    }
+  }
+
+  /**
+   * Runs `work`, the route's action, as `limit` says: a limited one is counted first
+   * (`TooManyActions` over the limit, `work` not run), and given back when `work` refuses (a 4xx
+   * answer, or an expected error it throws), since a refusal does nothing.
+   */
+  async counted(limit: RouteLimit, organizationId: number, ctx: Context, form: Readonly<Record<string, string>>, work: () => Promise<void>): Promise<void> {
+    if (limit.kind === "unlimited") return work();
+    await this.consume(organizationId, limit.action, typeof limit.back === "string" ? limit.back : limit.back(ctx, form));
+    let refused = false;
+    try {
+      await work();
+      refused = ctx.status >= 400 && ctx.status < 500;
+    } catch (thrown) {
+      refused = isRefusal(thrown);
+      throw thrown;
+    } finally {
+      if (refused) await this.limiters[limit.action].reward(String(organizationId), 1);
     }
   }
 }

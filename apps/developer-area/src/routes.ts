@@ -14,7 +14,7 @@ import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
   apiKeysPage, confirmRevokePage, confirmRollPage, continueSignInPage, createdKeyPage, type CreateForm, howToGetALink, messagePage,
 } from "./pages.ts";
-import type { OrganizationLimits } from "./organization-limits.ts";
+import { limited, type OrganizationLimits, unlimited } from "./organization-limits.ts";
 import type { FailedLookups } from "./failed-lookups.ts";
 import type { PageLoads } from "./page-loads.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
@@ -43,7 +43,9 @@ export interface RouteSettings {
   readonly cookies: CookiePolicy;
   /** The SSRF guard's setting, the secret rotation's overlap and the endpoints' limit, as the CLI reads them. */
   readonly webhooks: WebhookEndpointSettings;
-  /** The organization's limits on test events, new endpoints and replays. */
+  /** How many working API keys an organization may have (`API_KEYS_PER_ORGANIZATION`). */
+  readonly apiKeysPerOrganization: number;
+  /** The organization's limits on the actions that make work (each POST route names its own). */
   readonly limits: OrganizationLimits;
   /** What the request log keeps, said on its page. */
   readonly requestHistory: RequestHistorySettings;
@@ -71,7 +73,7 @@ const SIGN_IN_REFERRER_POLICY = "strict-origin";
 export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): Router => {
   const router = new Router({ strict: true, sensitive: true });
   const signedInOnly = requireSession(runtime, settings.cookies, settings.lookups, settings.pageLoads);
-  const post = formRoutes(router, signedInOnly, settings.origin, settings.readYourWritesMs === undefined ? undefined : {
+  const post = formRoutes(router, signedInOnly, settings.origin, settings.limits, settings.readYourWritesMs === undefined ? undefined : {
     cookies: settings.cookies,
     windowMs: settings.readYourWritesMs,
   });
@@ -135,7 +137,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   });
 
   // Signing out ends this session, audited like ending it from the Sessions page.
-  post("/sign-out", async (ctx, _form, session) => {
+  post("/sign-out", unlimited("signing out ends this session: it makes nothing, and a session ends once"), async (ctx, _form, session) => {
     await run(ctx, DeveloperAreaSessions.end(session, session.sessionId));
     clearSessionCookie(ctx, settings.cookies);
     redirect(ctx, "/signed-out");
@@ -149,7 +151,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     await listPage(ctx, 200, undefined, parseRecordId(String(ctx.query["revoked"] ?? "")));
   });
 
-  post("/api-keys", async (ctx, form, session) => {
+  post("/api-keys", limited("keyChanges", "/api-keys"), async (ctx, form, session) => {
     const entered = { name: form["name"] ?? "", access: form["access"] ?? "", expires: form["expires"] ?? "never" };
     const name = parseApiKeyName(entered.name);
     const accessKnown = (ACCESS_LEVELS as readonly string[]).includes(entered.access);
@@ -165,7 +167,11 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     }
     const access = entered.access as Access;
     const lifetimeMs = Result.getOrThrow(checkKeyLifetime(lifetime.success.ms));
-    const created = await run(ctx, ApiKeys.create(session, access, name.success, lifetimeMs));
+    const created = await run(ctx, ApiKeys.create(session, access, name.success, lifetimeMs, settings.apiKeysPerOrganization).pipe(
+      // One key too many: said beside the name, the form kept, nothing written.
+      Effect.catchTag("ApiKeyLimitReached", (refusal) => Effect.succeed(refusal)),
+    ));
+    if ("_tag" in created) return listPage(ctx, 400, { ...entered, nameError: created.message });
     page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.key }));
   });
 
@@ -176,7 +182,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     page(ctx, 200, confirmRollPage(await signedIn(ctx, session), key));
   });
 
-  post("/api-keys/:id/roll", async (ctx, form, session) => {
+  post("/api-keys/:id/roll", limited("keyChanges", "/api-keys"), async (ctx, form, session) => {
     const id = idOf(ctx);
     const overlap = pickChoice(ROLL_OVERLAP_CHOICES, form["overlap"] ?? "", "how long the old key keeps working");
     if (Result.isFailure(overlap)) {
@@ -201,7 +207,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     page(ctx, 200, confirmRevokePage(await signedIn(ctx, session), key));
   });
 
-  post("/api-keys/:id/revoke", async (ctx, _form, session) => {
+  post("/api-keys/:id/revoke", unlimited("a key is revoked once (again changes and audits nothing), so revokes are bounded by key creates"), async (ctx, _form, session) => {
     const id = idOf(ctx);
     // Revoking a revoked key (a second click, an old page) changes nothing, so nothing is recorded.
     await run(ctx, ApiKeys.revoke(session, id));

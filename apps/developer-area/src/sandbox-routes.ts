@@ -7,6 +7,7 @@ import type { Context, Middleware } from "koa";
 import type { SignedIn } from "./layout.ts";
 import { page, redirect } from "./page-responses.ts";
 import { confirmResetPage, type SandboxMessages, sandboxPage } from "./sandbox-pages.ts";
+import { limited } from "./organization-limits.ts";
 import { type CookiePolicy, type FormRoute, sessionOf, setSessionCookie } from "./session.ts";
 
 /**
@@ -65,12 +66,12 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
     await sandboxAnswer(ctx, sessionOf(ctx), 200, { notice: noticeOf(ctx.query) });
   });
 
-  post("/sandbox/create", async (ctx, _form, session) => {
+  post("/sandbox/create", limited("sandboxResets", "/sandbox"), async (ctx, _form, session) => {
     if ((await change(ctx, session, Sandbox.create(session))) !== undefined) redirect(ctx, "/sandbox?created=1");
   });
 
   // The other side's session, opened from this one (which ends): live → sandbox, or sandbox → live.
-  post("/sandbox/switch", async (ctx, _form, session) => {
+  post("/sandbox/switch", limited("sandboxSwitches", "/sandbox"), async (ctx, _form, session) => {
     // Back to live is refused (409, this session unchanged) unless this session came in by a switch.
     const opened = await change(ctx, session, Sandbox.switchSession(session, deviceHint(ctx.get("user-agent"))));
     if (opened === undefined) return;
@@ -78,7 +79,7 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
     redirect(ctx, "/sandbox");
   });
 
-  post("/sandbox/trigger", async (ctx, form, session) => {
+  post("/sandbox/trigger", limited("testEvents", "/sandbox"), async (ctx, form, session) => {
     const type = parseSandboxTrigger(form["type"] ?? "");
     if (Result.isFailure(type)) return sandboxAnswer(ctx, session, 400, { error: type.failure.message });
     if ((await change(ctx, session, Sandbox.trigger(session, type.success))) !== undefined) redirect(ctx, `/sandbox?triggered=${type.success}`);
@@ -91,7 +92,7 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
     page(ctx, 200, confirmResetPage(await signedIn(ctx, session)));
   });
 
-  post("/sandbox/reset", async (ctx, _form, session) => {
+  post("/sandbox/reset", limited("sandboxResets", "/sandbox"), async (ctx, _form, session) => {
     if ((await change(ctx, session, Sandbox.reset(session))) !== undefined) redirect(ctx, "/sandbox?reset=1");
   });
 };

@@ -5,6 +5,7 @@ import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { readForm } from "./form-body.ts";
 import type { FailedLookups } from "./failed-lookups.ts";
+import { declareRouteLimit, type OrganizationLimits, type RouteLimit, unlimited } from "./organization-limits.ts";
 import { FormRefused, SignInRequired } from "./page-errors.ts";
 import type { PageLoads } from "./page-loads.ts";
 import { runProgram } from "./run-program.ts";
@@ -125,24 +126,33 @@ const wroteCookieName = (policy: CookiePolicy) => (policy.secure ? "__Host-platt
 /** Whether this request's browser sent a form within the read-your-writes window (see `WriteMark`). */
 export const wroteRecently = (ctx: Context, policy: CookiePolicy): boolean => ctx.cookies.get(wroteCookieName(policy)) !== undefined;
 
-/** Adds a signed-in POST route at `path` (see `formRoutes`). */
-export type FormRoute = (path: string, action: FormAction) => void;
+/**
+ * Adds a signed-in POST route at `path` (see `formRoutes`), counted against the organization's
+ * `limit` (`limited(action, back)`), or declared `unlimited(reason)`.
+ */
+export type FormRoute = (path: string, limit: RouteLimit, action: FormAction) => void;
 
 /**
  * The area's one way to add a signed-in POST route: the session is required (`signedInOnly`) and
  * the form checked (`readSessionForm`: sent from `origin`, with the session's form token) before
- * the action runs, so no route can forget either. Lint forbids `router.post` anywhere else. With
- * `wrote` (read replicas), the browser is marked for the read-your-writes window first.
+ * the action runs, so no route can forget either; then the action is counted against the
+ * organization's limit its registration names (`OrganizationLimits.counted`: over it, the "too
+ * many" page and nothing done). Lint forbids `router.post` anywhere else. With `wrote` (read
+ * replicas), the browser is marked for the read-your-writes window first.
  */
-export const formRoutes = (router: Router, signedInOnly: Middleware, origin: string, wrote?: WriteMark): FormRoute => (path, action) => {
-  router.post(path, signedInOnly, async (ctx) => {
-    const form = await readSessionForm(ctx, origin);
-    if (wrote !== undefined) {
-      ctx.append("set-cookie", cookie(wrote.cookies, "1", Math.ceil(wrote.windowMs / 1000), wroteCookieName(wrote.cookies)));
-    }
-    await action(ctx, form, sessionOf(ctx));
-  });
-};
+export const formRoutes =
+  (router: Router, signedInOnly: Middleware, origin: string, limits: OrganizationLimits, wrote?: WriteMark): FormRoute =>
+  (path, limit, action) => {
+    declareRouteLimit(router, path, limit);
+    router.post(path, signedInOnly, async (ctx) => {
+      const form = await readSessionForm(ctx, origin);
+      if (wrote !== undefined) {
+        ctx.append("set-cookie", cookie(wrote.cookies, "1", Math.ceil(wrote.windowMs / 1000), wroteCookieName(wrote.cookies)));
+      }
+      const session = sessionOf(ctx);
+      await limits.counted(limit, session.scope.organizationId, ctx, form, () => action(ctx, form, session));
+    });
+  };
 
 /**
  * Adds the sign-in link's POST: there is no session (so no form token) yet, so its origin is
@@ -150,6 +160,7 @@ export const formRoutes = (router: Router, signedInOnly: Middleware, origin: str
  * referrer, even when refused.
  */
 export const signInRoute = (router: Router, path: string, origin: string, action: (ctx: Context) => Promise<void>): void => {
+  declareRouteLimit(router, path, unlimited("no organization yet: a sign-in link is used once, so each link opens at most one session"));
   router.post(path, async (ctx) => {
     ctx.set("referrer-policy", "no-referrer");
     requireOwnOrigin(ctx, origin);

@@ -6,6 +6,7 @@ import type { Context, Middleware } from "koa";
 import type { SignedIn } from "./layout.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { sessionsPage } from "./sessions-pages.ts";
+import { unlimited } from "./organization-limits.ts";
 import { clearSessionCookie, type CookiePolicy, type FormRoute, sessionOf } from "./session.ts";
 
 /**
@@ -49,12 +50,12 @@ export const addSessionRoutes = (router: Router, kit: SessionRouteKit): void => 
     page(ctx, 200, sessionsPage(await signedIn(ctx, session), sessions, session.sessionId, endedNotice(ctx.query)));
   });
 
-  post("/sessions/end-others", async (ctx, _form, session) => {
+  post("/sessions/end-others", unlimited("ending sessions makes nothing: each session ends once, and ending an ended one changes nothing"), async (ctx, _form, session) => {
     const ended = await run(ctx, DeveloperAreaSessions.endOthers(session));
     redirect(ctx, `/sessions?ended=${ended.length}`);
   });
 
-  post("/sessions/:id/end", async (ctx, _form, session) => {
+  post("/sessions/:id/end", unlimited("ending a session makes nothing: it ends once, and ending an ended one changes nothing"), async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
     const { changed } = await run(ctx, DeveloperAreaSessions.end(session, id));
     if (id !== session.sessionId) return redirect(ctx, `/sessions?ended=${changed ? 1 : 0}`);

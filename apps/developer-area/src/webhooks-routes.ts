@@ -6,7 +6,7 @@ import type { DeveloperSession, RequestStorage, RequestRuntime } from "@platter/
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
 import type { SignedIn } from "./layout.ts";
-import type { OrganizationLimits } from "./organization-limits.ts";
+import { limited, type OrganizationLimits } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 import {
@@ -49,6 +49,9 @@ const DONE: Readonly<Record<string, string>> = {
 const pickedTypes = (form: Readonly<Record<string, string>>) =>
   Object.keys(form).filter((name) => name.startsWith("type:")).map((name) => name.slice("type:".length));
 
+/** The endpoint's page, where a refused change's "too many" page leads back to. */
+const endpointPath = (ctx: Context) => `/webhooks/${recordIdOf(ctx)}`;
+
 /** Adds the Webhooks routes to `router`. */
 export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => {
   const { run, signedIn, signedInOnly, post, settings } = kit;
@@ -69,7 +72,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     page(ctx, 200, newEndpointPage(await signedIn(ctx, sessionOf(ctx)), EMPTY_ENDPOINT_FORM));
   });
 
-  post("/webhooks", async (ctx, form, session) => {
+  post("/webhooks", limited("endpointCreates", "/webhooks"), async (ctx, form, session) => {
     const entered: EndpointForm = { url: form["url"] ?? "", choice: form["choice"] ?? "", picked: pickedTypes(form) };
     const types = parseSubscription(entered.choice, entered.picked);
     if (Result.isFailure(types)) {
@@ -79,14 +82,13 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
         ...entered, typesError: types.failure.message, ...(Result.isFailure(url) ? { urlError: url.failure.message } : {}),
       }));
     }
-    // Counted against the organization's new endpoints once the URL passed its checks (a refused form is not counted).
-    const admit = Effect.promise(() => settings.limits.consume(session.scope.organizationId, "endpointCreates", "/webhooks"));
-    const created = await run(ctx, WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks, admit).pipe(
+    const created = await run(ctx, WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks).pipe(
       // A URL that is not one or may not receive webhooks, or one endpoint too many: said beside the URL, and nothing written.
       Effect.catchTags({
         InvalidInput: (refusal) => Effect.succeed(refusal),
         EndpointUrlRefused: (refusal) => Effect.succeed(refusal),
         EndpointLimitReached: (refusal) => Effect.succeed(refusal),
+        EndpointUrlTaken: (refusal) => Effect.succeed(refusal),
       }),
     ));
     if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: created.message }));
@@ -99,7 +101,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   });
 
   // Revealing is a deliberate POST (never a link a browser may prefetch), and audited; no response is cached.
-  post("/webhooks/:id/secret", async (ctx, _form, session) => {
+  post("/webhooks/:id/secret", limited("endpointChanges", endpointPath), async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
     await showEndpoint(ctx, 200, id, { secret: await run(ctx, WebhookEndpoints.revealSecret(session, id)) });
   });
@@ -110,27 +112,26 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     page(ctx, 200, confirmRotatePage(await signedIn(ctx, session), endpoint, settings.webhooks.secretOverlapMs));
   });
 
-  post("/webhooks/:id/rotate", async (ctx, _form, session) => {
+  post("/webhooks/:id/rotate", limited("endpointChanges", endpointPath), async (ctx, _form, session) => {
     const id = recordIdOf(ctx);
     const secret = await run(ctx, WebhookEndpoints.rotateSecret(session, id, settings.webhooks));
     await showEndpoint(ctx, 200, id, { secret, notice: "The signing secret was rotated. Copy the new one into your receiver." });
   });
 
   for (const enabled of [true, false]) {
-    post(`/webhooks/:id/${enabled ? "enable" : "disable"}`, async (ctx, _form, session) => {
+    post(`/webhooks/:id/${enabled ? "enable" : "disable"}`, limited("endpointChanges", endpointPath), async (ctx, _form, session) => {
       const id = recordIdOf(ctx);
       await run(ctx, WebhookEndpoints.setEnabled(session, id, enabled, DISABLED_BY_HAND));
       redirect(ctx, `/webhooks/${id}?done=${enabled ? "enabled" : "disabled"}`);
     });
   }
 
-  post("/webhooks/:id/test", async (ctx, form, session) => {
+  post("/webhooks/:id/test", limited("testEvents", endpointPath), async (ctx, form, session) => {
     const id = recordIdOf(ctx);
     const type = form["type"] ?? "";
     if (!isWebhookEventType(type)) {
       return showEndpoint(ctx, 400, id, { testForm: { type, error: "Choose an event type of the catalog." } });
     }
-    await settings.limits.consume(session.scope.organizationId, "testEvents", `/webhooks/${id}`);
     const sent = await run(ctx, WebhookEndpoints.sendTestMessage(session, id, type).pipe(
       Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
     ));

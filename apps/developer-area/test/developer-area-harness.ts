@@ -23,6 +23,8 @@ export interface RunningArea {
   readonly endStreams: () => void;
   /** Every method and path pattern the area's router serves. */
   readonly routes: ReadonlyArray<AreaRoute>;
+  /** Every POST route of the area's router, with the limit its registration declared. */
+  readonly postRoutes: ReturnType<typeof createDeveloperAreaApp>["postRoutes"];
   readonly stop: () => Promise<void>;
 }
 
@@ -52,6 +54,8 @@ export const startArea = async (
   frameAncestors = "'self'",
   webhooks: Partial<WebhookEndpointSettings> & {
     readonly limits?: DeveloperAreaLimits;
+    /** `API_KEYS_PER_ORGANIZATION`. */
+    readonly apiKeysPerOrganization?: number;
     /** `LISTENERS_PER_ORGANIZATION`. */
     readonly listenersPerOrganization?: number;
     /** `RATE_LIMIT*`, for the CLI's routes (and `RATE_LIMIT_AUTH_FAILURES*` for session and sign-in link lookups). */
@@ -84,6 +88,7 @@ export const startArea = async (
     link: async (organizationId, requestedBy = "cli") => (await db.run(makeSignInLink(origin, organizationId, requestedBy))).url,
     endStreams: () => app.listenerStreams.endAll(),
     routes: app.routes,
+    postRoutes: app.postRoutes,
     stop: async () => {
       app.listenerStreams.endAll();
       await close(server);

@@ -11,7 +11,7 @@ import { postForm, type RunningArea, signIn, startArea, type TestSession } from 
  * writes nothing, audits nothing, and leaves other organizations their own allowance.
  */
 
-const LIMITS = { testEvents: 2, endpointCreates: 3, replays: 2, windowMs: 600_000 };
+const LIMITS = { testEvents: 2, endpointCreates: 3, replays: 2, keyChanges: 100, endpointChanges: 100, sandboxResets: 100, sandboxSwitches: 100, windowMs: 600_000 };
 
 let area: RunningArea;
 let a: OrganizationFixture;
@@ -62,9 +62,12 @@ describe("the limit on endpoints per organization", () => {
 
 describe("the per-window limits", () => {
   it("refuse a new endpoint beyond DEVELOPER_AREA_ENDPOINT_CREATES with a 429 page saying when to retry, and write nothing", async () => {
-    // A's three creations of the window: two above, and one refused by the endpoints' limit (counted: it was a valid form).
+    // A's creations of the window: two above (the one refused by the endpoints' limit did nothing, so it is not counted).
+    // One endpoint fewer (moved out of the way by the test) lets A make its third, and the fourth is refused.
+    await rows("delete from webhook_endpoints where organization_id = ? and url = 'https://203.0.113.10/two'", [a.id]);
+    expect((await add(sessionA, "https://203.0.113.10/four")).status).toBe(303);
     const before = await counts();
-    const refused = await add(sessionA, "https://203.0.113.10/four");
+    const refused = await add(sessionA, "https://203.0.113.10/five");
     expect(refused.status).toBe(429);
     const wait = Number(refused.headers.get("retry-after"));
     expect(wait).toBeGreaterThanOrEqual(1);

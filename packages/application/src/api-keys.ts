@@ -10,10 +10,12 @@ export const ApiKeys = {
   find: (actor: Actor, id: number) => ApiKeyRepository.use((keys) => keys.find(actor.scope, id)),
   /**
    * A new key named `name` (already checked with `parseApiKeyName`) that expires `lifetimeMs` from
-   * now (never when undefined; checked with `checkKeyLifetime`), audited `api_key.created`.
+   * now (never when undefined; checked with `checkKeyLifetime`), audited `api_key.created`;
+   * `ApiKeyLimitReached` (nothing written) when the organization already has `limit` working keys
+   * (`API_KEYS_PER_ORGANIZATION`).
    */
-  create: (actor: Actor, access: Access, name = "", lifetimeMs?: number) =>
-    audited(actor, ApiKeyRepository.use((keys) => keys.create(actor.scope, access, name, lifetimeMs)), (key) => ({
+  create: (actor: Actor, access: Access, name = "", lifetimeMs?: number, limit?: number) =>
+    audited(actor, ApiKeyRepository.use((keys) => keys.create(actor.scope, access, name, lifetimeMs, limit)), (key) => ({
       action: "api_key.created",
       subject: `api_key ${key.id}`,
     })),

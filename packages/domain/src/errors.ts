@@ -65,6 +65,41 @@ export const endpointLimitReached = (limit: number): EndpointLimitReached =>
       "(disabled ones count). Reuse one of them, or ask your Platter contact to raise the limit.",
   });
 
+/**
+ * An organization already has as many working API keys as it may (`limit`: keys not revoked, not
+ * expired and not replaced by a roll), so creating another is refused and writes nothing.
+ * `message` is safe to show.
+ */
+export class ApiKeyLimitReached extends Schema.TaggedError<ApiKeyLimitReached>()("ApiKeyLimitReached", {
+  limit: Schema.Finite,
+  message: Schema.String,
+}) {}
+
+/** `API_KEYS_PER_ORGANIZATION` when unset: far above the few keys an integration uses (one per system and environment). */
+export const DEFAULT_API_KEYS_PER_ORGANIZATION = 100;
+
+/** The refusal of one more API key beyond `limit`, with the sentence the CLI and the Developer area show. */
+export const apiKeyLimitReached = (limit: number): ApiKeyLimitReached =>
+  new ApiKeyLimitReached({
+    limit,
+    message: `This organization already has ${limit} working API ${limit === 1 ? "key" : "keys"}, the most it may have ` +
+      "(revoked, expired and rolled ones do not count). Revoke one it no longer uses, or ask your Platter contact to raise the limit.",
+  });
+
+/**
+ * The organization already has an endpoint for this URL (compared as `normalizedEndpointUrl`
+ * writes it), so registering it again is refused and writes nothing: one message would reach the
+ * same receiver twice. `message` names the endpoint and is safe to show.
+ */
+export class EndpointUrlTaken extends Schema.TaggedError<EndpointUrlTaken>()("EndpointUrlTaken", {
+  endpointId: Schema.Finite,
+  message: Schema.String,
+}) {}
+
+/** The refusal of `url`, which the organization's endpoint `endpointId` already has. */
+export const endpointUrlTaken = (url: string, endpointId: number): EndpointUrlTaken =>
+  new EndpointUrlTaken({ endpointId, message: `${url} is already endpoint ${endpointId}: change that one instead of adding it again.` });
+
 /** Every expected failure of the domain. */
 export type DomainError =
   | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition

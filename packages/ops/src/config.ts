@@ -126,6 +126,17 @@ export const readWebhookEndpointSettings = (env: Environment): WebhookEndpointSe
   endpointsPerOrganization: readInteger(env, "WEBHOOK_ENDPOINTS_PER_ORGANIZATION", 50, 1, 10_000),
 });
 
+/** How many API keys an organization may have, wherever keys are created (the CLI, the Developer area). */
+export interface ApiKeySettings {
+  /** The most working keys (not revoked, expired or replaced by a roll) one organization may have. */
+  readonly apiKeysPerOrganization: number;
+}
+
+/** `API_KEYS_PER_ORGANIZATION` (100, as the domain's `DEFAULT_API_KEYS_PER_ORGANIZATION`), read alike by the CLI and the Developer area. */
+export const readApiKeySettings = (env: Environment): ApiKeySettings => ({
+  apiKeysPerOrganization: readInteger(env, "API_KEYS_PER_ORGANIZATION", 100, 1, 10_000),
+});
+
 /**
  * `WEBHOOK_SIGNATURE_HEADER` (`x-platter-signature`): the header carrying the spec's hex signature,
  * read alike by the dispatcher and the Developer area (which signs what `platter listen` forwards).

@@ -1,4 +1,4 @@
-import { type EndpointLimitReached } from "@platter/domain";
+import { type EndpointLimitReached, type EndpointUrlTaken } from "@platter/domain";
 import { Effect, Result } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -29,8 +29,8 @@ describe("the limit on endpoints per organization", () => {
     const org = await createOrganization(db, "Limited");
     const first = Result.getOrThrow(await add(org, 3));
     await db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, first.id, false)));
-    Result.getOrThrow(await add(org, 3));
-    Result.getOrThrow(await add(org, 3));
+    Result.getOrThrow(await add(org, 3, "https://hooks.example.com/two"));
+    Result.getOrThrow(await add(org, 3, "https://hooks.example.com/three"));
     const refused = await add(org, 3, "https://hooks.example.com/fourth");
     expect(Result.isFailure(refused)).toBe(true);
     const failure = Result.merge(refused) as EndpointLimitReached;
@@ -63,7 +63,7 @@ describe("the limit on endpoints per organization", () => {
     await rows("create trigger hold_endpoint_inserts before insert on webhook_endpoints for each row execute function hold_endpoint_inserts()");
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
-    let outcomes: Array<Result.Result<{ id: number; secret: string }, EndpointLimitReached>>;
+    let outcomes: Array<Result.Result<{ id: number; secret: string }, EndpointLimitReached | EndpointUrlTaken>>;
     try {
       await blocker.query("select pg_advisory_lock(16016)");
       const racing = Promise.all(Array.from({ length: 12 }, (_, i) => add(org, limit, `https://hooks.example.com/race-${i}`)));
@@ -84,6 +84,22 @@ describe("the limit on endpoints per organization", () => {
       Array.from({ length: 11 }, () => "EndpointLimitReached"),
     );
     expect(await endpointsOf(org)).toBe(limit);
+  });
+
+  it("refuses a URL the organization already has, however written, naming its endpoint; another organization may have it", async () => {
+    const org = await createOrganization(db, "Once");
+    const first = Result.getOrThrow(await add(org, 50, "https://hooks.example.com/once"));
+    await db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, first.id, false)));
+    for (const written of ["https://hooks.example.com/once", "HTTPS://Hooks.Example.COM:443/once", "https://hooks.example.com./once#top"]) {
+      const refused = Result.merge(await add(org, 50, written)) as EndpointUrlTaken;
+      expect(refused._tag).toBe("EndpointUrlTaken");
+      expect(refused.endpointId).toBe(first.id);
+      expect(refused.message).toBe(`${written} is already endpoint ${first.id}: change that one instead of adding it again.`);
+    }
+    expect(await endpointsOf(org)).toBe(1);
+    // Another path, or another organization, is another endpoint.
+    Result.getOrThrow(await add(org, 50, "https://hooks.example.com/once/"));
+    Result.getOrThrow(await add(await createOrganization(db, "Twice"), 50, "https://hooks.example.com/once"));
   });
 
   it("defaults to 50 when the caller gives no limit", async () => {

@@ -23,11 +23,12 @@ export const keyCommand = defineCommand({
         const organizationId = positiveInteger("org", args.org);
         const access = oneOf("access", args.access, ACCESS_LEVELS);
         const lifetimeMs = args["expires-in"] === undefined ? undefined : duration("expires-in", args["expires-in"]);
-        const created = await withPlatform(loadCliConfig(), (platform) =>
+        const config = loadCliConfig();
+        const created = await withPlatform(config, (platform) =>
           runAction(
             platform,
             Effect.flatMap(Effect.fromResult(checkKeyLifetime(lifetimeMs)), (lifetime) =>
-              inOrganization(organizationId, (operator) => ApiKeys.create(operator, access, "", lifetime))),
+              inOrganization(organizationId, (operator) => ApiKeys.create(operator, access, "", lifetime, config.apiKeysPerOrganization))),
             `organization ${organizationId} does not exist`,
           ),
         );

@@ -1,6 +1,6 @@
 import { Result } from "effect";
 import { describe, expect, it } from "vitest";
-import { endpointOrigin, isWebhookEventType, parseEndpointUrl, parseSubscription } from "./endpoint-input.ts";
+import { endpointOrigin, isWebhookEventType, normalizedEndpointUrl, parseEndpointUrl, parseSubscription } from "./endpoint-input.ts";
 import { WEBHOOK_EVENT_TYPES } from "./message.ts";
 
 /** An endpoint as entered: the URL's shape and the subscription, each refusal with the text shown beside its field. */
@@ -62,5 +62,29 @@ describe("endpointOrigin", () => {
     ["http://[::FFFF:127.0.0.1]:81/", "http://[::ffff:7f00:1]:81"],
   ])("counts %s as %s, as the HTTP client pools its connections", (url, origin) => {
     expect(endpointOrigin(url)).toBe(origin);
+  });
+});
+
+describe("normalizedEndpointUrl", () => {
+  it.each([
+    ["https://hooks.example.com/platter", "https://hooks.example.com/platter"],
+    ["HTTPS://Hooks.Example.COM/platter", "https://hooks.example.com/platter"],
+    ["https://hooks.example.com:443/platter", "https://hooks.example.com/platter"],
+    ["http://hooks.example.com:80/platter", "http://hooks.example.com/platter"],
+    ["https://hooks.example.com", "https://hooks.example.com/"],
+    ["https://hooks.example.com./platter", "https://hooks.example.com/platter"],
+    ["https://hooks.example.com/platter#section", "https://hooks.example.com/platter"],
+    ["  https://hooks.example.com/platter  ", "https://hooks.example.com/platter"],
+    ["https://hooks.example.com/a/../platter", "https://hooks.example.com/platter"],
+    ["https://bücher.example/in", "https://xn--bcher-kva.example/in"],
+    ["https://[0:0:0:0:0:0:0:1]:8443/in", "https://[::1]:8443/in"],
+    // Kept apart: a receiver may tell these from the first row.
+    ["https://hooks.example.com/Platter", "https://hooks.example.com/Platter"],
+    ["https://hooks.example.com/platter/", "https://hooks.example.com/platter/"],
+    ["https://hooks.example.com/platter?to=a", "https://hooks.example.com/platter?to=a"],
+    ["https://hooks.example.com:8443/platter", "https://hooks.example.com:8443/platter"],
+    ["http://hooks.example.com/platter", "http://hooks.example.com/platter"],
+  ])("writes %s as %s", (url, normalized) => {
+    expect(normalizedEndpointUrl(url)).toBe(normalized);
   });
 });

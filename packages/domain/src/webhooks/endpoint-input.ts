@@ -37,6 +37,20 @@ export const parseEndpointUrl = (raw: string): Result.Result<string, InvalidInpu
  */
 export const endpointOrigin = (url: string): string => new URL(url).origin;
 
+/**
+ * The form of a URL two registrations are compared in, so one organization registers a URL once
+ * however it is written: scheme and host lowercased (and a host's trailing dot dropped), the
+ * default port removed, an empty path written `/`, percent-escapes and IDN hosts as the URL
+ * standard writes them, and the fragment (never sent) dropped. The path's case, a trailing slash
+ * of a longer path and the query are kept: a receiver may tell them apart.
+ */
+export const normalizedEndpointUrl = (url: string): string => {
+  const parsed = new URL(url.trim());
+  parsed.hash = "";
+  if (parsed.hostname.endsWith(".")) parsed.hostname = parsed.hostname.slice(0, -1);
+  return parsed.href;
+};
+
 /** Which event types an endpoint receives: every type (also those added later), or only those picked. */
 export type SubscriptionChoice = "all" | "some";
 

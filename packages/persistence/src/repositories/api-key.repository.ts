@@ -1,10 +1,10 @@
 import {
-  type Access, authenticatedScope, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated,
+  type Access, type ApiKeyLimitReached, apiKeyLimitReached, authenticatedScope, DEFAULT_API_KEYS_PER_ORGANIZATION, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { type OrgSql, orgSql, sql } from "../org-sql.ts";
+import { type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
 
 /**
  * API keys: authentication (the one place a request's scope is made), and an organization's keys.
@@ -98,10 +98,12 @@ export class ApiKeyRepository extends Context.Service<
     /**
      * A new key with `name` (what its organization calls it) that expires `lifetimeMs` from now
      * (never when undefined; checked with `checkKeyLifetime`); its secret is returned this once.
+     * `ApiKeyLimitReached` (nothing written) when the organization already has `limit` working keys
+     * (not revoked, not expired, not replaced by a roll).
      */
     readonly create: (
-      scope: OrgScope, access: Access, name?: string, lifetimeMs?: number,
-    ) => Effect.Effect<{ readonly id: number; readonly key: string }>;
+      scope: OrgScope, access: Access, name?: string, lifetimeMs?: number, limit?: number,
+    ) => Effect.Effect<{ readonly id: number; readonly key: string }, ApiKeyLimitReached>;
     /**
      * Replaces a live key with a new one (same name, access and lifetime from now) whose secret is
      * returned this once; the old key keeps working for `overlapMs` (checked with
@@ -160,20 +162,28 @@ export class ApiKeyRepository extends Context.Service<
             set: sql`wrote_at = now()`,
             where: sql`k.id = ${scope.apiKeyId}`,
           })),
-        create: Effect.fnUntraced(function* (scope: OrgScope, access: Access, name = "", lifetimeMs?: number) {
-          const org = orgSql(database, scope);
-          const key = generateApiKey(access, yield* environmentOf(org));
-          // Expiry on the database's clock, which authentication compares it with.
-          yield* org.insertFrom({
-            into: "api_keys",
-            columns: "name, key_hash, display_prefix, access, expires_at",
-            values: sql`${name}, ${key.hash}, ${key.displayPrefix}, ${access}, now() + ${lifetimeMs ?? null}::bigint * interval '1 millisecond'`,
-            from: "organizations",
-            as: "o",
-          });
-          const row = yield* Effect.orDie(org.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
-          return { id: Number(row.id), key: key.secret };
-        }),
+        create: (scope: OrgScope, access: Access, name = "", lifetimeMs?: number, limit: number = DEFAULT_API_KEYS_PER_ORGANIZATION) =>
+          orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // The organization's row, locked until the commit, makes creates take turns, so two cannot
+              // both take the last place. `no key update` leaves other writes' foreign-key checks unblocked.
+              yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
+              const [count] = yield* tx.select<{ n: number }>({
+                columns: "count(*)::int as n", from: "api_keys", as: "k", where: raw(`${LIVE} and k.replaced_by is null`),
+              });
+              if ((count?.n ?? 0) >= limit) return yield* apiKeyLimitReached(limit);
+              const key = generateApiKey(access, yield* environmentOf(tx));
+              // Expiry on the database's clock, which authentication compares it with.
+              yield* tx.insertFrom({
+                into: "api_keys",
+                columns: "name, key_hash, display_prefix, access, expires_at",
+                values: sql`${name}, ${key.hash}, ${key.displayPrefix}, ${access}, now() + ${lifetimeMs ?? null}::bigint * interval '1 millisecond'`,
+                from: "organizations",
+                as: "o",
+              });
+              const row = yield* Effect.orDie(tx.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
+              return { id: Number(row.id), key: key.secret };
+            })),
         roll: (scope: OrgScope, id: number, overlapMs: number) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {

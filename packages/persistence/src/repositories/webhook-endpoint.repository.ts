@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, endpointOrigin, envelopeBody, InvalidTransition, NotFound, type OrgScope,
+  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl, endpointOrigin, envelopeBody, InvalidTransition, NotFound, type OrgScope,
   type NoticeKind, type WebhookEventType, type WebhookMessage,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
@@ -199,14 +199,16 @@ export class WebhookEndpointRepository extends Context.Service<
     /**
      * Registers an endpoint (its URL already checked by the SSRF guard) and returns its signing
      * secret once; `EndpointLimitReached` (nothing written) when the organization already has
-     * `limit` endpoints, disabled ones included. Race-safe: see `add`'s lock.
+     * `limit` endpoints, disabled ones included; `EndpointUrlTaken` (nothing written) when one of
+     * its endpoints already has this URL, however written (`normalizedEndpointUrl`). Race-safe:
+     * see `add`'s lock.
      */
     readonly add: (
       scope: OrgScope,
       url: string,
       eventTypes: ReadonlyArray<WebhookEventType>,
       limit?: number,
-    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, EndpointLimitReached>;
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, EndpointLimitReached | EndpointUrlTaken>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>>;
     /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
     readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>>;
@@ -275,6 +277,14 @@ export class WebhookEndpointRepository extends Context.Service<
                 columns: "count(*)::int as n", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"),
               });
               if ((count?.n ?? 0) >= limit) return yield* endpointLimitReached(limit);
+              // One endpoint per URL: compared as normalised, under the same lock, among at most `limit` rows.
+              // Duplicates registered before this check stay as they are; only new ones are refused.
+              const normalized = normalizedEndpointUrl(url);
+              const registered = yield* tx.select<{ id: string; url: string }>({
+                columns: "w.id, w.url", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"), rest: sql`order by w.id`,
+              });
+              const taken = registered.find((endpoint) => normalizedEndpointUrl(endpoint.url) === normalized);
+              if (taken !== undefined) return yield* endpointUrlTaken(url, Number(taken.id));
               return yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret, eventTypes: [...eventTypes] });
             }));
           return { id, secret };
