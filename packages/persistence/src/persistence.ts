@@ -1,3 +1,4 @@
+import type { SecretKey } from "@platter/domain";
 import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime } from "effect";
 import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
@@ -107,6 +108,8 @@ export interface PlatformSettings extends DatabaseLimits, DatabaseConnection {
   readonly dataDir: string;
   readonly localPostgresPort: number;
   readonly poolSize: number;
+  /** The keys stored secrets are sealed with (`DatabaseOptions.secretKeys`): required with a `databaseUrl`. */
+  readonly secretKeys: ReadonlyArray<SecretKey> | undefined;
 }
 
 /** What opening the platform may tell its process. */
@@ -142,6 +145,7 @@ const openPlatformWith = async <S>(
       listenUrl: settings.listenUrl,
       replicas: settings.replicas,
       migrate: true,
+      secretKeys: settings.secretKeys,
       ...events,
     }, storage),
   );
