@@ -8,6 +8,7 @@ import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
 import { Operator } from "./operator/operator.ts";
+import { StoredSecretsResealing } from "./operator/stored-secrets-resealing.ts";
 import {
   ApiKeyRepository, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, OrganizationRepository,
   RecipeRepository, WebhookEndpointRepository,
@@ -48,7 +49,7 @@ export const requestStorage = Layer.mergeAll(
 export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer);
 
 /** Every storage service: the operator's (scopes from ids, business transitions, seeding) besides the others. */
-export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, Seeding.layer);
+export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, Seeding.layer, StoredSecretsResealing.layer);
 
 /** The database and the `storage` services on it: what a process opens once and its roles share. */
 const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>

@@ -1,5 +1,4 @@
 import type { DueDelivery, HeldSlots } from "@platter/domain";
-import { Effect } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
