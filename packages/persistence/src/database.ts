@@ -9,7 +9,7 @@ import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
 import { openReadReplicas, type ReadStats, type ReplicaCondition, type ReplicaSettings } from "./read-replicas.ts";
 import { watchSilence } from "./silence-watchdog.ts";
-import { makeSecretCipher, type SecretCipher, type SecretKey } from "@platter/domain";
+import { makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { localSecretKeys, type SealedCounts, sealStoredSecrets, type StatementRunner } from "./stored-secrets.ts";
 
 /**
@@ -226,6 +226,13 @@ export class Database extends Context.Service<
     Layer.effect(
       Database,
       Effect.gen(function* () {
+        // Before anything waits on the server: a configured database without keys is refused at once.
+        const secrets = makeSecretCipher(
+          options.secretKeys ??
+            (options.url === undefined
+              ? (yield* Effect.promise(() => localSecretKeys(options.dataDir))).keys
+              : yield* Effect.die(new SecretKeysMissing())),
+        );
         const url =
           options.url ??
           (yield* Effect.acquireRelease(
@@ -245,12 +252,6 @@ export class Database extends Context.Service<
             catch: (error) => error,
           }).pipe(Effect.orDie);
         }
-        const secrets = makeSecretCipher(
-          options.secretKeys ??
-            (options.url === undefined
-              ? (yield* Effect.promise(() => localSecretKeys(options.dataDir))).keys
-              : yield* Effect.die(new SecretKeysMissing())),
-        );
         // Migrations may rightly run longer than a statement may: they get a pool of their own, without
         // limits (two connections: the lock's transaction and the migrator's). Secrets in clear are
         // sealed then, and a keyring that cannot open the sealed ones stops the start here.
@@ -310,6 +311,9 @@ export class SecretKeysMissing extends Error {
     );
   }
 }
+
+/** Whether a start failed on the stored secrets' keys (missing, or not the ones they were sealed with): a message of its own, no stack. */
+export const isSecretKeyRefusal = (error: unknown): error is Error => error instanceof SecretKeysMissing || error instanceof SecretUnreadable;
 
 /** A process's connection pool at one moment. */
 export interface PoolStats {
