@@ -1,6 +1,9 @@
+import { chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { generateSecretKey } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, freePort, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
 
@@ -43,4 +46,29 @@ describe("platter secrets reencrypt", () => {
     expect(result.code).toBe(code);
     expect(result.stderr).toMatch(message);
   });
+});
+
+describe("the embedded database's key", () => {
+  it("is made beside its data by the first command without SECRET_ENCRYPTION_KEYS and read by the next; another key is refused", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "platter-embedded-keys-"));
+    await chmod(dataDir, 0o755); // reachable by the `postgres` user, so the data stays here
+    const env = {
+      DATABASE_URL: "", SECRET_ENCRYPTION_KEYS: "", PLATTER_DATA_DIR: dataDir, PLATTER_LOCAL_PG_PORT: String(await freePort()),
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    };
+    try {
+      const org = await runCliJson(["org", "create", "--name", "Embedded Caterers", "--currency", "EUR"], env);
+      const keyFile = join(dataDir, "secret-encryption-keys");
+      expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+      const added = await runCliJson(["webhook", "add", "--org", String(org.id), "--url", "http://127.0.0.1:9/hook"], env);
+      expect(added.secret).toMatch(/^whsec_/);
+      const reencrypted = await runCliJson(["secrets", "reencrypt"], env);
+      expect(reencrypted).toEqual({ key_id: "local", endpoint_secrets: 0, session_form_secrets: 0 });
+      const refused = await runCliFailing(["secrets", "reencrypt"], { ...env, SECRET_ENCRYPTION_KEYS: generateSecretKey("other").text });
+      expect(refused.stderr).toMatch(/sealed with key "local", which SECRET_ENCRYPTION_KEYS does not hold/);
+      expect(await readFile(keyFile, "utf8")).toMatch(/^local:[A-Za-z0-9+/]{43}=\n$/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

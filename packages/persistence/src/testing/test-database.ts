@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { MikroORM } from "@mikro-orm/postgresql";
 import { Effect, ManagedRuntime } from "effect";
 import pg from "pg";
-import { makeSecretCipher, parseSecretKeys, type SecretKey } from "@platter/domain";
+import { endpointSecretContext, makeSecretCipher, parseSecretKeys, type SecretKey } from "@platter/domain";
 import { Database, resealStoredSecrets } from "../database.ts";
 import type { SealedCounts } from "../stored-secrets.ts";
 import { type Persistence, persistenceLayer, type PlatformRuntime } from "../persistence.ts";
@@ -54,6 +54,10 @@ export const TEST_SECRET_KEYS = parseSecretKeys(TEST_SECRET_KEYS_TEXT) as Readon
  */
 export const sealSecretsWrittenInClear = (db: Pick<TestDatabase, "orm">): Promise<SealedCounts> =>
   resealStoredSecrets(db.orm, makeSecretCipher(TEST_SECRET_KEYS));
+
+/** What an endpoint's stored (sealed) secret column holds, opened with the test keyring; null stays null. */
+export const openStoredEndpointSecret = (stored: string | null, organizationId: number | string, endpointId: number | string): string | null =>
+  stored === null ? null : makeSecretCipher(TEST_SECRET_KEYS).open(stored, endpointSecretContext(organizationId, endpointId));
 
 /** Creates database `t_<random>` on the test server and applies every migration. */
 export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase> => {
