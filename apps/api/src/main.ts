@@ -1,5 +1,5 @@
 import { createLogger, replicaLog, runUntilSignalled } from "@platter/ops";
-import { DatabaseUnreachable, requestStorage, startPlatform } from "@platter/persistence";
+import { DatabaseUnreachable, isSecretKeyRefusal, requestStorage, startPlatform } from "@platter/persistence";
 import { ConfigError, loadApiConfig } from "./config.ts";
 import { startApi } from "./server.ts";
 
@@ -13,4 +13,4 @@ runUntilSignalled(async (services) => {
   }));
   await services.add("api", () => startApi(config, logger, platform.runtime));
   return (message, fields) => logger.info(fields ?? {}, message);
-}, (error) => error instanceof ConfigError, (error) => error instanceof DatabaseUnreachable);
+}, (error) => error instanceof ConfigError, (error) => error instanceof DatabaseUnreachable || isSecretKeyRefusal(error));

@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type DatabaseConnection, openPlatform } from "@platter/persistence";
 import {
-  createOrganization, createTestDatabase, DIRECT_CONNECTION, NO_REPLICAS, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase,
+  createOrganization, createTestDatabase, DIRECT_CONNECTION, NO_REPLICAS, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
@@ -163,7 +163,7 @@ export const startAnotherInstance = async (
     opsHost: "127.0.0.1",
     databaseUrl: database.url,
     dataDir: "unused",
-    localPostgresPort: 1,
+    localPostgresPort: 1, secretKeys: TEST_SECRET_KEYS,
     logLevel: "silent",
     poolSize: database.poolSize,
     shutdownGraceMs: 0,

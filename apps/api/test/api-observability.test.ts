@@ -1,7 +1,7 @@
 import { REQUEST_HISTORY_DEFAULTS } from "../src/request-log.ts";
 import { Writable } from "node:stream";
 import { openPlatform, type PlatformRuntime } from "@platter/persistence";
-import { createOrganization, createTestDatabase, DIRECT_CONNECTION, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, DIRECT_CONNECTION, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { UNTHROTTLED } from "../src/rate-limits.ts";
@@ -37,7 +37,7 @@ const start = async (logRequests: boolean) => {
     },
   });
   const config = {
-    port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
+    port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, secretKeys: TEST_SECRET_KEYS, logLevel: "info",
     poolSize: 2, shutdownGraceMs: 0, logRequests, ...TEST_DATABASE_LIMITS, ...DIRECT_CONNECTION,
     rateLimits: { ...UNTHROTTLED, requestsPerSecond: 3, requestBurst: 3, createsPerSecond: 3, createBurst: 3, keyRequestsPerSecond: 3, keyRequestBurst: 3 },
     trustProxy: { kind: "none" }, requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,

@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, freePort, startControlledPostgres } from "@platter/persistence/testing";
-import { describe, expect, it } from "vitest";
+import { generateSecretKey } from "@platter/domain";
+import { WebhookEndpointRepository } from "@platter/persistence";
+import { createOrganization, createTestDatabase, freePort, startControlledPostgres } from "@platter/persistence/testing";
+import { describe, expect, inject, it } from "vitest";
 
 /**
  * Processes that start before their database (as containers often do): they wait for it with a
@@ -59,6 +61,28 @@ describe("a database that is not there at start", () => {
       api.child.kill("SIGKILL");
       await db.dispose().catch(() => {});
       await postgres.dispose();
+    }
+  }, 60_000);
+});
+
+describe("the stored secrets' keys at start", () => {
+  const ALL = [...PROCESSES, ["the Developer area", [main("../../developer-area/src/main.ts")]]] as const;
+  const other = generateSecretKey("other").text;
+
+  it.each(ALL.flatMap(([name, args]) => [
+    [name, "unset", args, "", /SECRET_ENCRYPTION_KEYS is not set: with DATABASE_URL, signing secrets are sealed with keys the operator gives/],
+    [name, "not the key they were sealed with", args, other, /sealed with key "test", which SECRET_ENCRYPTION_KEYS does not hold/],
+  ] as const))("%s exits 1 with one line, no stack, when SECRET_ENCRYPTION_KEYS is %s", async (_, _case, args, keys, message) => {
+    const db = await createTestDatabase(inject("pgAdminUrl"));
+    try {
+      const org = await createOrganization(db, "Sealed Caterers");
+      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://example.com/hook", [])));
+      const process = run(args, { DATABASE_URL: db.url, SECRET_ENCRYPTION_KEYS: keys, DEVELOPER_AREA_PORT: "0" });
+      expect(await process.exited).toBe(1);
+      expect(process.stderr().trim().split("\n").at(-1)!).toMatch(message);
+      expect(process.stderr()).not.toMatch(/\n\s+at /);
+    } finally {
+      await db.dispose();
     }
   }, 60_000);
 });

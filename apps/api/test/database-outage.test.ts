@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import { databasePoolStats, openPlatform, type PlatformRuntime } from "@platter/persistence";
 import {
   type ControlledPostgres, createOrganization, createTestDatabase, DIRECT_CONNECTION, type OrganizationFixture, startControlledPostgres, type TestDatabase,
+  TEST_SECRET_KEYS, TEST_SECRET_KEYS_TEXT,
 } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,7 +35,7 @@ beforeAll(async () => {
   db = await createTestDatabase(postgres.adminUrl);
   org = await createOrganization(db, "Outage Caterers");
   const config = {
-    port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, logLevel: "info",
+    port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, secretKeys: TEST_SECRET_KEYS, logLevel: "info",
     poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, logRequests: false, trustProxy: { kind: "none" },
     requestDatabaseTimeoutMs: 4_000, ...LIMITS, ...DIRECT_CONNECTION,
     requestHistory: REQUEST_HISTORY_DEFAULTS, genericPlans: true,
@@ -174,7 +175,7 @@ describe("a database outage", () => {
   }, 60_000);
 
   it("frozen for 10 s under load, with the default settings: every request is answered within 5 s", async () => {
-    const defaults = loadApiConfig({ DATABASE_URL: db.url, HOST: "127.0.0.1", PORT: "0", OPS_PORT: "0", LOG_LEVEL: "silent", REQUEST_LOG: "false" });
+    const defaults = loadApiConfig({ DATABASE_URL: db.url, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT, HOST: "127.0.0.1", PORT: "0", OPS_PORT: "0", LOG_LEVEL: "silent", REQUEST_LOG: "false" });
     const config = { ...defaults, rateLimits: UNTHROTTLED, shutdownGraceMs: 0 };
     const loaded = await openPlatform(config);
     const loadedApi = await startApi(config, pino({ level: "silent" }), loaded);

@@ -8,6 +8,7 @@ import { listenCommand } from "./commands/listen.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { orgCommand } from "./commands/org.ts";
 import { sandboxCommand, triggerCommand } from "./commands/sandbox.ts";
+import { secretsCommand } from "./commands/secrets.ts";
 import { seedCommand } from "./commands/seed.ts";
 import { startCommand } from "./commands/start.ts";
 import { webhookCommand } from "./commands/webhook.ts";
@@ -20,7 +21,7 @@ import { exitCodeOf, LimitReached, messageOf, UsageError } from "./failures.ts";
  * `runMain` would not (it prints usage on stdout and exits 1 for every error).
  */
 const platter: CommandDef = defineCommand({
-  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding" },
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding, stored secrets' keys" },
   subCommands: {
     start: startCommand,
     migrate: migrateCommand,
@@ -36,6 +37,7 @@ const platter: CommandDef = defineCommand({
     sandbox: sandboxCommand,
     trigger: triggerCommand,
     listen: listenCommand,
+    secrets: secretsCommand,
   },
 });
 

@@ -2,7 +2,7 @@ import { userInfo } from "node:os";
 import type { WebhookEventType } from "@platter/domain";
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, openStoredEndpointSecret, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCliFailing, runCliJson } from "./cli-process.ts";
@@ -46,10 +46,10 @@ describe("platter webhook add", () => {
       env,
     );
     expect(added).toEqual({ id: expect.any(Number), secret: expect.stringMatching(SECRET) });
-    const stored = await rows("select organization_id::int, url, secret, event_types, enabled from webhook_endpoints where id = ?", [
+    const stored = await rows<{ secret: string }>("select organization_id::int, url, secret, event_types, enabled from webhook_endpoints where id = ?", [
       added.id,
     ]);
-    expect(stored).toEqual([
+    expect(stored.map((row) => ({ ...row, secret: openStoredEndpointSecret(row.secret, org, added.id) }))).toEqual([
       { organization_id: org, url: PUBLIC_URL, secret: added.secret, event_types: ["invoice.paid", "invoice.sent"], enabled: true },
     ]);
     // Audited in its own transaction as the operator's: the operating-system user who ran the command.
@@ -199,7 +199,8 @@ describe("platter webhook disable, enable", () => {
 
 describe("platter webhook rotate-secret", () => {
   it("replaces the signing secret with a new one; the old one keeps signing for the 24-hour overlap", async () => {
-    const endpoint = await registeredEndpoint(await newOrganization());
+    const organizationId = await newOrganization();
+    const endpoint = await registeredEndpoint(organizationId);
     const before = Date.now();
     const rotated = await runCliJson(["webhook", "rotate-secret", "--id", String(endpoint.id)], env);
     expect(rotated).toEqual({ id: endpoint.id, secret: expect.stringMatching(SECRET), previous_secret_until: expect.any(String) });
@@ -211,7 +212,10 @@ describe("platter webhook rotate-secret", () => {
       "select secret, previous_secret, to_json(previous_secret_until)#>>'{}' as until from webhook_endpoints where id = ?",
       [endpoint.id],
     );
-    expect(stored).toMatchObject({ secret: rotated.secret, previous_secret: endpoint.secret });
+    expect({
+      secret: openStoredEndpointSecret(stored!.secret, organizationId, endpoint.id),
+      previous_secret: openStoredEndpointSecret(stored!.previous_secret, organizationId, endpoint.id),
+    }).toEqual({ secret: rotated.secret, previous_secret: endpoint.secret });
     expect(Date.parse(stored!.until)).toBe(Date.parse(rotated.previous_secret_until));
   });
 

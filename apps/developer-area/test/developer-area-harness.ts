@@ -3,7 +3,7 @@ import type { RateLimitSettings } from "@platter/api";
 import type { SignInRequester } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
-import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
 import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
@@ -74,7 +74,7 @@ export const startArea = async (
   const replicas = replicaOptions === undefined ? undefined : { ...replicaOptions, urls: [replicaOptions.replicaUrlOf(db.url)] };
   const platform = replicas === undefined
     ? undefined
-    : await openPlatform({ databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 4, ...TEST_DATABASE_LIMITS, ...DIRECT_CONNECTION, replicas });
+    : await openPlatform({ databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, secretKeys: TEST_SECRET_KEYS, poolSize: 4, ...TEST_DATABASE_LIMITS, ...DIRECT_CONNECTION, replicas });
   const app = createDeveloperAreaApp(
     platform ?? db.runtime,
     { developerAreaUrl: origin, frameAncestors, ...settings, ...(replicas === undefined ? {} : { replicas }) },

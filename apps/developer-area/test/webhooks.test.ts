@@ -1,6 +1,6 @@
 import { exampleMessage, storedMessage } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, openStoredEndpointSecret, type OrganizationFixture } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 
@@ -42,11 +42,18 @@ const counts = async () =>
        (select count(*)::int from webhook_deliveries) as deliveries, (select count(*)::int from audit_log) as audit`,
   ))[0];
 const auditOf = (id: number) => rows<{ action: string }>("select action from audit_log where subject = ? order by id", [`webhook_endpoint ${id}`]);
-const endpointRow = async (id: number) =>
-  (await rows<{ url: string; event_types: string[]; enabled: boolean; disabled_reason: string | null; secret: string; previous_secret: string | null; previous_secret_until: string | null; organization_id: string }>(
+/** An endpoint's row, its secrets opened (they are stored sealed). */
+const endpointRow = async (id: number) => {
+  const row = (await rows<{ url: string; event_types: string[]; enabled: boolean; disabled_reason: string | null; secret: string; previous_secret: string | null; previous_secret_until: string | null; organization_id: string }>(
     "select url, event_types, enabled, disabled_reason, secret, previous_secret, previous_secret_until, organization_id from webhook_endpoints where id = ?",
     [id],
   ))[0]!;
+  return {
+    ...row,
+    secret: openStoredEndpointSecret(row.secret, row.organization_id, id)!,
+    previous_secret: openStoredEndpointSecret(row.previous_secret, row.organization_id, id),
+  };
+};
 
 describe("adding an endpoint", () => {
   it("offers every catalog type as a labelled checkbox", async () => {

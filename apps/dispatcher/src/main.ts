@@ -1,5 +1,5 @@
 import { createLogger, runUntilSignalled } from "@platter/ops";
-import { DatabaseUnreachable, dispatcherStorage, startPlatform } from "@platter/persistence";
+import { DatabaseUnreachable, isSecretKeyRefusal, dispatcherStorage, startPlatform } from "@platter/persistence";
 import { ConfigError, loadDispatcherConfig } from "./config.ts";
 import { startDispatcher } from "./dispatcher-process.ts";
 
@@ -12,4 +12,4 @@ runUntilSignalled(async (services) => {
   }));
   await services.add("dispatcher", () => startDispatcher(config, logger, platform.runtime));
   return (message, fields) => logger.info(fields ?? {}, message);
-}, (error) => error instanceof ConfigError, (error) => error instanceof DatabaseUnreachable);
+}, (error) => error instanceof ConfigError, (error) => error instanceof DatabaseUnreachable || isSecretKeyRefusal(error));

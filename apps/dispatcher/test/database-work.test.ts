@@ -1,6 +1,6 @@
 import { ClientRepository, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
-import { createTestDatabase, TEST_DATABASE_LIMITS, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
@@ -44,7 +44,7 @@ const writesByTable = async () =>
 describe("database work per delivery", () => {
   it(`is at most three row writes per delivery for a backlog of ${DELIVERIES}, every attempt recorded`, async () => {
     // The backlog, written through the API's own path by a pool that then closes (its counters flush as it goes).
-    const platform = await openPlatform({ databaseUrl: db.url, dataDir: "", localPostgresPort: 0, poolSize: 4, ...TEST_DATABASE_LIMITS });
+    const platform = await openPlatform({ databaseUrl: db.url, dataDir: "", localPostgresPort: 0, secretKeys: TEST_SECRET_KEYS, poolSize: 4, ...TEST_DATABASE_LIMITS });
     const organizationId = await platform.runPromise(
       Effect.gen(function* () {
         const org = yield* Operator.use((o) => o.createOrganization({ name: "Counted Caterers", currency: "EUR" }));

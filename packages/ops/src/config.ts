@@ -1,3 +1,5 @@
+import { parseSecretKeys, type SecretKey } from "@platter/domain";
+
 /**
  * Configuration: reading environment values into typed settings, the one home of every reader.
  * Pure functions of the environment record, so each process parses its configuration once, at
@@ -184,6 +186,11 @@ export interface DatabaseSettings {
   readonly preparedStatements: PreparedStatements;
   /** Where a process that LISTENs (the dispatcher) connects for it: PostgreSQL itself, past a transaction pooler. */
   readonly listenUrl: string | undefined;
+  /**
+   * The keys signing secrets are sealed with at rest (`SECRET_ENCRYPTION_KEYS`), the first sealing;
+   * undefined when unset: then only the embedded database may be used, whose key file is made and kept beside its data.
+   */
+  readonly secretKeys: ReadonlyArray<SecretKey> | undefined;
 }
 
 export const DATABASE_POOLERS = ["none", "transaction"] as const;
@@ -209,7 +216,21 @@ export const readDatabaseSettings = (env: Environment): DatabaseSettings => {
     pooler,
     preparedStatements: readChoice(env, "DATABASE_PREPARED_STATEMENTS", PREPARED_STATEMENTS, pooler === "transaction" ? "unnamed" : "named"),
     listenUrl: readDatabaseUrl(env, "DATABASE_LISTEN_URL"),
+    secretKeys: readSecretKeys(env),
   };
+};
+
+/**
+ * `SECRET_ENCRYPTION_KEYS`: comma-separated `<id>:<base64 of 32 bytes>` (`openssl rand -base64 32`),
+ * the first sealing stored secrets and every one opening them; undefined when unset.
+ */
+export const readSecretKeys = (env: Environment, name = "SECRET_ENCRYPTION_KEYS"): ReadonlyArray<SecretKey> | undefined => {
+  const raw = present(env, name);
+  if (raw === undefined) return undefined;
+  const keys = parseSecretKeys(raw);
+  // The message never repeats the value: it is a key.
+  if (typeof keys === "string") throw new ConfigError(`${name} ${keys}`);
+  return keys;
 };
 
 /** Streaming replicas that may serve a request process's reads, and how stale a read may be. */

@@ -9,6 +9,8 @@ import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
 import { openReadReplicas, type ReadStats, type ReplicaCondition, type ReplicaSettings } from "./read-replicas.ts";
 import { watchSilence } from "./silence-watchdog.ts";
+import { makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
+import { localSecretKeys, type SealedCounts, sealStoredSecrets, type StatementRunner } from "./stored-secrets.ts";
 
 /**
  * The database: one MikroORM (its pool, its schema model, its migrations) per process. Every other
@@ -65,6 +67,11 @@ export interface DatabaseOptions extends DatabaseLimits, DatabaseConnection {
   readonly poolSize: number;
   /** Apply pending migrations before anything uses the database. */
   readonly migrate: boolean;
+  /**
+   * The keys stored secrets are sealed with (the first seals). Required with a `url`; without one
+   * (the embedded server) the key file beside its data is used, made on first start, when this is undefined.
+   */
+  readonly secretKeys: ReadonlyArray<SecretKey> | undefined;
   /** Told when the embedded server's data directory was created empty by this call. */
   readonly onCreated?: (dataDir: string) => void;
   /** Told why each try failed while a configured server does not answer at start. */
@@ -106,14 +113,35 @@ export const openOrm = (
     allowGlobalContext: false,
   });
 
-/** Applies every pending migration; safe to run at every start and from several processes at once. */
-export const migrateOrm = async (orm: MikroORM): Promise<void> => {
+/** The lock migrations (and the sealing of stored secrets) take turns on. */
+const MIGRATION_LOCK = 7270012;
+
+/**
+ * Applies every pending migration; safe to run at every start and from several processes at once.
+ * With a `cipher`, then seals every secret still stored in clear (a database from before sealing)
+ * under the same lock, after checking the cipher opens what is sealed (`sealStoredSecrets`).
+ */
+export const migrateOrm = async (orm: MikroORM, cipher?: SecretCipher): Promise<SealedCounts | undefined> =>
   // Serialise concurrent starts (API, dispatcher, CLI): the lock is held until this transaction ends.
-  await orm.em.fork().transactional(async (em) => {
-    await em.execute("select pg_advisory_xact_lock(7270012)");
+  orm.em.fork().transactional(async (em) => {
+    await em.execute(`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await orm.migrator.up();
+    return cipher === undefined ? undefined : sealStoredSecrets(statementRunner(em), cipher, false);
   });
-};
+
+/** Statements in `em`'s transaction. */
+const statementRunner = (em: { execute: (text: string, params: unknown[]) => Promise<unknown> }): StatementRunner =>
+  async <Row>(text: string, params: ReadonlyArray<unknown>) => (await em.execute(text, [...params])) as Row[];
+
+/**
+ * Re-seals every stored secret with the cipher's current key (and seals any in clear), under the
+ * migrations' lock in one transaction: `platter secrets reencrypt`, after a new key was put first.
+ */
+export const resealStoredSecrets = (orm: MikroORM, cipher: SecretCipher): Promise<SealedCounts> =>
+  orm.em.fork().transactional(async (em) => {
+    await em.execute(`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    return sealStoredSecrets(statementRunner(em), cipher, true);
+  });
 
 /** A statement as sent to PostgreSQL: `$n` placeholders, and the name it is prepared under. */
 interface PreparedStatement {
@@ -189,6 +217,8 @@ export class Database extends Context.Service<
     readonly ping: Effect.Effect<void>;
     /** The pool right now: connections open, idle, and callers waiting for one. */
     readonly poolStats: () => PoolStats;
+    /** Seals the secrets stores write and opens those they read (`SecretCipher`). */
+    readonly secrets: SecretCipher;
   }
 >()("platter/persistence/Database") {
   /** Opens the database (starting the embedded one when no URL is given), migrates when asked, closes on release. */
@@ -196,6 +226,13 @@ export class Database extends Context.Service<
     Layer.effect(
       Database,
       Effect.gen(function* () {
+        // Before anything waits on the server: a configured database without keys is refused at once.
+        const secrets = makeSecretCipher(
+          options.secretKeys ??
+            (options.url === undefined
+              ? (yield* Effect.promise(() => localSecretKeys(options.dataDir))).keys
+              : yield* Effect.die(new SecretKeysMissing())),
+        );
         const url =
           options.url ??
           (yield* Effect.acquireRelease(
@@ -216,11 +253,12 @@ export class Database extends Context.Service<
           }).pipe(Effect.orDie);
         }
         // Migrations may rightly run longer than a statement may: they get a pool of their own, without
-        // limits (two connections: the lock's transaction and the migrator's).
+        // limits (two connections: the lock's transaction and the migrator's). Secrets in clear are
+        // sealed then, and a keyring that cannot open the sealed ones stops the start here.
         if (options.migrate) {
           yield* Effect.acquireUseRelease(
             Effect.promise(() => openOrm(url, 2)),
-            (orm) => Effect.promise(() => migrateOrm(orm)),
+            (orm) => Effect.promise(() => migrateOrm(orm, secrets)),
             (orm) => Effect.promise(() => orm.close(true)),
           );
         }
@@ -257,10 +295,25 @@ export class Database extends Context.Service<
         const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
         return Database.of({
           orm, url, listenUrl, rows, replicaRows, valueRows, replicaValueRows, readStats: () => replicas?.stats(), ping: Effect.asVoid(rows("select 1")), poolStats,
+          secrets,
         });
       }),
     );
 }
+
+/** A configured database and no `SECRET_ENCRYPTION_KEYS`: a process stops at start, saying so. */
+export class SecretKeysMissing extends Error {
+  override readonly name = "SecretKeysMissing";
+  constructor() {
+    super(
+      "SECRET_ENCRYPTION_KEYS is not set: with DATABASE_URL, signing secrets are sealed with keys the operator gives " +
+        "(<id>:<base64 of 32 bytes>, such as `openssl rand -base64 32` prints; see the README)",
+    );
+  }
+}
+
+/** Whether a start failed on the stored secrets' keys (missing, or not the ones they were sealed with): a message of its own, no stack. */
+export const isSecretKeyRefusal = (error: unknown): error is Error => error instanceof SecretKeysMissing || error instanceof SecretUnreadable;
 
 /** A process's connection pool at one moment. */
 export interface PoolStats {

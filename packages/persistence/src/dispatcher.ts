@@ -5,3 +5,4 @@
  */
 export * from "./webhooks/delivery-queue.ts";
 export type { DeliveryListener } from "./webhooks/delivery-listener.ts";
+export { OPENED_SECRETS_CAPACITY, type OpenedSecrets, openedSecrets } from "./webhooks/opened-secrets.ts";

@@ -1,5 +1,6 @@
 export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
-export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, pingDatabase, type PoolStats } from "./database.ts";
+export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, isSecretKeyRefusal, pingDatabase, type PoolStats,
+  SecretKeysMissing } from "./database.ts";
 export type { ReadStats, ReplicaCondition, ReplicaSettings, ReplicaStats } from "./read-replicas.ts";
 export * from "./audit-log.ts";
 export * from "./developer-area/developer-sessions.ts";

@@ -6,6 +6,8 @@
  */
 export * from "./operator/business-actions.ts";
 export * from "./operator/operator.ts";
+export * from "./operator/stored-secrets-resealing.ts";
+export type { SealedCounts } from "./stored-secrets.ts";
 export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";
 export type { DeliveryLogSeedOptions } from "./seed/delivery-log.ts";
 export type { DemoCounts } from "./seed/demo.ts";

@@ -1,3 +1,4 @@
+import type { SecretKey } from "@platter/domain";
 import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime } from "effect";
 import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
@@ -7,6 +8,7 @@ import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
 import { BusinessActions } from "./operator/business-actions.ts";
 import { Operator } from "./operator/operator.ts";
+import { StoredSecretsResealing } from "./operator/stored-secrets-resealing.ts";
 import {
   ApiKeyRepository, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, OrganizationRepository,
   RecipeRepository, WebhookEndpointRepository,
@@ -47,7 +49,7 @@ export const requestStorage = Layer.mergeAll(
 export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer);
 
 /** Every storage service: the operator's (scopes from ids, business transitions, seeding) besides the others. */
-export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, Seeding.layer);
+export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, Seeding.layer, StoredSecretsResealing.layer);
 
 /** The database and the `storage` services on it: what a process opens once and its roles share. */
 const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>
@@ -107,6 +109,8 @@ export interface PlatformSettings extends DatabaseLimits, DatabaseConnection {
   readonly dataDir: string;
   readonly localPostgresPort: number;
   readonly poolSize: number;
+  /** The keys stored secrets are sealed with (`DatabaseOptions.secretKeys`): required with a `databaseUrl`. */
+  readonly secretKeys: ReadonlyArray<SecretKey> | undefined;
 }
 
 /** What opening the platform may tell its process. */
@@ -142,6 +146,7 @@ const openPlatformWith = async <S>(
       listenUrl: settings.listenUrl,
       replicas: settings.replicas,
       migrate: true,
+      secretKeys: settings.secretKeys,
       ...events,
     }, storage),
   );

@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
 import { claimStatement } from "../src/webhooks/delivery-queue.ts";
 
 /**
@@ -37,6 +37,7 @@ const organizationWithEndpoints = async (name: string, endpoints: number) => {
     [org.id, name.toLowerCase(), name.toLowerCase(), endpoints, org.id, org.id],
   );
   await rows("update webhook_deliveries set next_attempt_at = now() - interval '1 minute' where organization_id = ?", [org.id]);
+  await sealSecretsWrittenInClear(db);
   return org;
 };
 

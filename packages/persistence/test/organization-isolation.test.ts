@@ -276,6 +276,7 @@ const UNSCOPED: Readonly<Record<string, string>> = {
   Housekeeping: "retention and pruning across organizations",
   ProcessInstances: "processes, not organizations",
   Operator: "makes a scope from an id: the operator's step (its own case is the last test)",
+  StoredSecretsResealing: "re-seals every organization's stored secrets with the current key, each for its own row (secrets-at-rest.test.ts)",
 };
 
 /** Methods that take a token rather than a scope: authentication, opening a session with a link, and looking a link up before that. */

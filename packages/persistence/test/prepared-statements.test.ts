@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, type Database, EventRepository, InvoiceRepository, openPlatform, RecipeRepository } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "../src/testing/index.ts";
 
 /**
  * Named prepared statements by default (each connection parses and plans a text once), none with
@@ -21,7 +21,7 @@ afterAll(() => db?.dispose());
 describe("prepared statements", () => {
   it.each([["named", true], ["unnamed", false]] as const)("%s: statements prepared on the connection: %s", async (preparedStatements, prepares) => {
     const platform = await openPlatform({
-      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, ...TEST_DATABASE_LIMITS, preparedStatements,
+      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS, preparedStatements,
     });
     try {
       const prepared = await platform.runPromise(Effect.gen(function* () {
@@ -80,7 +80,7 @@ describe("generic plans", () => {
   it("the API's setting: each list's page statements run their one generic plan, an index walk without a sort", async () => {
     await seedEvents(30);
     const platform = await openPlatform({
-      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, ...TEST_DATABASE_LIMITS, genericPlans: true,
+      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS, genericPlans: true,
     });
     try {
       const { mode, statements, plans } = await platform.runPromise(listPages);
@@ -105,7 +105,7 @@ describe("generic plans", () => {
 
   it("by default (other processes): PostgreSQL's own choice", async () => {
     const platform = await openPlatform({
-      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, ...TEST_DATABASE_LIMITS,
+      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
     });
     try {
       expect((await platform.runPromise(listPages)).mode).toBe("auto");

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
 import { generateSigningSecret, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, startTestPostgres, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, startTestPostgres, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { WebhookDispatcher } from "@platter/webhooks";
 import pg from "pg";
@@ -184,6 +184,7 @@ const profileDispatcher = async (bench: Bench, db: TestDatabase, organizationId:
   bench.receiver.reset(secret);
   const config = loadDispatcherConfig({
     DATABASE_URL: db.url,
+    SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT,
     DISPATCHER_CONCURRENCY: String(settings.concurrency),
     ...whole, // one endpoint of one organization: the same attempts in flight as the processes
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",

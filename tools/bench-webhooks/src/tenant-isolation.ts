@@ -3,7 +3,9 @@ import { loadDispatcherConfig } from "@platter/dispatcher";
 import { DEFAULT_ENDPOINTS_PER_ORGANIZATION, organizationShare } from "@platter/domain";
 import { ClientRepository, generateSigningSecret, WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase } from "@platter/persistence/testing";
+import {
+  createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, TEST_SECRET_KEYS_TEXT, type TestDatabase,
+} from "@platter/persistence/testing";
 import { deliveryPolicy } from "@platter/webhooks";
 import { Effect } from "effect";
 import { type Bench, drainBacklog, measureLatency, measureOnOwnPlatform, timeEach } from "./measurements.ts";
@@ -314,9 +316,10 @@ export const measureManyEndpoints = async (run: IsolationRun, s: ManyEndpointsSe
          select ?::bigint, 'https://e' || n || '.example/hook', 'https://e' || n || '.example', ?, '{client.created}'
          from generate_series(1, ?::int) n`,
         [org.id, generateSigningSecret(), endpoints]);
+      await sealSecretsWrittenInClear(db);
       await sql(db, "analyze webhook_endpoints");
       await enqueueBacklog(db, org.id, s.perEndpoint);
-      const config = loadDispatcherConfig({ DATABASE_URL: db.url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+      const config = loadDispatcherConfig({ DATABASE_URL: db.url, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
       const policy = deliveryPolicy(config);
       // What a fresh dispatcher holds: nothing in flight, the production shares.
       const held = { ...nothingHeld, share: config.endpointConcurrency, organizationShare: organizationShare(config, 1) };
@@ -351,7 +354,7 @@ export interface FanOutSettings {
 export const measureFanOut = async (run: IsolationRun, s: FanOutSettings): Promise<FanOutCost[]> => {
   const db = await createTestDatabase(run.adminUrl);
   try {
-    const config = loadDispatcherConfig({ DATABASE_URL: db.url });
+    const config = loadDispatcherConfig({ DATABASE_URL: db.url, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT });
     const costs: FanOutCost[] = [];
     for (const endpoints of [1, DEFAULT_ENDPOINTS_PER_ORGANIZATION]) {
       const org = await createOrganization(db, `Fan-out to ${endpoints}`, "EUR");

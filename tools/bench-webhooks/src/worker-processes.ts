@@ -1,6 +1,6 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { originShare } from "@platter/domain";
-import { freePort } from "@platter/persistence/testing";
+import { freePort, TEST_SECRET_KEYS_TEXT } from "@platter/persistence/testing";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -100,6 +100,7 @@ export const startDispatcherProcess = async (
     env: {
       ...inherited,
       DATABASE_URL: databaseUrl,
+      SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT,
       DISPATCHER_OPS_PORT: String(opsPort),
       HOST: "127.0.0.1",
       DISPATCHER_CONCURRENCY: String(concurrency),

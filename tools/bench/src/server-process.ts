@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createApiObservability, createApiServer, KeyRateLimits, loadApiConfig, REQUEST_HISTORY_DEFAULTS, RequestLogWriter, UNTHROTTLED } from "@platter/api";
 import { createLogger } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
+import { TEST_SECRET_KEYS_TEXT } from "@platter/persistence/testing";
 import pg from "pg";
 import { ladderServer } from "./ladder-servers.ts";
 import { referenceServer } from "./reference-server.ts";
@@ -33,7 +34,7 @@ const listen = (server: Server): Promise<number> =>
 
 /** The API process's own database settings (generic plans included), on the bench's server, and its logger (to /dev/null). */
 const openApiPlatform = async () => ({
-  runtime: await openPlatform({ ...loadApiConfig({ DATABASE_URL: databaseUrl }), poolSize }),
+  runtime: await openPlatform({ ...loadApiConfig({ DATABASE_URL: databaseUrl, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT }), poolSize }),
   logger: createLogger("platter-api", "info", "/dev/null"),
 });
 

@@ -1,12 +1,13 @@
 import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
-  NotFound, type OrgScope, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,
+  NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,
 } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, raw, sql } from "../org-sql.ts";
+import { openedSecrets } from "../webhooks/opened-secrets.ts";
 
 /**
  * Developer-area access: single-use sign-in links for one organization, the sessions they open,
@@ -53,6 +54,7 @@ interface SessionRow {
   organization_id: string;
   link_id: string;
   form_secret: string;
+  token_hash: string;
   expires_at: string;
   currency: string;
   seen_long_ago: boolean;
@@ -99,6 +101,8 @@ export class DeveloperSessions extends Context.Service<
     DeveloperSessions,
     Effect.gen(function* () {
       const database = yield* Database;
+      // Every page load authenticates its session: its form secret is opened once per stored value.
+      const formSecrets = openedSecrets(database.secrets);
       /** Records that the session was seen at `at`, unless another request did within the resolution. Fire and forget. */
       const noteSeen = (scope: OrgScope, sessionId: number, now: number) => {
         Effect.runFork(
@@ -167,7 +171,8 @@ export class DeveloperSessions extends Context.Service<
           yield* orgSql(database, scope).insert(DeveloperSessionEntity, {
             link: Number(link.id),
             tokenHash: session.hash,
-            formSecret: generateFormSecret(),
+            // Sealed for the session's row, which its token's hash names.
+            formSecret: database.secrets.seal(generateFormSecret(), sessionSecretContext(scope.organizationId, session.hash)),
             createdAt: new Date(now),
             expiresAt: new Date(expires),
             endedAt: null,
@@ -181,7 +186,7 @@ export class DeveloperSessions extends Context.Service<
           const now = yield* Clock.currentTimeMillis;
           // Before a scope exists: the session's hash is the only thing that selects the organization.
           const [row] = yield* database.rows<SessionRow>(
-            `select s.id, s.organization_id, s.link_id, s.form_secret, ${isoTimestamp("s.expires_at")} as expires_at, o.currency,
+            `select s.id, s.organization_id, s.link_id, s.form_secret, s.token_hash, ${isoTimestamp("s.expires_at")} as expires_at, o.currency,
                coalesce(s.last_seen_at <= ?::timestamptz, true) as seen_long_ago
              from developer_sessions s join organizations o on o.id = s.organization_id
              where s.token_hash = ? and s.ended_at is null and s.expires_at > ?::timestamptz`,
@@ -195,7 +200,7 @@ export class DeveloperSessions extends Context.Service<
             scope,
             sessionId: Number(row.id),
             linkId: Number(row.link_id),
-            formSecret: row.form_secret,
+            formSecret: formSecrets.open(row.form_secret, sessionSecretContext(row.organization_id, row.token_hash)),
             expiresAt: row.expires_at,
           };
         }),

@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl, endpointOrigin, envelopeBody, InvalidTransition, NotFound, type OrgScope,
-  type NoticeKind, type WebhookEventType, type WebhookMessage,
+  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
+  endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher,
+  type WebhookEventType, type WebhookMessage,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { type Join, orgSql, raw, sql } from "../org-sql.ts";
+import { type Join, type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
 import { ENDED_DELIVERY } from "../webhooks/delivery-queue.ts";
 import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
@@ -23,6 +24,18 @@ import { recordTestMessage } from "./webhook-message.ts";
  * string. Secrets made before were base64url, which Node decodes alike; rotating gives a base64 one.
  */
 export const generateSigningSecret = (): string => `whsec_${randomBytes(32).toString("base64")}`;
+
+/** What an endpoint's secret column holds between its insert and the sealing of its secret, in the same transaction. */
+const UNSEALED = "";
+
+/** Writes `secret` sealed for endpoint `id` (a new endpoint's, or a new listener's). */
+export const sealEndpointSecret = (tx: OrgSql, secrets: SecretCipher, scope: OrgScope, id: number, secret: string) =>
+  tx.update({
+    table: "webhook_endpoints",
+    as: "w",
+    set: sql`secret = ${secrets.seal(secret, endpointSecretContext(scope.organizationId, id))}`,
+    where: sql`w.id = ${id}`,
+  });
 
 /** An endpoint as its organization sees it (never its secret). */
 export interface WebhookEndpointView {
@@ -285,7 +298,10 @@ export class WebhookEndpointRepository extends Context.Service<
               });
               const taken = registered.find((endpoint) => normalizedEndpointUrl(endpoint.url) === normalized);
               if (taken !== undefined) return yield* endpointUrlTaken(url, Number(taken.id));
-              return yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret, eventTypes: [...eventTypes] });
+              // Sealed for its row, whose id the insert gives: written in clear nowhere, not even for a moment.
+              const id = yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret: UNSEALED, eventTypes: [...eventTypes] });
+              yield* sealEndpointSecret(tx, database.secrets, scope, id, secret);
+              return id;
             }));
           return { id, secret };
         }),
@@ -322,12 +338,13 @@ export class WebhookEndpointRepository extends Context.Service<
           }));
         }),
         secret: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
-          return yield* orgSql(database, scope).one<EndpointSecret>({
+          const row = yield* orgSql(database, scope).one<EndpointSecret>({
             columns: `w.secret, case when w.previous_secret_until > now() then ${isoTimestamp("w.previous_secret_until")} end as previous_secret_until`,
             from: "webhook_endpoints",
             as: "w",
             where: sql`w.id = ${id}`,
           });
+          return { ...row, secret: database.secrets.open(row.secret, endpointSecretContext(scope.organizationId, id)) };
         }),
         setEnabled: Effect.fnUntraced(function* (
           scope: OrgScope,
@@ -352,10 +369,12 @@ export class WebhookEndpointRepository extends Context.Service<
         rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
           const secret = generateSigningSecret();
           // The overlap runs on the database's time, as the claims that choose the signing secrets read it.
+          // The old secret moves as it is, sealed for this same row.
           const [row] = yield* orgSql(database, scope).update<{ previous_secret_until: string }>({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`previous_secret = w.secret, previous_secret_until = now() + ${overlapMs}::bigint * interval '1 millisecond', secret = ${secret}`,
+            set: sql`previous_secret = w.secret, previous_secret_until = now() + ${overlapMs}::bigint * interval '1 millisecond',
+              secret = ${database.secrets.seal(secret, endpointSecretContext(scope.organizationId, id))}`,
             where: sql`w.id = ${id}`,
             returning: isoTimestamp("w.previous_secret_until") + " as previous_secret_until",
           });

@@ -1,5 +1,8 @@
 import type { MikroORM } from "@mikro-orm/postgresql";
-import { exampleMessage, InvalidInput, type OrgScope, storedMessage, WEBHOOK_EVENT_TYPES } from "@platter/domain";
+import {
+  endpointSecretContext, exampleMessage, InvalidInput, type OrgScope, type SecretCipher, storedMessage, WEBHOOK_EVENT_TYPES,
+} from "@platter/domain";
+import { generateSigningSecret } from "../repositories/webhook-endpoint.repository.ts";
 
 /**
  * A delivery log for load tests: `endpoints` new endpoints of one organization and `deliveries`
@@ -22,7 +25,7 @@ const SPAN_MS = 7 * 24 * 60 * 60 * 1000;
 const FAILURE_BODY = "<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1></body></html>";
 
 /** Seeds the log; `InvalidInput` for counts out of range. */
-export const seedDeliveryLog = async (orm: MikroORM, scope: OrgScope, options: DeliveryLogSeedOptions): Promise<void> => {
+export const seedDeliveryLog = async (orm: MikroORM, secrets: SecretCipher, scope: OrgScope, options: DeliveryLogSeedOptions): Promise<void> => {
   const { deliveries, endpoints } = options;
   if (!Number.isInteger(deliveries) || deliveries < 1 || deliveries > 1_000_000) {
     throw new InvalidInput({ message: "deliveries must be an integer from 1 to 1000000" });
@@ -33,10 +36,14 @@ export const seedDeliveryLog = async (orm: MikroORM, scope: OrgScope, options: D
   const [before] = await run<{ id: string }>("select coalesce(max(id), 0) as id from webhook_deliveries", []);
   const endpointIds = (await run<{ id: string }>(
     `insert into webhook_endpoints (organization_id, url, origin, secret, event_types)
-     select ?, 'https://hooks.example.com/platter/' || g, 'https://hooks.example.com', 'whsec_' || encode(decode(md5(random()::text) || md5(random()::text), 'hex'), 'base64'), '{}'
+     select ?, 'https://hooks.example.com/platter/' || g, 'https://hooks.example.com', '', '{}'
      from generate_series(1, ?) g returning id`,
     [organizationId, endpoints],
   )).map((row) => Number(row.id));
+  // Each endpoint's secret sealed for its row (at most 20).
+  for (const id of endpointIds) {
+    await run("update webhook_endpoints set secret = ? where id = ?", [secrets.seal(generateSigningSecret(), endpointSecretContext(organizationId, id)), id]);
+  }
   // Bound as JSON text: the driver would spread an array into a list of parameters.
   const types = JSON.stringify(WEBHOOK_EVENT_TYPES);
   const payloads = JSON.stringify(WEBHOOK_EVENT_TYPES.map((type) => storedMessage(exampleMessage(type)).payload));

@@ -32,7 +32,7 @@ export class Seeding extends Context.Service<
           }),
         deliveryLog: (scope: OrgScope, options: DeliveryLogSeedOptions) =>
           Effect.tryPromise({
-            try: () => seedDeliveryLog(orm, scope, options),
+            try: () => seedDeliveryLog(orm, database.secrets, scope, options),
             catch: (error) => error as InvalidInput,
           }),
       });

@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { MikroORM } from "@mikro-orm/postgresql";
 import { Effect, ManagedRuntime } from "effect";
 import pg from "pg";
-import { Database } from "../database.ts";
+import { endpointSecretContext, makeSecretCipher, parseSecretKeys, type SecretKey } from "@platter/domain";
+import { Database, resealStoredSecrets } from "../database.ts";
+import type { SealedCounts } from "../stored-secrets.ts";
 import { type Persistence, persistenceLayer, type PlatformRuntime } from "../persistence.ts";
 
 /** A fresh, migrated database of its own for one test file, so files run in parallel without sharing state. */
@@ -37,6 +39,26 @@ export const DIRECT_CONNECTION = { pooler: "none", preparedStatements: "named", 
 /** Waits for tests: generous, since a loaded test machine is slow, but bounded. */
 export const TEST_DATABASE_LIMITS = { connectTimeoutMs: 10_000, statementTimeoutMs: 60_000, startTimeoutMs: 30_000 } as const;
 
+/**
+ * The keyring tests seal stored secrets with, and its text as `SECRET_ENCRYPTION_KEYS` (which
+ * vitest.shared.ts sets for every test process, so processes a test starts get it too).
+ */
+export const TEST_SECRET_KEYS_TEXT = "test:dGVzdC1zZWNyZXQta2V5LW9mLTMyLWJ5dGVzLSEhISE=";
+
+/** `TEST_SECRET_KEYS_TEXT` parsed. */
+export const TEST_SECRET_KEYS = parseSecretKeys(TEST_SECRET_KEYS_TEXT) as ReadonlyArray<SecretKey>;
+
+/**
+ * Seals the secrets a test (or a benchmark) wrote in clear straight into the tables, with the test
+ * keyring, as a process's start does: for rows made past the stores (beyond the endpoint limit, in bulk).
+ */
+export const sealSecretsWrittenInClear = (db: Pick<TestDatabase, "orm">): Promise<SealedCounts> =>
+  resealStoredSecrets(db.orm, makeSecretCipher(TEST_SECRET_KEYS));
+
+/** What an endpoint's stored (sealed) secret column holds, opened with the test keyring; null stays null. */
+export const openStoredEndpointSecret = (stored: string | null, organizationId: number | string, endpointId: number | string): string | null =>
+  stored === null ? null : makeSecretCipher(TEST_SECRET_KEYS).open(stored, endpointSecretContext(organizationId, endpointId));
+
 /** Creates database `t_<random>` on the test server and applies every migration. */
 export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase> => {
   const name = `t_${randomBytes(6).toString("hex")}`;
@@ -44,7 +66,7 @@ export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const runtime = ManagedRuntime.make(
-    persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true, ...TEST_DATABASE_LIMITS }),
+    persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS }),
   );
   const { orm } = await runtime.runPromise(Database.use(Effect.succeed));
   return {

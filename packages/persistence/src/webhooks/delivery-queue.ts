@@ -1,5 +1,5 @@
 import {
-  ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, envelopeBody,
+  ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, endpointSecretContext, envelopeBody,
   firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter, SETTLED_ENDPOINT_DISABLED,
   storableTextOrNull,
 } from "@platter/domain";
@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
+import { type OpenedSecrets, openedSecrets } from "./opened-secrets.ts";
 
 /**
  * The delivery queue: the dispatcher's storage. Fair leased claims (see `DeliveryPolicy`) and
@@ -295,10 +296,12 @@ export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryP
   };
 };
 
-const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadable: DueDelivery[] } => {
+const toDue = (rows: ReadonlyArray<ClaimedRow>, secrets: OpenedSecrets): { due: DueDelivery[]; unreadable: DueDelivery[] } => {
   const due: DueDelivery[] = [];
   const unreadable: DueDelivery[] = [];
   for (const row of rows) {
+    // Stored sealed for the endpoint's row; opened once per stored value (`openedSecrets`).
+    const context = endpointSecretContext(row.organization_id, row.endpoint_id);
     const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
     const delivery = {
       id: Number(row.id),
@@ -306,8 +309,8 @@ const toDue = (rows: ReadonlyArray<ClaimedRow>): { due: DueDelivery[]; unreadabl
       endpointId: Number(row.endpoint_id),
       url: row.url,
       origin: row.origin,
-      secret: row.secret,
-      previousSecret: row.previous_secret ?? undefined,
+      secret: secrets.open(row.secret, context),
+      previousSecret: row.previous_secret === null ? undefined : secrets.open(row.previous_secret, context),
       envelopeId: row.envelope_id,
       body: body ?? "",
       attempt: row.attempt,
@@ -584,13 +587,14 @@ export class DeliveryQueue extends Context.Service<
   static readonly layer = Layer.effect(
     DeliveryQueue,
     Effect.gen(function* () {
-      const { rows, listenUrl } = yield* Database;
+      const { rows, listenUrl, secrets: cipher } = yield* Database;
+      const secrets = openedSecrets(cipher);
       return DeliveryQueue.of({
         claimDue: Effect.fnUntraced(function* (
           limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots,
         ) {
           const claim = claimStatement(limit, leaseMs, policy, held);
-          return toDue(yield* rows<ClaimedRow>(claim.text, claim.values));
+          return toDue(yield* rows<ClaimedRow>(claim.text, claim.values), secrets);
         }),
         recordAttempts: Effect.fnUntraced(function* (
           records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy,

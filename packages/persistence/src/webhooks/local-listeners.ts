@@ -1,6 +1,6 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
-  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, storableTextOrNull, tooManyListeners,
+  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, storableTextOrNull, tooManyListeners,
   UNREADABLE_MESSAGE,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
@@ -8,7 +8,8 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
-import { generateSigningSecret } from "../repositories/webhook-endpoint.repository.ts";
+import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
+import { openedSecrets } from "./opened-secrets.ts";
 import { bigintArray } from "./delivery-queue.ts";
 
 /**
@@ -126,6 +127,8 @@ export class LocalListeners extends Context.Service<
     LocalListeners,
     Effect.gen(function* () {
       const database = yield* Database;
+      // Each claim reads the listener's sealed secrets with every delivery: opened once per value.
+      const secrets = openedSecrets(database.secrets, 1_000);
       return LocalListeners.of({
         open: Effect.fnUntraced(function* (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) {
           return yield* orgSql(database, scope).transaction((tx) =>
@@ -143,10 +146,12 @@ export class LocalListeners extends Context.Service<
               });
               const id = existing === undefined
                 ? yield* tx.insert(WebhookEndpointEntity, {
-                  url: request.forwardTo, origin: endpointOrigin(request.forwardTo), secret: generateSigningSecret(),
+                  url: request.forwardTo, origin: endpointOrigin(request.forwardTo), secret: "",
                   eventTypes: [...request.eventTypes], listenerKey: scope.apiKeyId,
                 })
                 : Number(existing.id);
+              // A new listener's secret, sealed for its row in the insert's transaction (never in clear).
+              if (existing === undefined) yield* sealEndpointSecret(tx, database.secrets, scope, id, generateSigningSecret());
               const [opened] = yield* tx.update<{ secret: string; listener_stream: string }>({
                 table: "webhook_endpoints",
                 as: "w",
@@ -160,7 +165,7 @@ export class LocalListeners extends Context.Service<
               yield* giveUp(tx, sql`d.endpoint_id = ${id} and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
                 and (d.lease_expires_at is null or d.lease_expires_at < now())`, LISTENER_BACKLOG_EXPIRED);
               return {
-                id, secret: opened!.secret, stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true,
+                id, secret: secrets.open(opened!.secret, endpointSecretContext(scope.organizationId, id)), stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true,
               };
             }));
         }),
@@ -214,6 +219,7 @@ export class LocalListeners extends Context.Service<
             where: sql`d.id = any(${bigintArray(claimed.map((row) => row.id))}::bigint[])`,
           });
           const byId = new Map(rows.map((row) => [row.id, row]));
+          const context = endpointSecretContext(scope.organizationId, listener.id);
           const handed: ListenerDelivery[] = [];
           const unreadable: string[] = [];
           for (const lease of claimed) {
@@ -223,7 +229,8 @@ export class LocalListeners extends Context.Service<
             else {
               handed.push({
                 id: Number(lease.id), attempt: lease.attempt, leaseToken: lease.lease_token, envelopeId: row.envelope_id, type: row.type, body,
-                secret: row.secret, previousSecret: row.previous_secret ?? undefined,
+                secret: secrets.open(row.secret, context),
+                previousSecret: row.previous_secret === null ? undefined : secrets.open(row.previous_secret, context),
               });
             }
           }
