@@ -24,6 +24,7 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     onDown: (reason) => logger.error({ err: reason }, "database unavailable: delivery paused until it is back"),
     onUp: (downForMs) => logger.info({ downForMs }, "database available again: delivery resumed"),
   });
+  let unopenedSaidAt = Number.NEGATIVE_INFINITY;
   const dispatcher = new WebhookDispatcher(store, config, {
     attempted: (outcome, durationMs, delivery) => {
       metrics.observer.attempted?.(outcome, durationMs, delivery);
@@ -33,6 +34,12 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       metrics.observer.failedLoop?.(error);
       if (isDatabaseUnavailable(error)) outages.down(error);
       else logger.error({ err: error }, "dispatcher loop error");
+    },
+    unopened: (count) => {
+      // Said at most once a minute: a key missing from SECRET_ENCRYPTION_KEYS here leaves its deliveries to other processes.
+      if (Date.now() - unopenedSaidAt < 60_000) return;
+      unopenedSaidAt = Date.now();
+      logger.error({ deliveries: count }, "signing secrets this process's SECRET_ENCRYPTION_KEYS do not open: their deliveries are left unsent under their lease");
     },
   });
   // The operator channel: a second loop with its own few slots on the endpoint notices, sending each

@@ -167,6 +167,34 @@ describe("secrets at rest", () => {
   });
 });
 
+describe("a claim holding a secret this process cannot open", () => {
+  it("sends the rest of the claim and leaves that delivery unsent under its lease, for a process holding the key", async () => {
+    const ours = await createOrganization(db, "Keyed Caterers");
+    const theirs = await createOrganization(db, "Elsewhere Caterers");
+    const endpoints = await db.run(Effect.gen(function* () {
+      const repository = yield* WebhookEndpointRepository;
+      return [yield* repository.add(ours.scope, "https://example.com/keyed", []), yield* repository.add(theirs.scope, "https://example.com/elsewhere", [])] as const;
+    }));
+    // Sealed by a process with a key this one lacks (a key added elsewhere first, mid-rotation).
+    const elsewhere = makeSecretCipher([keyOf("elsewhere")]);
+    await sql("update webhook_endpoints set secret = ? where id = ?", [elsewhere.seal(endpoints[1].secret, endpointSecretContext(theirs.id, endpoints[1].id)), endpoints[1].id]);
+    await sql("update webhook_deliveries set status = 'succeeded', completed_at = now() where status = 'pending'");
+    const claimed = await db.run(Effect.gen(function* () {
+      yield* (yield* ClientRepository).create(ours.scope, { name: "Ada" });
+      yield* (yield* ClientRepository).create(theirs.scope, { name: "Bo" });
+      return yield* (yield* DeliveryQueue).claimDue(100, 60_000, { ...testDeliveryPolicy, retryScheduleMs: [0, 0] }, nothingHeld);
+    }));
+    expect(claimed.due.map((d) => [d.endpointId, d.secret])).toEqual([[endpoints[0].id, endpoints[0].secret]]);
+    expect(claimed.unopened).toBe(1);
+    const [left] = await sql<{ status: string; leased: boolean }>(
+      "select status, lease_expires_at > now() as leased from webhook_deliveries where endpoint_id = ?", [endpoints[1].id],
+    );
+    expect(left).toEqual({ status: "pending", leased: true });
+    // Sealed again with the test key, as the other tests' starts expect.
+    await sql("update webhook_endpoints set secret = ? where id = ?", [makeSecretCipher(TEST_SECRET_KEYS).seal(endpoints[1].secret, endpointSecretContext(theirs.id, endpoints[1].id)), endpoints[1].id]);
+  });
+});
+
 describe("the embedded database's key", () => {
   it("is made once beside its data, readable by its user only, and read back at the next start", async () => {
     const dir = await mkdtemp(join(tmpdir(), "platter-keys-"));

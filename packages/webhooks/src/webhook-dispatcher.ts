@@ -36,6 +36,8 @@ export interface DispatcherParts {
 export interface DispatcherObserver {
   readonly attempted?: (outcome: AttemptOutcome, durationMs: number, delivery: DueDelivery) => void;
   readonly failedLoop?: (error: unknown) => void;
+  /** A claim left `count` deliveries unsent under their lease: this process's keys do not open their endpoints' secrets. */
+  readonly unopened?: (count: number) => void;
 }
 
 /** The shared part of the settings, as storage applies it. */
@@ -227,12 +229,13 @@ export class WebhookDispatcher {
     this.newWork = false;
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
     for (const delivery of claimed.due) this.launch(delivery);
+    if ((claimed.unopened ?? 0) > 0) this.observer.unopened?.(claimed.unopened ?? 0);
     this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
     for (const delivery of claimed.unreadable) {
       const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
       this.writer.add({ delivery, ...result, error: UNREADABLE_MESSAGE, outcome: "unsendable" });
     }
-    return claimed.due.length + claimed.unreadable.length === free;
+    return claimed.due.length + claimed.unreadable.length + (claimed.unopened ?? 0) === free;
   }
 
   private launch(delivery: DueDelivery): void {

@@ -11,14 +11,17 @@ export interface DeliveryStorage {
    * Leases up to `limit` due deliveries for `leaseMs`, fairly and within `held` (this dispatcher's
    * shares of each endpoint, organization and origin) and each endpoint's circuit (half-open: one at
    * a time), with the bytes to send. `unreadable` are those whose stored message no longer reads as
-   * its type: nothing sensible can be sent, the caller settles them as `unsendable`.
+   * its type: nothing sensible can be sent, the caller settles them as `unsendable`. `unopened`
+   * counts those left under their lease, unsent, because this process's keys do not open their
+   * endpoint's signing secret (a key missing here): they come back when the lease ends, to a process
+   * that can open it, and the rest of the claim is sent as usual.
    */
   readonly claimDue: (
     limit: number,
     leaseMs: number,
     policy: DeliveryPolicy,
     held: HeldSlots,
-  ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[] }>;
+  ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[]; readonly unopened?: number }>;
   /**
    * Records attempts and applies the domain's decisions: `deliveryAfterAttempt` by the lease holder
    * only (a result whose lease was lost is logged and moves nothing), `endpointAfterAttempts` per

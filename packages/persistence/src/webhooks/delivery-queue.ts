@@ -1,6 +1,6 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, endpointSecretContext, envelopeBody,
-  firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter, SETTLED_ENDPOINT_DISABLED,
+  firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter, SecretUnreadable, SETTLED_ENDPOINT_DISABLED,
   storableTextOrNull,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
@@ -296,12 +296,27 @@ export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryP
   };
 };
 
-const toDue = (rows: ReadonlyArray<ClaimedRow>, secrets: OpenedSecrets): { due: DueDelivery[]; unreadable: DueDelivery[] } => {
+const toDue = (
+  rows: ReadonlyArray<ClaimedRow>, secrets: OpenedSecrets,
+): { due: DueDelivery[]; unreadable: DueDelivery[]; unopened: number } => {
   const due: DueDelivery[] = [];
   const unreadable: DueDelivery[] = [];
+  let unopened = 0;
   for (const row of rows) {
     // Stored sealed for the endpoint's row; opened once per stored value (`openedSecrets`).
     const context = endpointSecretContext(row.organization_id, row.endpoint_id);
+    let secret: string;
+    let previousSecret: string | undefined;
+    try {
+      secret = secrets.open(row.secret, context);
+      previousSecret = row.previous_secret === null ? undefined : secrets.open(row.previous_secret, context);
+    } catch (error) {
+      // A key this process lacks: the delivery stays leased and unsent (back when its lease ends, for a
+      // process holding the key); one such row never stops the rest of the claim.
+      if (!(error instanceof SecretUnreadable)) throw error;
+      unopened++;
+      continue;
+    }
     const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
     const delivery = {
       id: Number(row.id),
@@ -309,8 +324,8 @@ const toDue = (rows: ReadonlyArray<ClaimedRow>, secrets: OpenedSecrets): { due: 
       endpointId: Number(row.endpoint_id),
       url: row.url,
       origin: row.origin,
-      secret: secrets.open(row.secret, context),
-      previousSecret: row.previous_secret === null ? undefined : secrets.open(row.previous_secret, context),
+      secret,
+      previousSecret,
       envelopeId: row.envelope_id,
       body: body ?? "",
       attempt: row.attempt,
@@ -319,7 +334,7 @@ const toDue = (rows: ReadonlyArray<ClaimedRow>, secrets: OpenedSecrets): { due: 
     };
     (body === undefined ? unreadable : due).push(delivery);
   }
-  return { due, unreadable };
+  return { due, unreadable, unopened };
 };
 
 const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
