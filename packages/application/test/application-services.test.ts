@@ -72,7 +72,7 @@ describe("the operator's changes are audited", () => {
 describe("a refused change writes nothing", () => {
   it.each([
     ["loopback", "http://127.0.0.1:9/hook", "Webhooks are sent only to public internet addresses, and 127.0.0.1 is not allowed."],
-    ["a name resolving to loopback", "http://localhost:9/hook", "Webhooks are sent only to public internet addresses, and localhost is not allowed."],
+    ["a name resolving to loopback", "http://localhost:9/hook", "Webhooks are sent only to public internet addresses, and localhost has none: check the URL's host name."],
     ["cloud metadata", "http://169.254.169.254/latest", "Webhooks are sent only to public internet addresses, and 169.254.169.254 is not allowed."],
   ])("the SSRF guard refuses %s: no endpoint, no audit row", async (_name, url, message) => {
     const before = await state();
