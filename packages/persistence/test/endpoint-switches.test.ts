@@ -75,6 +75,25 @@ describe("enabling and disabling a failing endpoint", () => {
   });
 });
 
+describe("enabling an endpoint that is already enabled", () => {
+  it("changes nothing: its failures, circuit and notice stage stay, so it still climbs to disabled", async () => {
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/kept", [])))).id;
+    for (const name of ["One", "Two", "Three"]) await newClient(name);
+    expect(await failAll()).toBe(3);
+    const health = () => rows<{ consecutive_failures: number; failing: boolean; notice_stage: string | null }>(
+      "select consecutive_failures, failing_since is not null as failing, notice_stage from webhook_endpoints where id = ?", [endpointId],
+    );
+    const before = await health();
+    expect(before).toEqual([{ consecutive_failures: 3, failing: true, notice_stage: "failing" }]);
+    for (let click = 0; click < 5; click++) expect(await setEnabled(endpointId, true)).toMatchObject({ changed: false });
+    expect(await health()).toEqual(before);
+    await newClient("Four");
+    expect(await failAll()).toBe(1);
+    expect(await noticesOf(endpointId)).toEqual(["failing"]);
+    await setEnabled(endpointId, false);
+  });
+});
+
 describe("a disabled endpoint's pending deliveries", () => {
   it("end when it is disabled by hand (failed, 'endpoint disabled'), so retention removes their messages", async () => {
     const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.72/disabled", [])))).id;

@@ -152,6 +152,8 @@ export const endpointAfterAttempts = (
  * together. Clearing the stage alone let the next single failure "start failing" again (a notice per
  * enable); clearing it all, one failure after enabling is one failure of a new run, and each run
  * notices each stage at most once. Disabling records why (`disabledReason`); enabling clears it.
+ * Only a real switch: enabling an enabled endpoint (or disabling a disabled one) changes nothing, or
+ * a click would keep a failing endpoint from ever reaching its circuit or being disabled.
  */
 export const endpointSwitched = (enabled: boolean, disabledReason: string): EndpointHealth => ({
   consecutiveFailures: 0,

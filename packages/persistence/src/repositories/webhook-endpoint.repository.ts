@@ -358,12 +358,15 @@ export class WebhookEndpointRepository extends Context.Service<
               const before = yield* tx.one<{ enabled: boolean }>({
                 columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for update`,
               });
-              yield* tx.update({ table: "webhook_endpoints", as: "w", set: switchedEndpoint(enabled, disabledReason), where: sql`w.id = ${id}` });
+              const changed = before.enabled !== enabled;
+              // Only a real switch starts the run of failures over: enabling an enabled endpoint must not clear
+              // its failures, circuit and notice stage (a click a day would keep a failing endpoint from ever being disabled).
+              if (changed) yield* tx.update({ table: "webhook_endpoints", as: "w", set: switchedEndpoint(enabled, disabledReason), where: sql`w.id = ${id}` });
               // A disabled endpoint is sent nothing: its pending deliveries end now, so retention reaches their messages.
               const ended = enabled ? [] : yield* tx.update({
                 table: "webhook_deliveries", as: "d", set: raw(ENDED_DELIVERY), where: sql`${raw(ENDED_DELIVERIES_OF)} and d.endpoint_id = ${id}`, returning: "d.id",
               });
-              return { id, enabled, changed: before.enabled !== enabled, ended: ended.length };
+              return { id, enabled, changed, ended: ended.length };
             }));
         }),
         rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
