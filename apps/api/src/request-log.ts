@@ -1,5 +1,5 @@
 import { ERROR_TEXT_MAX_CHARACTERS, keepsRequest, type RequestLogRecord, storableText } from "@platter/domain";
-import { isDatabaseUnavailable, RequestLog, type RequestRuntime } from "@platter/persistence";
+import { isDatabaseUnavailable, isDataRefusal, RequestLog, type RequestRuntime } from "@platter/persistence";
 import { readRequestHistorySettings, type RequestHistorySettings } from "@platter/ops";
 import type { Logger } from "pino";
 
@@ -116,8 +116,10 @@ export class RequestLogWriter {
         if (this.failing) this.logger.info("request log written again");
         this.failing = false;
       } catch (error) {
-        if (isDatabaseUnavailable(error)) this.unavailable(error, batch.length);
-        else await this.writeSplitting(batch, error);
+        // Only a refusal of some rows' data is worth splitting for; anything else (an outage, a full disk,
+        // a deadlock) drops the batch as failed rather than adding statements while the server struggles.
+        if (isDataRefusal(error) && !isDatabaseUnavailable(error)) await this.writeSplitting(batch, error);
+        else this.unavailable(error, batch.length);
       }
     });
     return this.flushing;
@@ -162,7 +164,7 @@ export class RequestLogWriter {
         try {
           this.written += await this.append(piece);
         } catch (error) {
-          if (isDatabaseUnavailable(error)) {
+          if (!isDataRefusal(error) || isDatabaseUnavailable(error)) {
             this.unavailable(error, [...pieces.slice(index), ...parts].reduce((sum, left) => sum + left.length, 0));
             this.countRefused(refused, firstError);
             return;

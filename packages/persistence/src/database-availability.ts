@@ -30,6 +30,23 @@ export const isDatabaseUnavailable = (error: unknown, depth = 0): boolean => {
   );
 };
 
+/**
+ * Whether `error` (or anything it wraps) is PostgreSQL refusing the statement's data: SQLSTATE class
+ * 22 (data exception: a bad encoding, a value out of range) or 23 (integrity constraint). Such a
+ * refusal is about some rows, so a batch may be split to keep the others; disk full, out of memory
+ * or a deadlock is not, and splitting would only add statements while the server is under pressure.
+ */
+export const isDataRefusal = (error: unknown, depth = 0): boolean => {
+  if (typeof error !== "object" || error === null || depth > 5) return false;
+  const { code, sqlState } = error as { code?: unknown; sqlState?: unknown };
+  const state = typeof code === "string" ? code : typeof sqlState === "string" ? sqlState : "";
+  if (/^2[23][0-9A-Z]{3}$/.test(state)) return true;
+  const wrapped = error as { cause?: unknown; previous?: unknown; errors?: unknown };
+  return [wrapped.cause, wrapped.previous, ...(Array.isArray(wrapped.errors) ? wrapped.errors : [])].some((inner) =>
+    isDataRefusal(inner, depth + 1)
+  );
+};
+
 /** The database did not answer within the start timeout, or refused us for a reason waiting will not fix. */
 export class DatabaseUnreachable extends Error {
   /** `host:port` from the URL (never its password). */

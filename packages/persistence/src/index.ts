@@ -1,4 +1,4 @@
-export { DatabaseUnreachable, isDatabaseUnavailable } from "./database-availability.ts";
+export { DatabaseUnreachable, isDatabaseUnavailable, isDataRefusal } from "./database-availability.ts";
 export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, isSecretKeyRefusal, pingDatabase, type PoolStats,
   SecretKeysMissing } from "./database.ts";
 export type { ReadStats, ReplicaCondition, ReplicaSettings, ReplicaStats } from "./read-replicas.ts";
