@@ -98,7 +98,7 @@ describe("platter webhook add", () => {
     const before = await endpointCount();
     const result = await runCliFailing(["webhook", "add", "--org", String(org), "--url", "HTTPS://93.184.216.34:443/platter/hooks"], env);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`platter: HTTPS://93.184.216.34:443/platter/hooks is already endpoint ${id}: change that one instead of adding it again.\n`);
+    expect(result.stderr).toContain(`platter: HTTPS://93.184.216.34:443/platter/hooks is already endpoint ${id}: one endpoint per URL (compared ignoring case and a trailing slash); use that one.\n`);
     expect(await endpointCount()).toBe(before);
   });
 

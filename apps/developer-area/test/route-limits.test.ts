@@ -215,7 +215,7 @@ describe("a URL registered once per organization", () => {
     const refused = await post(session, "/webhooks", { url: "HTTPS://203.0.113.40:443/hook#again", choice: "all" });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain(
-      `<p class="field-error" id="endpoint-url-error">HTTPS://203.0.113.40:443/hook#again is already endpoint ${id}: change that one instead of adding it again.</p>`,
+      `<p class="field-error" id="endpoint-url-error">HTTPS://203.0.113.40:443/hook#again is already endpoint ${id}: one endpoint per URL (compared ignoring case and a trailing slash); use that one.</p>`,
     );
     expect(await written(org.id)).toEqual(before);
     const other = await liveOrganization("Once Other");

@@ -98,7 +98,7 @@ export class EndpointUrlTaken extends Schema.TaggedError<EndpointUrlTaken>()("En
 
 /** The refusal of `url`, which the organization's endpoint `endpointId` already has. */
 export const endpointUrlTaken = (url: string, endpointId: number): EndpointUrlTaken =>
-  new EndpointUrlTaken({ endpointId, message: `${url} is already endpoint ${endpointId}: change that one instead of adding it again.` });
+  new EndpointUrlTaken({ endpointId, message: `${url} is already endpoint ${endpointId}: one endpoint per URL (compared ignoring case and a trailing slash); use that one.` });
 
 /** Every expected failure of the domain. */
 export type DomainError =

@@ -90,15 +90,16 @@ describe("the limit on endpoints per organization", () => {
     const org = await createOrganization(db, "Once");
     const first = Result.getOrThrow(await add(org, 50, "https://hooks.example.com/once"));
     await db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, first.id, false)));
-    for (const written of ["https://hooks.example.com/once", "HTTPS://Hooks.Example.COM:443/once", "https://hooks.example.com./once#top"]) {
+    for (const written of ["https://hooks.example.com/once", "HTTPS://Hooks.Example.COM:443/once", "https://hooks.example.com./once#top", "https://hooks.example.com/ONCE/"]) {
       const refused = Result.merge(await add(org, 50, written)) as EndpointUrlTaken;
       expect(refused._tag).toBe("EndpointUrlTaken");
       expect(refused.endpointId).toBe(first.id);
-      expect(refused.message).toBe(`${written} is already endpoint ${first.id}: change that one instead of adding it again.`);
+      expect(refused.message).toBe(`${written} is already endpoint ${first.id}: one endpoint per URL (compared ignoring case and a trailing slash); use that one.`);
     }
     expect(await endpointsOf(org)).toBe(1);
-    // Another path, or another organization, is another endpoint.
-    Result.getOrThrow(await add(org, 50, "https://hooks.example.com/once/"));
+    // Another path or query, or another organization, is another endpoint.
+    Result.getOrThrow(await add(org, 50, "https://hooks.example.com/once/more"));
+    Result.getOrThrow(await add(org, 50, "https://hooks.example.com/once?to=b"));
     Result.getOrThrow(await add(await createOrganization(db, "Twice"), 50, "https://hooks.example.com/once"));
   });
 

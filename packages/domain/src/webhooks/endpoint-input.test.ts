@@ -78,9 +78,12 @@ describe("normalizedEndpointUrl", () => {
     ["https://hooks.example.com/a/../platter", "https://hooks.example.com/platter"],
     ["https://bücher.example/in", "https://xn--bcher-kva.example/in"],
     ["https://[0:0:0:0:0:0:0:1]:8443/in", "https://[::1]:8443/in"],
-    // Kept apart: a receiver may tell these from the first row.
-    ["https://hooks.example.com/Platter", "https://hooks.example.com/Platter"],
-    ["https://hooks.example.com/platter/", "https://hooks.example.com/platter/"],
+    ["https://hooks.example.com/Platter", "https://hooks.example.com/platter"],
+    ["https://hooks.example.com/platter/", "https://hooks.example.com/platter"],
+    ["https://hooks.example.com/platter//", "https://hooks.example.com/platter"],
+    ["https://hooks.example.com/", "https://hooks.example.com/"],
+    ["https://hooks.example.com/platter?b=2&a=1", "https://hooks.example.com/platter?a=1&b=2"],
+    // Kept apart: another query, port or scheme.
     ["https://hooks.example.com/platter?to=a", "https://hooks.example.com/platter?to=a"],
     ["https://hooks.example.com:8443/platter", "https://hooks.example.com:8443/platter"],
     ["http://hooks.example.com/platter", "http://hooks.example.com/platter"],

@@ -38,16 +38,19 @@ export const parseEndpointUrl = (raw: string): Result.Result<string, InvalidInpu
 export const endpointOrigin = (url: string): string => new URL(url).origin;
 
 /**
- * The form of a URL two registrations are compared in, so one organization registers a URL once
- * however it is written: scheme and host lowercased (and a host's trailing dot dropped), the
- * default port removed, an empty path written `/`, percent-escapes and IDN hosts as the URL
- * standard writes them, and the fragment (never sent) dropped. The path's case, a trailing slash
- * of a longer path and the query are kept: a receiver may tell them apart.
+ * The form of a URL two registrations are compared in, so one organization registers a receiver
+ * once however its URL is written: scheme and host lowercased (and a host's trailing dot dropped),
+ * the default port removed, percent-escapes and IDN hosts as the URL standard writes them, the path
+ * lowercased without its trailing slashes (`/Hook/` is `/hook`: a receiver that answers one
+ * answers the other, so they are one target), the query's parameters in order, and the fragment
+ * (never sent) dropped. Another query (`?to=a`), port or scheme stays another URL.
  */
 export const normalizedEndpointUrl = (url: string): string => {
   const parsed = new URL(url.trim());
   parsed.hash = "";
   if (parsed.hostname.endsWith(".")) parsed.hostname = parsed.hostname.slice(0, -1);
+  parsed.pathname = parsed.pathname.toLowerCase().replace(/\/+$/, "") || "/";
+  parsed.searchParams.sort();
   return parsed.href;
 };
 
