@@ -89,7 +89,7 @@ export const addDeliveryRoutes = (router: Router, kit: DeliveryRouteKit): void =
   post("/deliveries/replay-failed", limited("replays", (_ctx, form) => `/deliveries${filterQuery({ endpointId: parseRecordId(form["endpoint"] ?? "") })}`), async (ctx, form, session) => {
     const endpointId = parseRecordId(form["endpoint"] ?? "");
     if (endpointId === undefined) throw new UnknownPage();
-    // Read (and refused) before a replay is counted: a refused form spends nothing.
+    // A refused form (a 400 page) gives its replay back (`limited`).
     const sinceText = form["since"] ?? "";
     const since = readUtcTime(sinceText, "since");
     if (Result.isFailure(since)) {
