@@ -1,4 +1,4 @@
-import { parseSecretKeys, type SecretKey } from "@platter/domain";
+import { DEFAULT_API_KEYS_PER_ORGANIZATION, parseSecretKeys, type SecretKey } from "@platter/domain";
 
 /**
  * Configuration: reading environment values into typed settings, the one home of every reader.
@@ -136,7 +136,7 @@ export interface ApiKeySettings {
 
 /** `API_KEYS_PER_ORGANIZATION` (100, as the domain's `DEFAULT_API_KEYS_PER_ORGANIZATION`), read alike by the CLI and the Developer area. */
 export const readApiKeySettings = (env: Environment): ApiKeySettings => ({
-  apiKeysPerOrganization: readInteger(env, "API_KEYS_PER_ORGANIZATION", 100, 1, 10_000),
+  apiKeysPerOrganization: readInteger(env, "API_KEYS_PER_ORGANIZATION", DEFAULT_API_KEYS_PER_ORGANIZATION, 1, 10_000),
 });
 
 /**
