@@ -114,6 +114,10 @@ const HISTORY_BATCHES_PER_SWEEP = 100;
 const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime, logger: Logger) => {
   let running: Promise<void> | undefined;
   const sweep = async () => {
+    // First, a disabled endpoint's stragglers (a create or replay that raced its disable) end as the disable ended the rest.
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      if ((await runtime.runPromise(Housekeeping.use((h) => h.endDeliveriesOfDisabledEndpoints(HISTORY_BATCH)))) < HISTORY_BATCH) break;
+    }
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       const pruned = await runtime.runPromise(Housekeeping.use((h) => h.pruneDeliveryHistory(config.retentionMs, HISTORY_BATCH)));
       if (pruned.deliveries < HISTORY_BATCH && pruned.messages < HISTORY_BATCH) break;

@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
 import { Clock, Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
+import { ENDED_DELIVERY } from "./webhooks/delivery-queue.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 
@@ -40,6 +41,12 @@ export class Housekeeping extends Context.Service<
      * session is still kept. Returns how many of each.
      */
     readonly pruneExpiredAccess: (graceMs: number, batchSize: number) => Effect.Effect<{ readonly sessions: number; readonly links: number }>;
+    /**
+     * Ends up to `batchSize` pending deliveries of disabled endpoints (failed, "endpoint disabled"),
+     * as disabling does: one written by a create or a replay that raced the disable's transaction
+     * would otherwise wait for ever and keep its message from retention. Returns how many.
+     */
+    readonly endDeliveriesOfDisabledEndpoints: (batchSize: number) => Effect.Effect<number>;
   }
 >()("platter/persistence/Housekeeping") {
   static readonly layer = Layer.effect(
@@ -122,6 +129,18 @@ export class Housekeeping extends Context.Service<
             "developer_sign_in_links", cutoff, batchSize,
           );
           return { sessions, links };
+        }),
+        endDeliveriesOfDisabledEndpoints: Effect.fnUntraced(function* (batchSize: number) {
+          const [ended] = yield* rows<{ n: number }>(
+            `with stranded as (
+               select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
+               where d.status = 'pending' and not d.via_listener and not e.enabled
+               limit ? for update of d skip locked
+             ), ended as (update webhook_deliveries d set ${ENDED_DELIVERY} from stranded where d.id = stranded.id returning 1)
+             select count(*)::int as n from ended`,
+            [batchSize],
+          );
+          return ended?.n ?? 0;
         }),
       });
     }),

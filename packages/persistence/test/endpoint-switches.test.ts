@@ -113,6 +113,18 @@ describe("a disabled endpoint's pending deliveries", () => {
     expect(await rows("select 1 from webhook_messages where id in (?, ?)", [ended[0]!.message_id, ended[1]!.message_id])).toEqual([]);
   });
 
+  it("end in the history sweep when one is left pending after the disable (a create or replay that raced it)", async () => {
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.74/raced", [])))).id;
+    await newClient("Raced");
+    expect(await setEnabled(endpointId, false)).toMatchObject({ changed: true, ended: 1 });
+    // What a create that read the endpoint as enabled before the disable committed leaves behind.
+    await rows("update webhook_deliveries set status = 'pending', completed_at = null, settled_reason = null, next_attempt_at = now() where endpoint_id = ?", [endpointId]);
+    expect((await deliveriesOf(endpointId)).map((d) => d.status)).toEqual(["pending"]);
+    expect(await db.run(Housekeeping.use((h) => h.endDeliveriesOfDisabledEndpoints(100)))).toBe(1);
+    expect((await deliveriesOf(endpointId)).map((d) => [d.status, d.settled_reason])).toEqual([["failed", SETTLED_ENDPOINT_DISABLED]]);
+    expect(await db.run(Housekeeping.use((h) => h.endDeliveriesOfDisabledEndpoints(100)))).toBe(0);
+  });
+
   it("end when its failure window disables it, those of the batch and every other pending one", async () => {
     const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/window", [])))).id;
     await newClient("Window one");
