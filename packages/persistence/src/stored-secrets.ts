@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { chmod, link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   endpointSecretContext, generateSecretKey, parseSecretKeys, type SecretCipher, SecretUnreadable, type SecretKey, sealedKeyId,
@@ -116,12 +117,19 @@ export const localSecretKeys = async (dataDir: string): Promise<{ readonly keys:
   }
   await mkdir(dataDir, { recursive: true });
   const { key, text } = generateSecretKey("local");
-  // `wx`: two processes starting at once do not both write one; the loser reads the winner's.
-  const written = await writeFile(file, `${text}\n`, { mode: 0o600, flag: "wx" }).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code === "EEXIST") return false;
-    throw error;
-  });
-  if (!written) return localSecretKeys(dataDir);
-  await chmod(file, 0o600);
+  // Written whole to a file of its own, then linked into place: a process starting at the same time
+  // never reads a half-written key, and of two, the loser (EEXIST) reads the winner's.
+  const draft = `${file}.${process.pid}.${randomUUID()}`;
+  await writeFile(draft, `${text}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    await chmod(draft, 0o600);
+    const linked = await link(draft, file).then(() => true, (error: NodeJS.ErrnoException) => {
+      if (error.code === "EEXIST") return false;
+      throw error;
+    });
+    if (!linked) return localSecretKeys(dataDir);
+  } finally {
+    await unlink(draft).catch(() => {});
+  }
   return { keys: [key], created: true };
 };
