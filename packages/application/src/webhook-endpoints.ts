@@ -57,20 +57,11 @@ export const WebhookEndpoints = {
   /**
    * Registers `url` for `types` (none: every type): `InvalidInput` for a URL that is not one,
    * `EndpointUrlRefused` for one the SSRF guard refuses, `EndpointLimitReached` beyond the
-   * organization's limit; nothing is written then. `admit` is the caller's own step between the
-   * checks and the change (the Developer area counts the organization's new endpoints there, so a
-   * refused URL is not counted). The signing secret is returned this once. Audited
-   * `webhook_endpoint.added`.
+   * organization's limit, `EndpointUrlTaken` for a URL it already has; nothing is written then.
+   * The signing secret is returned this once. Audited `webhook_endpoint.added`.
    */
-  register: <E = never>(
-    actor: Actor,
-    url: string,
-    types: ReadonlyArray<WebhookEventType>,
-    settings: WebhookEndpointSettings,
-    admit: Effect.Effect<void, E> = Effect.void,
-  ) =>
+  register: (actor: Actor, url: string, types: ReadonlyArray<WebhookEventType>, settings: WebhookEndpointSettings) =>
     checkedUrl(actor, url, settings).pipe(
-      Effect.tap(() => admit),
       Effect.flatMap((checked) =>
         audited(
           actor,

@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, failDueDeliveries, nothingHeld, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 /**
  * Operational notices on PostgreSQL: written by the statement that records the attempts causing
@@ -27,16 +27,7 @@ const notices = () =>
     "select kind, reason, operator_status from endpoint_notices where endpoint_id = ? order by id", [endpointId],
   );
 
-/** Claims every due delivery and records each as failed with a 500: one batch, one statement. */
-const failAll = () =>
-  db.run(Effect.gen(function* () {
-    const queue = yield* DeliveryQueue;
-    const { due } = yield* queue.claimDue(100, 60_000, policy, nothingHeld);
-    yield* queue.recordAttempts(due.map((delivery) => ({
-      delivery, startedAt: new Date(), durationMs: 3, statusCode: 500, error: undefined, responseBody: undefined, outcome: "failed" as const,
-    })), policy);
-    return due.length;
-  }));
+const failAll = () => failDueDeliveries(db, policy);
 
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));

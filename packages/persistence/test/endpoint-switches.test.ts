@@ -1,9 +1,7 @@
 import { type DeliveryPolicy, DISABLED_FAILING, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
-import { Effect } from "effect";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
-import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 /**
  * Enabling or disabling an endpoint by hand starts its run of failures over, so toggling a failing
@@ -32,16 +30,7 @@ const newClient = (name: string) => db.run(ClientRepository.use((r) => r.create(
 const setEnabled = (endpointId: number, enabled: boolean) =>
   db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, endpointId, enabled)));
 
-/** Claims every due delivery and records each as failed with a 500: one batch, one statement. Returns how many. */
-const failAll = () =>
-  db.run(Effect.gen(function* () {
-    const queue = yield* DeliveryQueue;
-    const { due } = yield* queue.claimDue(100, 60_000, policy, nothingHeld);
-    yield* queue.recordAttempts(due.map((delivery) => ({
-      delivery, startedAt: new Date(), durationMs: 3, statusCode: 500, error: undefined, responseBody: undefined, outcome: "failed" as const,
-    })), policy);
-    return due.length;
-  }));
+const failAll = () => failDueDeliveries(db, policy);
 
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));

@@ -4,6 +4,7 @@ import { Effect } from "effect";
 import { Operator } from "../operator/operator.ts";
 import { ApiKeyRepository } from "../repositories/api-key.repository.ts";
 import { Sandboxes } from "../sandbox/sandboxes.ts";
+import { DeliveryQueue } from "../webhooks/delivery-queue.ts";
 import type { TestDatabase } from "./test-database.ts";
 
 /** Test fixtures: organizations and keys, created the way the CLI creates them. */
@@ -57,3 +58,14 @@ export const createSandbox = (db: TestDatabase, live: OrganizationFixture): Prom
       return { id, scope, readKey: read.key, writeKey: write.key, readKeyId: read.id, writeKeyId: write.id };
     }),
   );
+
+/** Claims every due delivery (up to 100) and records each as failed with a 500 under `policy`: one batch, one statement. Returns how many. */
+export const failDueDeliveries = (db: TestDatabase, policy: DeliveryPolicy): Promise<number> =>
+  db.run(Effect.gen(function* () {
+    const queue = yield* DeliveryQueue;
+    const { due } = yield* queue.claimDue(100, 60_000, policy, nothingHeld);
+    yield* queue.recordAttempts(due.map((delivery) => ({
+      delivery, startedAt: new Date(), durationMs: 3, statusCode: 500, error: undefined, responseBody: undefined, outcome: "failed" as const,
+    })), policy);
+    return due.length;
+  }));
