@@ -10,7 +10,7 @@ export class Migration20261129060000EndedKeysRemovable extends Migration {
   override up(): void {
     this.addSql(`
       alter table api_requests drop constraint api_requests_api_key_id_fkey;
-      create index audit_log_api_key_idx on audit_log (api_key_id) where api_key_id is not null;
+      create index if not exists audit_log_api_key_idx on audit_log (api_key_id) where api_key_id is not null;
     `);
   }
 }
