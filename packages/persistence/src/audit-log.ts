@@ -1,6 +1,7 @@
 import { type Actor, type AuditActorKind, assemblePage, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
-import { Clock, Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
+import { nowPlusValue } from "./database-clock.ts";
 import { AuditLogEntity } from "./entities/index.ts";
 import { isoTimestamp } from "./keyset-page.ts";
 import { type Join, orgSql, raw, sql, type Statement } from "./org-sql.ts";
@@ -89,20 +90,19 @@ export class AuditLog extends Context.Service<
       const database = yield* Database;
       return AuditLog.of({
         record: Effect.fnUntraced(function* (actor: Actor, action: string, subject: string) {
-          const at = new Date(yield* Clock.currentTimeMillis).toISOString();
           const org = orgSql(database, actor.scope);
           if (actor._tag === "Operator") {
-            yield* org.insert(AuditLogEntity, { operator: actor.name, action, subject, at: new Date(at) });
+            yield* org.insert(AuditLogEntity, { operator: actor.name, action, subject, at: nowPlusValue() });
             return;
           }
           if (actor._tag === "ApiKey") {
-            yield* org.insert(AuditLogEntity, { apiKey: actor.scope.apiKeyId, action, subject, at: new Date(at) });
+            yield* org.insert(AuditLogEntity, { apiKey: actor.scope.apiKeyId, action, subject, at: nowPlusValue() });
             return;
           }
           const inserted = yield* org.insertFrom({
             into: "audit_log",
             columns: "session_id, link_id, action, subject, at",
-            values: sql`s.id, s.link_id, ${action}, ${subject}, ${at}::timestamptz`,
+            values: sql`s.id, s.link_id, ${action}, ${subject}, now()`,
             from: "developer_sessions",
             as: "s",
             where: sql`s.id = ${actor.sessionId}`,

@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
-import { Clock, Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
+import { nowPlus } from "./database-clock.ts";
 import { ENDED_DELIVERY } from "./webhooks/delivery-queue.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
@@ -21,7 +22,7 @@ export class Housekeeping extends Context.Service<
      * all settled (succeeded or failed), with those deliveries and their attempts. A message with a
      * delivery still pending is kept whole (but for a local listener's: a `platter listen` that never
      * came back gave those up long ago, `LISTENER_BACKLOG_MS`). One short statement per batch, so no lock is held long;
-     * the cut-off comes from the Clock. The window counts from the message's creation, which the
+     * the cut-off is the database's clock's (`database-clock.ts`). The window counts from the message's creation, which the
      * messages' own index orders: deliveries carry no index for this, so settling one writes no
      * entry for retention's sake.
      */
@@ -61,15 +62,15 @@ export class Housekeeping extends Context.Service<
     Effect.gen(function* () {
       const { rows } = yield* Database;
       /**
-       * Deletes from `table` up to `batchSize` of the rows `oldest` selects (its one parameter the
-       * cut-off), in one short statement skipping rows another sweep holds. Returns how many.
+       * Deletes from `table` up to `batchSize` of the rows `oldest` selects, in one short statement
+       * skipping rows another sweep holds. Returns how many.
        */
-      const removeOldest = Effect.fnUntraced(function* (oldest: string, table: string, cutoff: string, batchSize: number) {
+      const removeOldest = Effect.fnUntraced(function* (oldest: string, table: string, batchSize: number) {
         const [pruned] = yield* rows<{ n: number }>(
           `with doomed as (${oldest} limit ? for update skip locked),
              removed as (delete from ${table} t using doomed where t.id = doomed.id returning 1)
            select count(*)::int as n from removed`,
-          [cutoff, batchSize],
+          [batchSize],
         );
         return pruned?.n ?? 0;
       });
@@ -78,11 +79,11 @@ export class Housekeeping extends Context.Service<
           yield* rows(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);
         }),
         pruneDeliveryHistory: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
-          const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
+          const cutoff = nowPlus(-retentionMs);
           const [pruned] = yield* rows<{ deliveries: number; messages: number }>(
             `with doomed as (
                select m.id from webhook_messages m
-               where m.created_at < ?::timestamptz
+               where m.created_at < ${cutoff}
                  and not exists (select 1 from webhook_deliveries d where d.message_id = m.id and d.status = 'pending' and not d.via_listener)
                order by m.created_at limit ? for update skip locked
              ),
@@ -93,16 +94,16 @@ export class Housekeeping extends Context.Service<
              deliveries as (delete from webhook_deliveries d using settled where d.id = settled.id and (d.status <> 'pending' or d.via_listener) returning 1),
              messages as (delete from webhook_messages m using doomed where m.id = doomed.id returning 1)
              select (select count(*)::int from deliveries) as deliveries, (select count(*)::int from messages) as messages`,
-            [cutoff, batchSize],
+            [batchSize],
           );
           return { deliveries: pruned?.deliveries ?? 0, messages: pruned?.messages ?? 0 };
         }),
         pruneNotices: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
-          const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
+          const cutoff = nowPlus(-retentionMs);
           const [pruned] = yield* rows<{ n: number }>(
             `with doomed as (
                select n.id from endpoint_notices n
-               where n.created_at < ?::timestamptz and n.operator_status <> 'pending'
+               where n.created_at < ${cutoff} and n.operator_status <> 'pending'
                  and not exists (
                    select 1 from webhook_endpoints w
                    where w.id = n.endpoint_id and w.notice_stage = n.kind
@@ -111,39 +112,39 @@ export class Housekeeping extends Context.Service<
                order by n.id limit ? for update skip locked
              ), removed as (delete from endpoint_notices n using doomed where n.id = doomed.id returning 1)
              select count(*)::int as n from removed`,
-            [cutoff, batchSize],
+            [batchSize],
           );
           return pruned?.n ?? 0;
         }),
         pruneAuditLog: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
-          const cutoff = new Date((yield* Clock.currentTimeMillis) - retentionMs).toISOString();
-          return yield* removeOldest(`select a.id from audit_log a where a.at < ?::timestamptz order by a.at, a.id`, "audit_log", cutoff, batchSize);
+          const cutoff = nowPlus(-retentionMs);
+          return yield* removeOldest(`select a.id from audit_log a where a.at < ${cutoff} order by a.at, a.id`, "audit_log", batchSize);
         }),
         pruneExpiredAccess: Effect.fnUntraced(function* (graceMs: number, batchSize: number) {
-          const cutoff = new Date((yield* Clock.currentTimeMillis) - graceMs).toISOString();
+          const cutoff = nowPlus(-graceMs);
           const sessions = yield* removeOldest(
             `select s.id from developer_sessions s
-             where s.expires_at < ?::timestamptz and not exists (select 1 from audit_log a where a.session_id = s.id)
+             where s.expires_at < ${cutoff} and not exists (select 1 from audit_log a where a.session_id = s.id)
              order by s.expires_at, s.id`,
-            "developer_sessions", cutoff, batchSize,
+            "developer_sessions", batchSize,
           );
           const links = yield* removeOldest(
             `select l.id from developer_sign_in_links l
-             where l.expires_at < ?::timestamptz
+             where l.expires_at < ${cutoff}
                and not exists (select 1 from developer_sessions s where s.link_id = l.id)
                and not exists (select 1 from audit_log a where a.link_id = l.id)
              order by l.expires_at, l.id`,
-            "developer_sign_in_links", cutoff, batchSize,
+            "developer_sign_in_links", batchSize,
           );
           return { sessions, links };
         }),
         pruneEndedApiKeys: Effect.fnUntraced(function* (graceMs: number, batchSize: number) {
-          const cutoff = new Date((yield* Clock.currentTimeMillis) - graceMs).toISOString();
+          const cutoff = nowPlus(-graceMs);
           // The listener rows go in the same statement: the keys' references are checked at its end.
           const [pruned] = yield* rows<{ n: number }>(
             `with doomed as (
                select k.id from api_keys k
-               where least(coalesce(k.revoked_at, 'infinity'), coalesce(k.expires_at, 'infinity')) < ?::timestamptz
+               where least(coalesce(k.revoked_at, 'infinity'), coalesce(k.expires_at, 'infinity')) < ${cutoff}
                  and not exists (select 1 from audit_log a where a.api_key_id = k.id)
                  and not exists (
                    select 1 from webhook_endpoints w
@@ -156,7 +157,7 @@ export class Housekeeping extends Context.Service<
              listeners as (delete from webhook_endpoints w using doomed where w.listener_key_id = doomed.id),
              removed as (delete from api_keys k using doomed where k.id = doomed.id returning 1)
              select count(*)::int as n from removed`,
-            [cutoff, batchSize],
+            [batchSize],
           );
           return pruned?.n ?? 0;
         }),

@@ -2,8 +2,9 @@ import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
   NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,
 } from "@platter/domain";
-import { Clock, Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
+import { nowPlus, nowPlusValue } from "../database-clock.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, raw, sql } from "../org-sql.ts";
@@ -12,7 +13,7 @@ import { openedSecrets } from "../webhooks/opened-secrets.ts";
 /**
  * Developer-area access: single-use sign-in links for one organization, the sessions they open,
  * and session authentication, the one place a session's scope is made. Expiry is decided by the
- * Clock; a link is claimed by one conditional update, so two openings of it never both succeed.
+ * database's clock (`now()`), as for keys and leases; a link is claimed by one conditional update, so two openings of it never both succeed.
  */
 
 /** A live Developer-area session, as authentication found it: the only way to its organization's scope. */
@@ -43,6 +44,9 @@ export interface SessionView {
 /** How often at most a session's `last_seen_at` is written: authentication stays one read otherwise. */
 export const LAST_SEEN_RESOLUTION_MS = 60_000;
 
+/** A session (`s`) last seen a resolution ago or more, by the database's clock. */
+const SEEN_LONG_AGO = `s.last_seen_at <= ${nowPlus(-LAST_SEEN_RESOLUTION_MS)}`;
+
 /** A new session's token (the cookie's value, never stored) and when it ends. */
 export interface OpenedSession {
   readonly token: string;
@@ -60,7 +64,6 @@ interface SessionRow {
   seen_long_ago: boolean;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Sign-in links, sessions and session authentication of the Developer area. */
 export class DeveloperSessions extends Context.Service<
@@ -103,42 +106,43 @@ export class DeveloperSessions extends Context.Service<
       const database = yield* Database;
       // Every page load authenticates its session: its form secret is opened once per stored value.
       const formSecrets = openedSecrets(database.secrets);
-      /** Records that the session was seen at `at`, unless another request did within the resolution. Fire and forget. */
-      const noteSeen = (scope: OrgScope, sessionId: number, now: number) => {
+      /** Records that the session was seen now, unless another request did within the resolution. Fire and forget. */
+      const noteSeen = (scope: OrgScope, sessionId: number) => {
         Effect.runFork(
           orgSql(database, scope).update({
             table: "developer_sessions",
             as: "s",
-            set: sql`last_seen_at = ${iso(now)}::timestamptz`,
-            where: sql`s.id = ${sessionId} and (s.last_seen_at is null or s.last_seen_at <= ${iso(now - LAST_SEEN_RESOLUTION_MS)}::timestamptz)`,
+            set: sql`last_seen_at = now()`,
+            where: sql`s.id = ${sessionId} and (s.last_seen_at is null or ${raw(SEEN_LONG_AGO)})`,
           }).pipe(Effect.ignoreCause),
         );
       };
-      /** A live session (`s`) at `now`. */
-      const live = (now: number) => sql`s.ended_at is null and s.expires_at > ${iso(now)}::timestamptz`;
+      /** A live session (`s`): not ended, not expired by the database's clock. */
+      const live = raw("s.ended_at is null and s.expires_at > now()");
       return DeveloperSessions.of({
         createLink: Effect.fnUntraced(function* (scope: OrgScope, requestedBy: SignInLinkOrigin) {
-          const now = yield* Clock.currentTimeMillis;
           const { token, hash } = generateAccessToken();
-          const expires = iso(now + SIGN_IN_LINK_LIFETIME_MS);
-          const id = yield* orgSql(database, scope).insert(DeveloperSignInLinkEntity, {
+          const org = orgSql(database, scope);
+          const id = yield* org.insert(DeveloperSignInLinkEntity, {
             tokenHash: hash,
             requestedBy,
-            createdAt: new Date(now),
-            expiresAt: new Date(expires),
+            createdAt: nowPlusValue(),
+            expiresAt: nowPlusValue(SIGN_IN_LINK_LIFETIME_MS),
             usedAt: null,
           });
-          return { id, token, expires_at: expires };
+          const { expires_at } = yield* org.one<{ expires_at: string }>({
+            columns: `${isoTimestamp("l.expires_at")} as expires_at`, from: "developer_sign_in_links", as: "l", where: sql`l.id = ${id}`,
+          }).pipe(Effect.orDie);
+          return { id, token, expires_at };
         }),
         checkLink: Effect.fnUntraced(function* (linkToken: string) {
           if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });
-          const now = yield* Clock.currentTimeMillis;
           // Before a scope exists: the link's hash is the only thing that selects the organization.
           const [link] = yield* database.rows<{ name: string; used: boolean; expired: boolean }>(
-            `select o.name, l.used_at is not null as used, l.expires_at <= ?::timestamptz as expired
+            `select o.name, l.used_at is not null as used, l.expires_at <= now() as expired
              from developer_sign_in_links l join organizations o on o.id = l.organization_id
              where l.token_hash = ?`,
-            [iso(now), hashAccessToken(linkToken)],
+            [hashAccessToken(linkToken)],
           );
           if (link === undefined) return yield* new SignInRefused({ reason: "unknown" });
           if (link.used) return yield* new SignInRefused({ reason: "used" });
@@ -147,16 +151,16 @@ export class DeveloperSessions extends Context.Service<
         }),
         signIn: Effect.fnUntraced(function* (linkToken: string, deviceHint?: string) {
           if (!isAccessToken(linkToken)) return yield* new SignInRefused({ reason: "unknown" });
-          const now = yield* Clock.currentTimeMillis;
           const hash = hashAccessToken(linkToken);
           // Before a scope exists: the link's hash is the only thing that selects the organization,
           // and one conditional update both checks and uses the link up.
-          const [link] = yield* database.rows<{ id: string; organization_id: string; currency: string }>(
-            `update developer_sign_in_links l set used_at = ?::timestamptz
+          const [link] = yield* database.rows<{ id: string; organization_id: string; currency: string; expires_at: string }>(
+            `update developer_sign_in_links l set used_at = now()
              from organizations o
-             where o.id = l.organization_id and l.token_hash = ? and l.used_at is null and l.expires_at > ?::timestamptz
-             returning l.id, l.organization_id, o.currency`,
-            [iso(now), hash, iso(now)],
+             where o.id = l.organization_id and l.token_hash = ? and l.used_at is null and l.expires_at > now()
+             returning l.id, l.organization_id, o.currency,
+               ${isoTimestamp(nowPlus(DEVELOPER_SESSION_LIFETIME_MS))} as expires_at`,
+            [hash],
           );
           if (link === undefined) {
             const [known] = yield* database.rows<{ used: boolean }>(
@@ -167,34 +171,34 @@ export class DeveloperSessions extends Context.Service<
           }
           const scope = developerSessionScope(Number(link.organization_id), link.currency);
           const session = generateAccessToken();
-          const expires = iso(now + DEVELOPER_SESSION_LIFETIME_MS);
+          // The session's times are the link update's `now()`: the one the link was used at.
+          const expires = link.expires_at;
           yield* orgSql(database, scope).insert(DeveloperSessionEntity, {
             link: Number(link.id),
             tokenHash: session.hash,
             // Sealed for the session's row, which its token's hash names.
             formSecret: database.secrets.seal(generateFormSecret(), sessionSecretContext(scope.organizationId, session.hash)),
-            createdAt: new Date(now),
+            createdAt: new Date(Date.parse(expires) - DEVELOPER_SESSION_LIFETIME_MS),
             expiresAt: new Date(expires),
             endedAt: null,
             deviceHint: deviceHint ?? null,
-            lastSeenAt: new Date(now),
+            lastSeenAt: new Date(Date.parse(expires) - DEVELOPER_SESSION_LIFETIME_MS),
           });
           return { token: session.token, expires_at: expires };
         }),
         authenticate: Effect.fnUntraced(function* (sessionToken: string) {
           if (!isAccessToken(sessionToken)) return yield* new Unauthenticated();
-          const now = yield* Clock.currentTimeMillis;
           // Before a scope exists: the session's hash is the only thing that selects the organization.
           const [row] = yield* database.rows<SessionRow>(
             `select s.id, s.organization_id, s.link_id, s.form_secret, s.token_hash, ${isoTimestamp("s.expires_at")} as expires_at, o.currency,
-               coalesce(s.last_seen_at <= ?::timestamptz, true) as seen_long_ago
+               coalesce(${SEEN_LONG_AGO}, true) as seen_long_ago
              from developer_sessions s join organizations o on o.id = s.organization_id
-             where s.token_hash = ? and s.ended_at is null and s.expires_at > ?::timestamptz`,
-            [iso(now - LAST_SEEN_RESOLUTION_MS), hashAccessToken(sessionToken), iso(now)],
+             where s.token_hash = ? and s.ended_at is null and s.expires_at > now()`,
+            [hashAccessToken(sessionToken)],
           );
           if (row === undefined) return yield* new Unauthenticated();
           const scope = developerSessionScope(Number(row.organization_id), row.currency);
-          if (row.seen_long_ago) noteSeen(scope, Number(row.id), now);
+          if (row.seen_long_ago) noteSeen(scope, Number(row.id));
           return {
             _tag: "DeveloperSession",
             scope,
@@ -205,36 +209,33 @@ export class DeveloperSessions extends Context.Service<
           };
         }),
         signOut: Effect.fnUntraced(function* (session: DeveloperSession) {
-          const now = yield* Clock.currentTimeMillis;
           const [row] = yield* orgSql(database, session.scope).update<{ id: string }>({
             table: "developer_sessions",
             as: "s",
-            set: sql`ended_at = coalesce(s.ended_at, ${iso(now)}::timestamptz)`,
+            set: raw("ended_at = coalesce(s.ended_at, now())"),
             where: sql`s.id = ${session.sessionId}`,
             returning: "s.id",
           });
           if (row === undefined) return yield* new NotFound();
         }),
         list: Effect.fnUntraced(function* (scope: OrgScope) {
-          const now = yield* Clock.currentTimeMillis;
           const rows = yield* orgSql(database, scope).select<Omit<SessionView, "id"> & { id: string }>({
             columns: `s.id, s.device_hint, ${isoTimestamp("s.created_at")} as started_at, ${isoTimestamp("s.last_seen_at")} as last_seen_at,
               ${isoTimestamp("s.expires_at")} as expires_at`,
             from: "developer_sessions",
             as: "s",
-            where: live(now),
+            where: live,
             rest: raw("order by coalesce(s.last_seen_at, s.created_at) desc, s.id desc"),
           });
           return rows.map((row) => ({ ...row, id: Number(row.id) }));
         }),
         end: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
-          const now = yield* Clock.currentTimeMillis;
           const org = orgSql(database, scope);
           const ended = yield* org.update({
             table: "developer_sessions",
             as: "s",
-            set: sql`ended_at = ${iso(now)}::timestamptz`,
-            where: sql`s.id = ${id} and ${live(now)}`,
+            set: raw("ended_at = now()"),
+            where: sql`s.id = ${id} and ${live}`,
             returning: "s.id",
           });
           if (ended.length > 0) return { changed: true };
@@ -243,12 +244,11 @@ export class DeveloperSessions extends Context.Service<
           return { changed: false };
         }),
         endAll: Effect.fnUntraced(function* (scope: OrgScope, exceptId?: number) {
-          const now = yield* Clock.currentTimeMillis;
           const ended = yield* orgSql(database, scope).update<{ id: string }>({
             table: "developer_sessions",
             as: "s",
-            set: sql`ended_at = ${iso(now)}::timestamptz`,
-            where: exceptId === undefined ? live(now) : sql`${live(now)} and s.id <> ${exceptId}`,
+            set: raw("ended_at = now()"),
+            where: exceptId === undefined ? live : sql`${live} and s.id <> ${exceptId}`,
             returning: "s.id",
           });
           return ended.map((row) => Number(row.id)).sort((x, y) => x - y);

@@ -338,7 +338,7 @@ const toDue = (
 };
 
 const RESULT_COLUMNS = `r(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
-  started_at timestamptz, duration_ms int, status_code int, error text, response_body text, outcome text,
+  started_ms_ago bigint, duration_ms int, status_code int, error text, response_body text, outcome text,
   retry_delay_ms bigint)`;
 
 /** jsonb (and text) cannot hold NUL: a receiver's bytes (or an error naming its host) must never make a result unwritable, nor unbounded. */
@@ -351,7 +351,8 @@ const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
   endpoint_id: r.delivery.endpointId,
   lease_token: r.delivery.leaseToken,
   attempt: r.delivery.attempt,
-  started_at: r.startedAt.toISOString(),
+  // How long ago it started, by the process's clock; the row's time is the database's (`database-clock.ts`).
+  started_ms_ago: Math.max(0, Math.round(Date.now() - r.startedAt.getTime())),
   duration_ms: Math.round(r.durationMs),
   status_code: r.statusCode ?? null,
   error: storable(r.error),
@@ -416,7 +417,7 @@ export const RECORD = `with r as materialized (select * from jsonb_to_recordset(
   attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
-    select organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body,
+    select organization_id, delivery_id, attempt, now() - started_ms_ago * interval '1 millisecond', duration_ms, status_code, error, response_body,
       case when r.endpoint_id not in (select id from off) then now() + retry_delay_ms * interval '1 millisecond' end
     from r
   ),

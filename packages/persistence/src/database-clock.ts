@@ -1,0 +1,14 @@
+import { raw } from "@mikro-orm/postgresql";
+
+/**
+ * The one clock for what lasts: every time that decides access or work (a key's, a session's or a
+ * sign-in link's expiry, a lease, a retention cut-off, an overlap) and every time written to say
+ * when something happened is the database's `now()`, so processes on hosts whose clocks differ agree.
+ * The process clock only measures durations (`performance.now()`).
+ */
+
+/** SQL for the database's time `ms` milliseconds from now (negative: ago), parenthesised. */
+export const nowPlus = (ms: number): string => `(now() + ${Math.trunc(ms)} * interval '1 millisecond')`;
+
+/** The database's time `ms` from now as a value an entity insert writes (`orgSql.insert`). */
+export const nowPlusValue = (ms = 0): Date => raw<Date>(ms === 0 ? "now()" : nowPlus(ms));
