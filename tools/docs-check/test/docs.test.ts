@@ -7,6 +7,8 @@ import { anchorsOf, brokenLinks, codeBlockLines, collapseWhitespace, missingTerm
 /**
  * The docs are shaped like their readers: a short README and one file per reader and subject under
  * docs/. Splitting the old one-file README moved text and dropped none of it, and these keep it so.
+ * A fact changed on purpose (a default, a renamed setting) takes its old term out of
+ * `readme-before-split.terms` in the same commit, so the change is seen in review.
  */
 
 const docs = await readDocs();
