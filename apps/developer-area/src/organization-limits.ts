@@ -17,8 +17,9 @@ import { TooManyActions } from "./page-errors.ts";
  * (`OrganizationLimits.counted`): once the session and form token (or the key) are checked, before
  * the route's work, so a refusal does nothing and audits nothing. A route's own refusal (a 4xx
  * answer: a bad field, an unknown record, a refused transition) gives the count back, so bad input
- * never spends the organization's allowance. `postRouteLimits` lists every POST route of a router
- * with what it declared.
+ * never spends the organization's allowance, unless the route says its refusal cost work
+ * (`refusalCostWork`: a URL the SSRF guard refused after looking its name up). `postRouteLimits`
+ * lists every POST route of a router with what it declared.
  */
 
 /** The actions that are limited. */
@@ -74,6 +75,17 @@ const isRefusal = (thrown: unknown): boolean => {
   return typeof tag === "string" && tag !== "AreaUnavailable" && tag !== "DatabaseUnavailable";
 };
 
+/** Requests whose refusal cost work (`refusalCostWork`): their count is kept. */
+const costlyRefusals = new WeakSet<Context>();
+
+/**
+ * Marks the request's refusal as one that cost work (a DNS lookup for a URL the SSRF guard then
+ * refused): `counted` keeps its count, so refused lookups are bounded by the limit like accepted ones.
+ */
+export const refusalCostWork = (ctx: Context): void => {
+  costlyRefusals.add(ctx);
+};
+
 /** The per-organization limiters of one Developer-area process. */
 export class OrganizationLimits {
   private readonly limiters: Readonly<Record<LimitedAction, RateLimiterMemory>>;
@@ -106,7 +118,8 @@ export class OrganizationLimits {
   /**
    * Runs `work`, the route's action, as `limit` says: a limited one is counted first
    * (`TooManyActions` over the limit, `work` not run), and given back when `work` refuses (a 4xx
-   * answer, or an expected error it throws), since a refusal does nothing.
+   * answer, or an expected error it throws), since a refusal does nothing; but for one that cost
+   * work (`refusalCostWork`).
    */
   async counted(limit: RouteLimit, organizationId: number, ctx: Context, form: Readonly<Record<string, string>>, work: () => Promise<void>): Promise<void> {
     if (limit.kind === "unlimited") return work();
@@ -119,7 +132,7 @@ export class OrganizationLimits {
       refused = isRefusal(thrown);
       throw thrown;
     } finally {
-      if (refused) await this.limiters[limit.action].reward(String(organizationId), 1);
+      if (refused && !costlyRefusals.has(ctx)) await this.limiters[limit.action].reward(String(organizationId), 1);
     }
   }
 }

@@ -6,7 +6,7 @@ import type { DeveloperSession, RequestStorage, RequestRuntime } from "@platter/
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
 import type { SignedIn } from "./layout.ts";
-import { limited, type OrganizationLimits } from "./organization-limits.ts";
+import { limited, type OrganizationLimits, refusalCostWork } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 import {
@@ -91,6 +91,8 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
         EndpointUrlTaken: (refusal) => Effect.succeed(refusal),
       }),
     ));
+    // The SSRF guard may have looked the name up: that refusal keeps its count, so lookups stay bounded.
+    if ("_tag" in created && created._tag === "EndpointUrlRefused") refusalCostWork(ctx);
     if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: created.message }));
     redirect(ctx, `/webhooks/${created.id}?done=added`);
   });

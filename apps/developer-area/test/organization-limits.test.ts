@@ -83,8 +83,23 @@ describe("the per-window limits", () => {
 
   it("does not count a form refused as invalid", async () => {
     // B has made one of its three; three refused forms later, it may still make one.
-    for (const url of ["ftp://x", "not a url", "http://127.0.0.1/internal"]) expect((await add(sessionB, url)).status).toBe(400);
+    for (const url of ["ftp://x", "not a url", "https://"]) expect((await add(sessionB, url)).status).toBe(400);
     expect((await add(sessionB, "https://203.0.113.20/b2")).status).toBe(303);
+  });
+
+  it("counts a URL the SSRF guard refused, which may have cost a DNS lookup: refused lookups are bounded like accepted creates", async () => {
+    const c = await createOrganization(area.db, "Limits C");
+    const sessionC = await signIn(area, await area.link(c.id));
+    for (const url of ["https://localhost/a", "https://localhost/b", "http://127.0.0.1/internal"]) {
+      const refused = await add(sessionC, url);
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain("Webhooks are sent only to public internet addresses");
+    }
+    const before = await counts();
+    const over = await add(sessionC, "https://203.0.113.30/c");
+    expect(over.status).toBe(429);
+    expect(await over.text()).toContain("<h1>Too many new endpoints for now</h1>");
+    expect(await counts()).toEqual(before);
   });
 
   it("refuse a test event beyond DEVELOPER_AREA_TEST_EVENTS with 429, and write neither a message nor an audit row", async () => {

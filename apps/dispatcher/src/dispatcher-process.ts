@@ -103,6 +103,8 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
 const HISTORY_BATCH = 500;
 /** How long after they expire Developer-area sessions and sign-in links are removed. */
 const EXPIRED_ACCESS_GRACE_MS = 24 * 3600_000;
+/** How long an ended API key (revoked, expired, rolled out) stays listed before it is removed. */
+const ENDED_KEY_GRACE_MS = 30 * 24 * 3600_000;
 /** Batches per sweep at most, so one sweep never runs long; the next sweep goes on. */
 const HISTORY_BATCHES_PER_SWEEP = 100;
 
@@ -133,7 +135,11 @@ const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime,
     }
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       const pruned = await runtime.runPromise(Housekeeping.use((h) => h.pruneExpiredAccess(EXPIRED_ACCESS_GRACE_MS, HISTORY_BATCH)));
-      if (pruned.sessions < HISTORY_BATCH && pruned.links < HISTORY_BATCH) return;
+      if (pruned.sessions < HISTORY_BATCH && pruned.links < HISTORY_BATCH) break;
+    }
+    // API keys 30 days after they ended (those the audit log still names stay until its rows go).
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneEndedApiKeys(ENDED_KEY_GRACE_MS, HISTORY_BATCH)))) < HISTORY_BATCH) break;
     }
   };
   // A sweep still running when the next is due just goes on: sweeps never pile up.

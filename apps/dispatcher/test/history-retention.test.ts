@@ -59,7 +59,7 @@ describe("delivery history retention", () => {
     expect((await dispatcher.terminate()).code, dispatcher.output()).toBe(0);
   });
 
-  it("removes, in the same sweep, audit-log rows older than AUDIT_LOG_RETENTION and sessions and links a day after they expired", async () => {
+  it("removes, in the same sweep, audit-log rows older than AUDIT_LOG_RETENTION, sessions and links a day after they expired, and API keys 30 days after they ended", async () => {
     const org = await createOrganization(db, "Auditing Caterers");
     await db.run(AuditLog.use((log) => log.record(operatorActor(org.scope, "root"), "x.done", "old")));
     await db.run(AuditLog.use((log) => log.record(operatorActor(org.scope, "root"), "x.done", "recent")));
@@ -68,18 +68,22 @@ describe("delivery history retention", () => {
     await sql(db, "update audit_log set at = now() - interval '3 days' where organization_id = ? and subject = 'old'", [org.id]);
     await sql(db, "update developer_sessions set expires_at = now() - interval '2 days' where organization_id = ?", [org.id]);
     await sql(db, "update developer_sign_in_links set expires_at = now() - interval '2 days' where organization_id = ?", [org.id]);
+    // The read key revoked 31 days ago goes; the write key revoked 29 days ago stays listed.
+    await sql(db, "update api_keys set revoked_at = now() - interval '31 days' where id = ?", [org.readKeyId]);
+    await sql(db, "update api_keys set revoked_at = now() - interval '29 days' where id = ?", [org.writeKeyId]);
     const dispatcher = await startDispatcherProcess(db.url, { AUDIT_LOG_RETENTION: "2d", WEBHOOK_RETENTION_SWEEP: "200ms" });
     const left = await waitFor("the old rows removed", async () => {
-      const [row] = await sql<{ audit: string[]; sessions: number; links: number }>(
+      const [row] = await sql<{ audit: string[]; sessions: number; links: number; keys: number[] }>(
         db,
         `select (select array_agg(subject) from audit_log where organization_id = ?) as audit,
            (select count(*)::int from developer_sessions where organization_id = ?) as sessions,
-           (select count(*)::int from developer_sign_in_links where organization_id = ?) as links`,
-        [org.id, org.id, org.id],
+           (select count(*)::int from developer_sign_in_links where organization_id = ?) as links,
+           (select array_agg(id::int order by id) from api_keys where organization_id = ?) as keys`,
+        [org.id, org.id, org.id, org.id],
       );
-      return row!.sessions + row!.links === 0 && row!.audit.length === 1 ? row : undefined;
+      return row!.sessions + row!.links === 0 && row!.audit.length === 1 && row!.keys.length === 1 ? row : undefined;
     }, 30_000);
-    expect(left).toEqual({ audit: ["recent"], sessions: 0, links: 0 });
+    expect(left).toEqual({ audit: ["recent"], sessions: 0, links: 0, keys: [org.writeKeyId] });
     expect((await dispatcher.terminate()).code, dispatcher.output()).toBe(0);
   });
 });

@@ -42,6 +42,13 @@ export class Housekeeping extends Context.Service<
      */
     readonly pruneExpiredAccess: (graceMs: number, batchSize: number) => Effect.Effect<{ readonly sessions: number; readonly links: number }>;
     /**
+     * Removes up to `batchSize` API keys that ended (revoked, expired, or rolled out and past their
+     * overlap) longer than `graceMs` ago, with a local listener a key has (and its secret) once no
+     * delivery or notice of the listener is left. A key the audit log still names stays until those
+     * rows go (`pruneAuditLog`); the request log keeps only its number. Returns how many.
+     */
+    readonly pruneEndedApiKeys: (graceMs: number, batchSize: number) => Effect.Effect<number>;
+    /**
      * Ends up to `batchSize` pending deliveries of disabled endpoints (failed, "endpoint disabled"),
      * as disabling does: one written by a create or a replay that raced the disable's transaction
      * would otherwise wait for ever and keep its message from retention. Returns how many.
@@ -129,6 +136,29 @@ export class Housekeeping extends Context.Service<
             "developer_sign_in_links", cutoff, batchSize,
           );
           return { sessions, links };
+        }),
+        pruneEndedApiKeys: Effect.fnUntraced(function* (graceMs: number, batchSize: number) {
+          const cutoff = new Date((yield* Clock.currentTimeMillis) - graceMs).toISOString();
+          // The listener rows go in the same statement: the keys' references are checked at its end.
+          const [pruned] = yield* rows<{ n: number }>(
+            `with doomed as (
+               select k.id from api_keys k
+               where least(coalesce(k.revoked_at, 'infinity'), coalesce(k.expires_at, 'infinity')) < ?::timestamptz
+                 and not exists (select 1 from audit_log a where a.api_key_id = k.id)
+                 and not exists (
+                   select 1 from webhook_endpoints w
+                   where w.listener_key_id = k.id
+                     and (exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id)
+                       or exists (select 1 from endpoint_notices n where n.organization_id = w.organization_id and n.endpoint_id = w.id))
+                 )
+               order by k.id limit ? for update of k skip locked
+             ),
+             listeners as (delete from webhook_endpoints w using doomed where w.listener_key_id = doomed.id),
+             removed as (delete from api_keys k using doomed where k.id = doomed.id returning 1)
+             select count(*)::int as n from removed`,
+            [cutoff, batchSize],
+          );
+          return pruned?.n ?? 0;
         }),
         endDeliveriesOfDisabledEndpoints: Effect.fnUntraced(function* (batchSize: number) {
           const [ended] = yield* rows<{ n: number }>(

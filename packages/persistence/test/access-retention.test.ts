@@ -1,13 +1,15 @@
-import { operatorActor } from "@platter/domain";
+import { apiKeyActor, operatorActor } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { AuditLog, DeveloperSessions, Housekeeping } from "../src/index.ts";
+import { ApiKeyRepository, AuditLog, ClientRepository, DeveloperSessions, Housekeeping, LocalListeners } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 
 /**
  * The retention sweep's share of the Developer area: audit-log rows older than
  * `AUDIT_LOG_RETENTION` go, in batches; expired sessions and sign-in links go a grace after they
- * expire, except those the audit log still names (kept until its rows go). Time moves by moving rows.
+ * expire, except those the audit log still names (kept until its rows go); ended API keys go a
+ * grace after they ended, with a listener that has nothing left, except those the audit log or a
+ * listener's deliveries still name. Time moves by moving rows.
  */
 
 let db: TestDatabase;
@@ -76,4 +78,38 @@ describe("the retention sweep for the Developer area", () => {
     expect(await ids("developer_sessions")).toEqual([recent.session, live.session]);
     expect(await ids("developer_sign_in_links")).toEqual([recent.link, live.link]);
   });
+
+  it("removes API keys a grace after they ended, with an idle listener's row and secret; keeps those something still names", async () => {
+    const create = () => db.run(ApiKeyRepository.use((keys) => keys.create(org.scope, "read_write"))).then((key) => key.id);
+    const [revoked, expired, rolledOut, recent, audited, listening, withDeliveries, live] = [
+      await create(), await create(), await create(), await create(), await create(), await create(), await create(), await create(),
+    ];
+    const request = { forwardTo: "http://localhost:4000/hook", eventTypes: [] };
+    const idleListener = await db.run(LocalListeners.use((l) => l.open({ ...org.scope, apiKeyId: listening }, request, 60_000, 5)));
+    await rows("update webhook_endpoints set listening_until = now() where id = ?", [idleListener.id]);
+    const busyListener = await db.run(LocalListeners.use((l) => l.open({ ...org.scope, apiKeyId: withDeliveries }, request, 60_000, 5)));
+    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Heard by a listener" })));
+    // The request log names the revoked key: it keeps only the number once the key goes.
+    await rows(
+      `insert into api_requests (organization_id, api_key_id, at, method, route, status, duration_ms, request_id)
+       values (?, ?, now(), 'GET', '/v1/clients', 200, 1, 'req_kept')`,
+      [org.id, revoked],
+    );
+    await db.run(AuditLog.use((log) => log.record(apiKeyActor({ ...org.scope, apiKeyId: audited }), "webhook_endpoint.listened", "key")));
+    await rows("update api_keys set revoked_at = now() - interval '31 days' where id in (?, ?, ?, ?)", [revoked, audited, listening, withDeliveries]);
+    await rows("update api_keys set expires_at = now() - interval '31 days' where id = ?", [expired]);
+    await rows("update api_keys set expires_at = now() - interval '31 days', replaced_by = ? where id = ?", [live, rolledOut]);
+    await rows("update api_keys set revoked_at = now() - interval '29 days' where id = ?", [recent]);
+
+    const prune = (batch: number) => db.run(Housekeeping.use((h) => h.pruneEndedApiKeys(30 * DAY_MS, batch)));
+    expect(await prune(2)).toBe(2);
+    expect(await prune(100)).toBe(2);
+    expect(await prune(100)).toBe(0);
+    const keys = (await rows<{ id: string }>("select id from api_keys where organization_id = ? order by id", [org.id])).map((r) => Number(r.id));
+    expect(keys).toEqual([org.readKeyId, org.writeKeyId, recent, audited, withDeliveries, live]);
+    expect(await rows("select id from webhook_endpoints where id = ?", [idleListener.id])).toEqual([]);
+    expect((await rows("select id from webhook_endpoints where id = ?", [busyListener.id])).length).toBe(1);
+    expect(await rows("select api_key_id::int as key from api_requests where request_id = 'req_kept'")).toEqual([{ key: revoked }]);
+  });
 });
+

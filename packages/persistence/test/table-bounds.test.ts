@@ -27,10 +27,10 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
   mikro_orm_migrations: { bounded: "one row per migration shipped" },
   organizations: { bounded: "made only by the operator (`platter org create`), plus at most one sandbox per organization" },
   process_instances: { bounded: "one row per running process, removed when it leaves or its heartbeat expires" },
-  // Working keys only: revoked, expired and rolled-out rows stay (the request log and audit log name them), growing by at
-  // most DEVELOPER_AREA_KEY_CHANGES per window; removing them once nothing names them is still to do (issue #29).
-  api_keys: { capped: "API_KEYS_PER_ORGANIZATION (working keys)" },
-  webhook_endpoints: { capped: "WEBHOOK_ENDPOINTS_PER_ORGANIZATION (and LISTENERS_PER_ORGANIZATION for local listeners)" },
+  // Working keys are capped (API_KEYS_PER_ORGANIZATION); ended ones are removed 30 days after they ended.
+  api_keys: { retention: "30 days after a key ended (working keys capped by API_KEYS_PER_ORGANIZATION); one the audit log names, after AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
+  // A local listener is one per key: its row goes with its ended key once nothing of it is left.
+  webhook_endpoints: { capped: "WEBHOOK_ENDPOINTS_PER_ORGANIZATION (and one local listener per API key, removed with its ended key)" },
   webhook_messages: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
   webhook_deliveries: { retention: "WEBHOOK_RETENTION (a disabled endpoint's pending ones end, so they are reached too)", sweptBy: [HOUSEKEEPING] },
   webhook_attempts: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },

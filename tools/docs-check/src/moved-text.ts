@@ -13,7 +13,7 @@ import { missingTerms, readDocs, REPOSITORY_ROOT, termsOf } from "./docs.ts";
 const args = process.argv.slice(2);
 const saveAt = args.indexOf("--save");
 const savePath = saveAt >= 0 ? args[saveAt + 1] : undefined;
-const revisions = args.filter((_, index) => index !== saveAt && index !== saveAt + 1);
+const revisions = saveAt < 0 ? args : args.filter((_, index) => index !== saveAt && index !== saveAt + 1);
 if (revisions.length === 0) {
   process.stderr.write("usage: node tools/docs-check/src/moved-text.ts <git revision>… [--save <file>]\n");
   process.exit(2);

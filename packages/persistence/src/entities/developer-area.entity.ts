@@ -82,6 +82,7 @@ export const AuditLogEntity = defineEntity({
     // The retention sweep (`AUDIT_LOG_RETENTION`) walks every organization's oldest rows; it keeps a
     // session or link while a row names it.
     { name: "audit_log_at_idx", properties: ["at", "id"] },
+    { name: "audit_log_api_key_idx", expression: "create index audit_log_api_key_idx on audit_log (api_key_id) where api_key_id is not null" },
     { name: "audit_log_session_idx", expression: "create index audit_log_session_idx on audit_log (session_id) where session_id is not null" },
     { name: "audit_log_link_idx", expression: "create index audit_log_link_idx on audit_log (link_id) where link_id is not null" },
   ],

@@ -1,6 +1,6 @@
 import { defineEntity, p } from "@mikro-orm/postgresql";
 import { identityId } from "./columns.ts";
-import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
+import { OrganizationEntity } from "./organization.entity.ts";
 
 /**
  * The request log: an organization's API requests (every 4xx and 5xx, a sample of the successes),
@@ -12,7 +12,8 @@ export const ApiRequestEntity = defineEntity({
   properties: {
     id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
-    apiKey: p.manyToOne(ApiKeyEntity),
+    /** The key that made the request: a number only, kept after an ended key is removed (the page then says "Key N"). */
+    apiKeyId: p.bigint("number"),
     /** When the request arrived. */
     at: p.datetime(3),
     method: p.text(),

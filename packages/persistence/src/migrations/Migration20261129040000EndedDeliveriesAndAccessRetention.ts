@@ -10,9 +10,9 @@ export class Migration20261129040000EndedDeliveriesAndAccessRetention extends Mi
   override up(): void {
     this.addSql(`
       alter table webhook_deliveries add column settled_reason text;
-      create index audit_log_at_idx on audit_log (at, id);
-      create index audit_log_session_idx on audit_log (session_id) where session_id is not null;
-      create index audit_log_link_idx on audit_log (link_id) where link_id is not null;
+      create index if not exists audit_log_at_idx on audit_log (at, id);
+      create index if not exists audit_log_session_idx on audit_log (session_id) where session_id is not null;
+      create index if not exists audit_log_link_idx on audit_log (link_id) where link_id is not null;
       create index developer_sessions_expires_idx on developer_sessions (expires_at, id);
       create index developer_sessions_link_idx on developer_sessions (link_id);
       create index developer_sign_in_links_expires_idx on developer_sign_in_links (expires_at, id);
