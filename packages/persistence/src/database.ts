@@ -307,7 +307,7 @@ export class SecretKeysMissing extends Error {
   constructor() {
     super(
       "SECRET_ENCRYPTION_KEYS is not set: with DATABASE_URL, signing secrets are sealed with keys the operator gives " +
-        "(<id>:<base64 of 32 bytes>, such as `openssl rand -base64 32` prints; see the README)",
+        "(<id>:<base64 of 32 bytes>, such as `openssl rand -base64 32` prints; see docs/operations.md, Secrets at rest)",
     );
   }
 }
