@@ -27,6 +27,7 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
   mikro_orm_migrations: { bounded: "one row per migration shipped" },
   organizations: { bounded: "made only by the operator (`platter org create`), plus at most one sandbox per organization" },
   process_instances: { bounded: "one row per running process, removed when it leaves or its heartbeat expires" },
+  secret_key_checks: { bounded: "one row per key id the operator gave SECRET_ENCRYPTION_KEYS; no organization writes it" },
   // Working keys only: revoked, expired and rolled-out rows stay (the request log and audit log name them), growing by at
   // most DEVELOPER_AREA_KEY_CHANGES per window; removing them once nothing names them is still to do (issue #29).
   api_keys: { capped: "API_KEYS_PER_ORGANIZATION (working keys)" },
