@@ -74,6 +74,8 @@ const RESPONSES: ResponseOf = {
   DatabaseUnavailable: () => ({
     status: 503, error: "The service is temporarily unavailable; retry shortly", headers: { "retry-after": "1" },
   }),
+  // The server lacks a key a stored secret was sealed with: nothing the caller can change, the operator must configure it.
+  SecretKeyUnavailable: (error) => ({ status: 503, error: error.message }),
   IdempotencyKeyInProgress: () => ({
     status: 409,
     error: "A request with this Idempotency-Key is still being processed; retry shortly",

@@ -68,10 +68,12 @@ describe("a database that is not there at start", () => {
 describe("the stored secrets' keys at start", () => {
   const ALL = [...PROCESSES, ["the Developer area", [main("../../developer-area/src/main.ts")]]] as const;
   const other = generateSecretKey("other").text;
+  const sameIdOtherKey = generateSecretKey("test").text;
 
   it.each(ALL.flatMap(([name, args]) => [
     [name, "unset", args, "", /SECRET_ENCRYPTION_KEYS is not set: with DATABASE_URL, signing secrets are sealed with keys the operator gives/],
     [name, "not the key they were sealed with", args, other, /sealed with key "test", which SECRET_ENCRYPTION_KEYS does not hold/],
+    [name, "another key under the id the database knows", args, sameIdOtherKey, /gives key "test", but this database knows another key under that id/],
   ] as const))("%s exits 1 with one line, no stack, when SECRET_ENCRYPTION_KEYS is %s", async (_, _case, args, keys, message) => {
     const db = await createTestDatabase(inject("pgAdminUrl"));
     try {

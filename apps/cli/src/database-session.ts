@@ -1,6 +1,7 @@
 import { userInfo } from "node:os";
 import {
   type ApiKeyLimitReached, type EndpointLimitReached, type EndpointUrlTaken, type EndpointUrlRefused, type InvalidInput, type InvalidTransition, type NotFound, type OperatorActor,
+  type SecretKeyUnavailable,
   operatorActor,
 } from "@platter/domain";
 import { type DatabaseSettings } from "@platter/ops";
@@ -29,13 +30,15 @@ export const withPlatform = async <T>(config: DatabaseSettings, work: (platform:
   }
 };
 
-type ActionError = InvalidInput | NotFound | InvalidTransition | EndpointLimitReached | ApiKeyLimitReached | EndpointUrlRefused | EndpointUrlTaken;
+type ActionError =
+  | InvalidInput | NotFound | InvalidTransition | EndpointLimitReached | ApiKeyLimitReached | EndpointUrlRefused | EndpointUrlTaken | SecretKeyUnavailable;
 
 /**
  * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput`,
  * `EndpointUrlRefused` and `EndpointUrlTaken` a usage error with the domain's message, `NotFound` a failure saying what
  * was missing, `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` and `ApiKeyLimitReached` a
- * usage error (exit 2: the request is one the organization may not make) with the domain's message.
+ * usage error (exit 2: the request is one the organization may not make) with the domain's message,
+ * `SecretKeyUnavailable` a failure saying which key `SECRET_ENCRYPTION_KEYS` lacks.
  */
 export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Effect<A, ActionError, Persistence>, notFound: string): Promise<A> => {
   const exit = await platform.runPromiseExit(program);
@@ -52,7 +55,8 @@ export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Ef
     case "NotFound":
       throw new CommandFailed(notFound);
     case "InvalidTransition":
-      throw new CommandFailed((error as InvalidTransition).message);
+    case "SecretKeyUnavailable":
+      throw new CommandFailed((error as InvalidTransition | SecretKeyUnavailable).message);
   }
   throw error;
 };

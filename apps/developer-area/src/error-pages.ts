@@ -1,4 +1,4 @@
-import type { NotFound, SignInRefused } from "@platter/domain";
+import type { NotFound, SecretKeyUnavailable, SignInRefused } from "@platter/domain";
 import { DatabaseUnavailable, type HttpErrorResponse, isApiError, toHttpError, UnknownEndpoint } from "@platter/api";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
@@ -12,7 +12,7 @@ import { howToGetALink, messagePage } from "./pages.ts";
 
 type PageError =
   | SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions
-  | TooManyFailedSignIns | TooManyPageLoads;
+  | TooManyFailedSignIns | TooManyPageLoads | SecretKeyUnavailable;
 
 /** `90` → `2 minutes`, `30` → `30 seconds`: when to try again, in words. */
 const inWords = (seconds: number) =>
@@ -84,6 +84,13 @@ const PAGES: PageOf = {
     ], { href: "/api-keys", label: "Back to API keys" }),
     headers: { "retry-after": "1" },
   }),
+  // The server lacks the key the endpoint's secret was sealed with: nothing the developer can change; the operator must add it.
+  SecretKeyUnavailable: (error) => ({
+    status: 503,
+    page: messagePage("This signing secret cannot be used on this server", [error.message, "Ask your Platter contact to configure that key; then try again."], {
+      href: "/webhooks", label: "Back to webhooks",
+    }),
+  }),
   AreaUnavailable: () => ({
     status: 503,
     page: messagePage("The Developer area is briefly unavailable", ["Nothing was changed. Please try again in a moment."]),
@@ -126,6 +133,10 @@ export const errorPages =
     try {
       await next();
     } catch (thrown) {
+      // The operator's to mend: said in the log too, with the key this process lacks.
+      if ((thrown as { _tag?: unknown } | undefined)?._tag === "SecretKeyUnavailable") {
+        logger.warn({ keyId: (thrown as SecretKeyUnavailable).keyId, path: loggedPath(ctx) }, "a stored secret is sealed with a key SECRET_ENCRYPTION_KEYS does not hold");
+      }
       if (ctx.path.startsWith("/cli/")) {
         const known = cliAnswer(thrown);
         if (known === undefined) logger.error({ err: loggedError(thrown, ctx), method: ctx.method, path: loggedPath(ctx) }, "unhandled error");

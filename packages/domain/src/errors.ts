@@ -100,7 +100,26 @@ export class EndpointUrlTaken extends Schema.TaggedError<EndpointUrlTaken>()("En
 export const endpointUrlTaken = (url: string, endpointId: number): EndpointUrlTaken =>
   new EndpointUrlTaken({ endpointId, message: `${url} is already endpoint ${endpointId}: one endpoint per URL (compared ignoring case and a trailing slash); use that one.` });
 
+/**
+ * A stored signing secret is sealed with a key this server does not hold (or holds a different key
+ * under its id), so it cannot be revealed, rotated or signed with here: nothing was done, and the
+ * operator must give this server that key (`SECRET_ENCRYPTION_KEYS`). `message` is safe to show.
+ */
+export class SecretKeyUnavailable extends Schema.TaggedError<SecretKeyUnavailable>()("SecretKeyUnavailable", {
+  /** The id of the key the secret was sealed with (as its stored value says). */
+  keyId: Schema.String,
+  message: Schema.String,
+}) {}
+
+/** The refusal of a secret sealed with key `keyId`, which this server cannot open, with the sentence every surface shows. */
+export const secretKeyUnavailable = (keyId: string): SecretKeyUnavailable =>
+  new SecretKeyUnavailable({
+    keyId,
+    message: `This signing secret was sealed with key "${keyId}", which this server does not hold, so it cannot be used here. ` +
+      "Nothing was changed. The operator must add that key to SECRET_ENCRYPTION_KEYS on every Platter process.",
+  });
+
 /** Every expected failure of the domain. */
 export type DomainError =
   | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition
-  | IdempotencyKeyReused | IdempotencyKeyInProgress;
+  | IdempotencyKeyReused | IdempotencyKeyInProgress | SecretKeyUnavailable;

@@ -30,6 +30,8 @@ export interface SecretCipher {
   readonly keyIds: ReadonlyArray<string>;
   /** `plain` sealed for the row `context` names (see `endpointSecretContext`, `sessionSecretContext`). */
   readonly seal: (plain: string, context: string) => string;
+  /** `plain` sealed with the key `keyId` (one of `keyIds`) rather than the current one: a key's check value (`keyCheckValue`). */
+  readonly sealWith: (keyId: string, plain: string, context: string) => string;
   /** The secret a stored value holds, if sealed for `context` with one of the keys; throws `SecretUnreadable` otherwise. */
   readonly open: (stored: string, context: string) => string;
 }
@@ -69,17 +71,20 @@ export const makeSecretCipher = (keys: ReadonlyArray<SecretKey>): SecretCipher =
     byId.set(id, Buffer.from(key));
   }
   const current = keys[0]!;
-  const currentKey = byId.get(current.id)!;
+  const sealWith = (keyId: string, plain: string, context: string) => {
+    const key = byId.get(keyId);
+    if (key === undefined) throw new Error(`secret key "${keyId}" is not in this keyring`);
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES });
+    cipher.setAAD(Buffer.from(context, "utf8"));
+    const sealed = Buffer.concat([cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
+    return `${SEALED_PREFIX}${keyId}:${iv.toString("base64url")}:${sealed.toString("base64url")}`;
+  };
   return {
     currentKeyId: current.id,
     keyIds: [...byId.keys()],
-    seal: (plain, context) => {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv("aes-256-gcm", currentKey, iv, { authTagLength: TAG_BYTES });
-      cipher.setAAD(Buffer.from(context, "utf8"));
-      const sealed = Buffer.concat([cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
-      return `${SEALED_PREFIX}${current.id}:${iv.toString("base64url")}:${sealed.toString("base64url")}`;
-    },
+    seal: (plain, context) => sealWith(current.id, plain, context),
+    sealWith,
     open: (stored, context) => {
       const parts = stored.split(":");
       if (parts.length !== 4 || `${parts[0]}:` !== SEALED_PREFIX) throw new SecretUnreadable("a stored secret is not sealed (plaintext or damaged)");
@@ -100,6 +105,26 @@ export const makeSecretCipher = (keys: ReadonlyArray<SecretKey>): SecretCipher =
       }
     },
   };
+};
+
+/** What every key's check value seals: a known text, so a different key under a known id shows at start (`secret_key_checks`). */
+export const KEY_CHECK_TEXT = "platter secret key check";
+
+/** The context a key's check value is sealed for: its own id, so a check value moved under another id does not open. */
+export const keyCheckContext = (keyId: string): string => `secret_key_checks:${keyId}`;
+
+/** Key `keyId`'s check value: the known text sealed with that key of `cipher`, stored once per key id. */
+export const keyCheckValue = (cipher: SecretCipher, keyId: string): string => cipher.sealWith(keyId, KEY_CHECK_TEXT, keyCheckContext(keyId));
+
+/** Whether `stored`, key `keyId`'s check value, opens to the known text with `cipher`'s key of that id: false for a different key under that id. */
+export const keyCheckHolds = (cipher: SecretCipher, keyId: string, stored: string): boolean => {
+  if (sealedKeyId(stored) !== keyId) return false;
+  try {
+    return cipher.open(stored, keyCheckContext(keyId)) === KEY_CHECK_TEXT;
+  } catch (error) {
+    if (error instanceof SecretUnreadable) return false;
+    throw error;
+  }
 };
 
 /** A new random key of `id`, and its text as `SECRET_ENCRYPTION_KEYS` takes it (`<id>:<base64 of 32 bytes>`). */

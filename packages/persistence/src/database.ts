@@ -10,7 +10,7 @@ import { PostgresNamingStrategy } from "./naming.ts";
 import { openReadReplicas, type ReadStats, type ReplicaCondition, type ReplicaSettings } from "./read-replicas.ts";
 import { watchSilence } from "./silence-watchdog.ts";
 import { makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
-import { localSecretKeys, type SealedCounts, sealStoredSecrets, type StatementRunner } from "./stored-secrets.ts";
+import { checkKeysAndSealClearSecrets, localSecretKeys, resealInBatches, type SealedCounts, type StatementRunner } from "./stored-secrets.ts";
 
 /**
  * The database: one MikroORM (its pool, its schema model, its migrations) per process. Every other
@@ -113,20 +113,22 @@ export const openOrm = (
     allowGlobalContext: false,
   });
 
-/** The lock migrations (and the sealing of stored secrets) take turns on. */
+/** The lock migrations (and the start's check of the keys and sealing of stored secrets) take turns on. */
 const MIGRATION_LOCK = 7270012;
 
 /**
  * Applies every pending migration; safe to run at every start and from several processes at once.
- * With a `cipher`, then seals every secret still stored in clear (a database from before sealing)
- * under the same lock, after checking the cipher opens what is sealed (`sealStoredSecrets`).
+ * With a `cipher`, then, under the same lock, refuses a keyring that is not the one the stored
+ * secrets were sealed with (a different key under a known key id, even on an empty database), writes
+ * each new key id's check value, and seals every secret still stored in clear (a database from
+ * before sealing): `checkKeysAndSealClearSecrets`.
  */
 export const migrateOrm = async (orm: MikroORM, cipher?: SecretCipher): Promise<SealedCounts | undefined> =>
   // Serialise concurrent starts (API, dispatcher, CLI): the lock is held until this transaction ends.
   orm.em.fork().transactional(async (em) => {
     await em.execute(`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await orm.migrator.up();
-    return cipher === undefined ? undefined : sealStoredSecrets(statementRunner(em), cipher, false);
+    return cipher === undefined ? undefined : checkKeysAndSealClearSecrets(statementRunner(em), cipher);
   });
 
 /** Statements in `em`'s transaction. */
@@ -134,14 +136,13 @@ const statementRunner = (em: { execute: (text: string, params: unknown[]) => Pro
   async <Row>(text: string, params: ReadonlyArray<unknown>) => (await em.execute(text, [...params])) as Row[];
 
 /**
- * Re-seals every stored secret with the cipher's current key (and seals any in clear), under the
- * migrations' lock in one transaction: `platter secrets reencrypt`, after a new key was put first.
+ * Re-seals every stored secret with the cipher's current key (and seals any in clear), in batches
+ * of `SEALING_BATCH` rows, each its own short transaction: `platter secrets reencrypt`, after a new
+ * key was put first. Nothing waits on all of it; stopped half-way, every value still opens and a
+ * second run finishes it.
  */
 export const resealStoredSecrets = (orm: MikroORM, cipher: SecretCipher): Promise<SealedCounts> =>
-  orm.em.fork().transactional(async (em) => {
-    await em.execute(`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    return sealStoredSecrets(statementRunner(em), cipher, true);
-  });
+  resealInBatches((work) => orm.em.fork().transactional((em) => work(statementRunner(em))), cipher);
 
 /** A statement as sent to PostgreSQL: `$n` placeholders, and the name it is prepared under. */
 interface PreparedStatement {

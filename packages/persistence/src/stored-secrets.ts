@@ -2,19 +2,26 @@ import { randomUUID } from "node:crypto";
 import { chmod, link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  endpointSecretContext, generateSecretKey, parseSecretKeys, type SecretCipher, SecretUnreadable, type SecretKey, sealedKeyId,
-  sessionSecretContext,
+  endpointSecretContext, generateSecretKey, keyCheckHolds, keyCheckValue, parseSecretKeys, type SecretCipher, SecretUnreadable, type SecretKey,
+  sealedKeyId, sessionSecretContext,
 } from "@platter/domain";
 
 /**
  * The secrets stored sealed (domain's secret-sealing.ts), as a whole: sealing what is still in
  * clear (every start, after the migrations, under their lock: a database from before sealing
- * is sealed before anything reads it), re-sealing with the current key (`platter secrets
- * reencrypt`), and refusing to start on a keyring that cannot open what is stored.
+ * is sealed before anything reads it), re-sealing with the current key in batches (`platter secrets
+ * reencrypt`), and refusing to start on a keyring that is not the one that sealed: one that cannot
+ * open what is stored, or a different key under a key id the database knows (`secret_key_checks`).
  */
 
 /** Runs one statement (`?` placeholders) in the sealing's transaction. */
 export type StatementRunner = <Row>(text: string, params: ReadonlyArray<unknown>) => Promise<Row[]>;
+
+/**
+ * Runs `work` in a transaction: one of its own for each batch of the re-sealing (`platter secrets
+ * reencrypt`), or the start's one transaction under the migrations' lock.
+ */
+export type TransactionRunner = <T>(work: (run: StatementRunner) => Promise<T>) => Promise<T>;
 
 /** How many stored secrets a pass sealed (or re-sealed), by what they are. */
 export interface SealedCounts {
@@ -28,32 +35,55 @@ export interface SealedCounts {
 interface SecretColumn {
   readonly table: "webhook_endpoints" | "developer_sessions";
   readonly column: "secret" | "previous_secret" | "form_secret";
-  /** The row's identity columns (besides `organization_id`) and its sealing context. */
-  readonly identity: string;
+  /** The row's unique key (besides `organization_id`, its identity in the sealing context), walked in its index's order, and its type. */
+  readonly key: "id" | "token_hash";
+  readonly keyType: "bigint" | "text";
+  /** Below every key: where a walk starts. */
+  readonly before: string;
   readonly context: (row: { organization_id: string; identity: string }) => string;
 }
 
 const SECRET_COLUMNS: ReadonlyArray<SecretColumn> = [
-  { table: "webhook_endpoints", column: "secret", identity: "id::text", context: (row) => endpointSecretContext(row.organization_id, row.identity) },
-  { table: "webhook_endpoints", column: "previous_secret", identity: "id::text", context: (row) => endpointSecretContext(row.organization_id, row.identity) },
-  { table: "developer_sessions", column: "form_secret", identity: "token_hash", context: (row) => sessionSecretContext(row.organization_id, row.identity) },
+  { table: "webhook_endpoints", column: "secret", key: "id", keyType: "bigint", before: "0", context: (row) => endpointSecretContext(row.organization_id, row.identity) },
+  {
+    table: "webhook_endpoints", column: "previous_secret", key: "id", keyType: "bigint", before: "0",
+    context: (row) => endpointSecretContext(row.organization_id, row.identity),
+  },
+  {
+    table: "developer_sessions", column: "form_secret", key: "token_hash", keyType: "text", before: "",
+    context: (row) => sessionSecretContext(row.organization_id, row.identity),
+  },
 ];
 
-/** Rows handled per statement pair. */
-const BATCH = 500;
+/** Rows handled per batch (a statement pair, and for the re-sealing a short transaction of its own). */
+export const SEALING_BATCH = 500;
 
 /**
- * Checks that `cipher` opens what is stored (for each key id found, one value opened: the right
- * key, not just its id), then seals every value still in clear and, with `reseal`, re-seals every
- * value sealed with another key than the current one. Throws `SecretUnreadable` (with what to do)
- * when a key is missing or wrong. Run in one transaction under the migrations' lock.
+ * Refuses (`SecretUnreadable`, saying what to do) a keyring that is not the one the stored secrets
+ * were sealed with: each configured key id that has a check value (`secret_key_checks`) must open
+ * it, so a different key under a known id is refused even before anything is sealed with it; and for
+ * each key id found in the stored values, one of them must open (databases from before the checks).
+ * Then writes the check value of each configured key id that has none. In the start's transaction,
+ * under the migrations' lock, so two processes never both write a first check of one id.
  */
-export const sealStoredSecrets = async (run: StatementRunner, cipher: SecretCipher, reseal: boolean): Promise<SealedCounts> => {
-  const counts = { webhook_endpoints: 0, developer_sessions: 0 };
+const checkSecretKeys = async (run: StatementRunner, cipher: SecretCipher): Promise<void> => {
+  const checks = new Map(
+    (await run<{ key_id: string; check_value: string }>("select key_id, check_value from secret_key_checks", [])).map((row) => [row.key_id, row.check_value]),
+  );
+  for (const keyId of cipher.keyIds) {
+    const check = checks.get(keyId);
+    if (check !== undefined && !keyCheckHolds(cipher, keyId, check)) {
+      throw new SecretUnreadable(
+        `SECRET_ENCRYPTION_KEYS gives key "${keyId}", but this database knows another key under that id (its check value, written when ` +
+          `"${keyId}" was first used, does not open with it): secrets one of them seals the other cannot open. Give "${keyId}" the key it ` +
+          "had before (as the other processes have it), or give a new key a new id",
+      );
+    }
+  }
   for (const spec of SECRET_COLUMNS) {
     const keyed = await run<{ key_id: string; organization_id: string; identity: string; value: string }>(
       `select distinct on (split_part(${spec.column}, ':', 2)) split_part(${spec.column}, ':', 2) as key_id,
-         organization_id::text as organization_id, ${spec.identity} as identity, ${spec.column} as value
+         organization_id::text as organization_id, ${spec.key}::text as identity, ${spec.column} as value
        from ${spec.table} where ${spec.column} like 'v1:%'`,
       [],
     );
@@ -68,33 +98,70 @@ export const sealStoredSecrets = async (run: StatementRunner, cipher: SecretCiph
         );
       }
     }
-    let lastIdentity = "";
+  }
+  for (const keyId of cipher.keyIds) {
+    if (!checks.has(keyId)) await run("insert into secret_key_checks (key_id, check_value) values (?, ?)", [keyId, keyCheckValue(cipher, keyId)]);
+  }
+};
+
+/**
+ * Seals every stored value still in clear and, with `reseal`, re-seals every value sealed with
+ * another key than the current one, `SEALING_BATCH` rows at a time, each batch in `inTransaction`.
+ * A batch's rows are locked until it commits; a stored value says which key sealed it and any
+ * configured key opens it, so a pass stopped half-way leaves every value readable, and the next
+ * pass finishes it.
+ */
+const sealInBatches = async (inTransaction: TransactionRunner, cipher: SecretCipher, reseal: boolean): Promise<SealedCounts> => {
+  const counts = { webhook_endpoints: 0, developer_sessions: 0 };
+  for (const spec of SECRET_COLUMNS) {
+    let after = spec.before;
     for (;;) {
-      const rows = await run<{ organization_id: string; identity: string; value: string }>(
-        `select organization_id::text as organization_id, ${spec.identity} as identity, ${spec.column} as value from ${spec.table}
-         where ${spec.column} is not null and ${spec.identity} > ? and (${spec.column} not like 'v1:%' or (? and split_part(${spec.column}, ':', 2) <> ?))
-         order by ${spec.identity} limit ${BATCH} for update`,
-        [lastIdentity, reseal, cipher.currentKeyId],
-      );
-      if (rows.length === 0) break;
-      lastIdentity = rows[rows.length - 1]!.identity;
-      const sealed = rows.map((row) => {
-        const context = spec.context(row);
-        const plain = sealedKeyId(row.value) === undefined ? row.value : cipher.open(row.value, context);
-        return { identity: row.identity, value: cipher.seal(plain, context) };
+      const batch = await inTransaction(async (run) => {
+        const rows = await run<{ organization_id: string; identity: string; value: string }>(
+          `select organization_id::text as organization_id, ${spec.key}::text as identity, ${spec.column} as value from ${spec.table}
+           where ${spec.column} is not null and ${spec.key} > ?::${spec.keyType}
+             and (${spec.column} not like 'v1:%' or (? and split_part(${spec.column}, ':', 2) <> ?))
+           order by ${spec.key} limit ${SEALING_BATCH} for update`,
+          [after, reseal, cipher.currentKeyId],
+        );
+        if (rows.length === 0) return undefined;
+        const sealed = rows.map((row) => {
+          const context = spec.context(row);
+          const plain = sealedKeyId(row.value) === undefined ? row.value : cipher.open(row.value, context);
+          return { identity: row.identity, value: cipher.seal(plain, context) };
+        });
+        await run(
+          `update ${spec.table} t set ${spec.column} = v.value
+           from jsonb_to_recordset(?::jsonb) as v(identity text, value text) where t.${spec.key} = v.identity::${spec.keyType}`,
+          // Bound as JSON text: the driver would spread an array into a list of parameters.
+          [JSON.stringify(sealed)],
+        );
+        return { count: rows.length, last: rows[rows.length - 1]!.identity };
       });
-      await run(
-        `update ${spec.table} t set ${spec.column} = v.value
-         from jsonb_to_recordset(?::jsonb) as v(identity text, value text) where t.${spec.identity.replace("::text", "")}::text = v.identity`,
-        // Bound as JSON text: the driver would spread an array into a list of parameters.
-        [JSON.stringify(sealed)],
-      );
-      counts[spec.table] += rows.length;
-      // Text order of ids: "10" < "9"; every row of a batch is past the last one's text, so none is seen twice.
+      if (batch === undefined) break;
+      counts[spec.table] += batch.count;
+      after = batch.last;
     }
   }
   return { endpointSecrets: counts.webhook_endpoints, sessionFormSecrets: counts.developer_sessions };
 };
+
+/**
+ * What every start does after the migrations, in their transaction and under their lock: refuses
+ * a keyring that is not the one the stored secrets were sealed with (`checkSecretKeys`), then seals
+ * every value still in clear (a database from before sealing is sealed before anything reads it).
+ */
+export const checkKeysAndSealClearSecrets = async (run: StatementRunner, cipher: SecretCipher): Promise<SealedCounts> => {
+  await checkSecretKeys(run, cipher);
+  return sealInBatches((work) => work(run), cipher, false);
+};
+
+/**
+ * `platter secrets reencrypt`: every stored secret sealed with another key than the current one
+ * re-sealed with it (and any in clear sealed), in batches, each its own short transaction.
+ */
+export const resealInBatches = (inTransaction: TransactionRunner, cipher: SecretCipher): Promise<SealedCounts> =>
+  sealInBatches(inTransaction, cipher, true);
 
 /** Where the embedded database's key is kept: beside its data, made on first use. */
 export const LOCAL_SECRET_KEYS_FILE = "secret-encryption-keys";

@@ -86,7 +86,7 @@ describe("secrets at rest", () => {
   });
 
   it.each([
-    ["another key under the same id", [{ id: "test", key: keyOf("test").key }], /does not open with key "test"/],
+    ["another key under the same id", [{ id: "test", key: keyOf("test").key }], /this database knows another key under that id/],
     ["another key id", [keyOf("other")], /sealed with key "test", which SECRET_ENCRYPTION_KEYS does not hold/],
   ])("refuses to start with %s: a copy of the database without the key signs nothing", async (_, keys, message) => {
     await expect(platformWith(keys)).rejects.toThrow(message);

@@ -6,6 +6,7 @@ import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
 import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
 import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
 import { ApiRequestEntity } from "./request-log.entity.ts";
+import { SecretKeyCheckEntity } from "./secret-key-check.entity.ts";
 import { EndpointNoticeEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, WebhookMessageEntity } from "./webhook.entity.ts";
 
 export * from "./process-instance.entity.ts";
@@ -16,6 +17,7 @@ export * from "./idempotency-key.entity.ts";
 export * from "./invoice.entity.ts";
 export * from "./organization.entity.ts";
 export * from "./request-log.entity.ts";
+export * from "./secret-key-check.entity.ts";
 export * from "./webhook.entity.ts";
 
 /** Every entity: the schema model the migrations must match (test/schema.test.ts checks it). */
@@ -23,5 +25,5 @@ export const allEntities = [
   OrganizationEntity, ApiKeyEntity, ClientEntity, RecipeEntity, IngredientEntity, EventEntity, DishEntity, ProposalEntity,
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
   WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
-  AuditLogEntity, ApiRequestEntity, EndpointNoticeEntity,
+  AuditLogEntity, ApiRequestEntity, EndpointNoticeEntity, SecretKeyCheckEntity,
 ];

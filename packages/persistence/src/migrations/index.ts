@@ -23,6 +23,7 @@ import { Migration20261127000000Sandboxes } from "./Migration20261127000000Sandb
 import { Migration20261127010000SwitchLinks } from "./Migration20261127010000SwitchLinks.ts";
 import { Migration20261128000000LocalListeners } from "./Migration20261128000000LocalListeners.ts";
 import { Migration20261129040000EndedDeliveriesAndAccessRetention } from "./Migration20261129040000EndedDeliveriesAndAccessRetention.ts";
+import { Migration20261129050000SecretKeyChecks } from "./Migration20261129050000SecretKeyChecks.ts";
 import { Migration20261129060000EndedKeysRemovable } from "./Migration20261129060000EndedKeysRemovable.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
@@ -52,5 +53,6 @@ export const migrationsList = [
   { name: "Migration20261127010000SwitchLinks", class: Migration20261127010000SwitchLinks },
   { name: "Migration20261128000000LocalListeners", class: Migration20261128000000LocalListeners },
   { name: "Migration20261129040000EndedDeliveriesAndAccessRetention", class: Migration20261129040000EndedDeliveriesAndAccessRetention },
+  { name: "Migration20261129050000SecretKeyChecks", class: Migration20261129050000SecretKeyChecks },
   { name: "Migration20261129060000EndedKeysRemovable", class: Migration20261129060000EndedKeysRemovable },
 ];

@@ -10,7 +10,7 @@ import type { SealedCounts } from "../stored-secrets.ts";
 export class StoredSecretsResealing extends Context.Service<
   StoredSecretsResealing,
   {
-    /** Re-seals every secret not sealed with the current key (and seals any in clear), in one transaction; how many. */
+    /** Re-seals every secret not sealed with the current key (and seals any in clear), in batches of their own transactions; how many. */
     readonly reseal: () => Effect.Effect<SealedCounts & { readonly keyId: string }>;
   }
 >()("platter/persistence/StoredSecretsResealing") {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
-  endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher,
+  endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher, type SecretKeyUnavailable,
   type WebhookEventType, type WebhookMessage,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
@@ -10,6 +10,7 @@ import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type Join, type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
 import { ENDED_DELIVERY } from "../webhooks/delivery-queue.ts";
+import { openOrUnavailable } from "../webhooks/opened-secrets.ts";
 import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
 
@@ -229,8 +230,11 @@ export class WebhookEndpointRepository extends Context.Service<
     readonly activeNotices: (scope: OrgScope) => Effect.Effect<ReadonlyArray<EndpointNoticeView>>;
     /** One endpoint as `overview` shows it; `NotFound` for another organization's. */
     readonly find: (scope: OrgScope, id: number) => Effect.Effect<WebhookEndpointOverview, NotFound>;
-    /** The endpoint's signing secret (and whether the one before still signs): shown only when asked for. */
-    readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound>;
+    /**
+     * The endpoint's signing secret (and whether the one before still signs): shown only when asked
+     * for. `SecretKeyUnavailable` when it is sealed with a key this process does not hold.
+     */
+    readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound | SecretKeyUnavailable>;
     /**
      * Enabling or disabling starts the endpoint's run of failures over (`endpointSwitched`: failures,
      * failure window, circuit and notice stage together), so a repaired endpoint gets a fresh start and
@@ -260,12 +264,13 @@ export class WebhookEndpointRepository extends Context.Service<
     /**
      * Replaces the signing secret. Deliveries from now on are signed with the new one; the old one
      * keeps signing beside it (in `webhook-signature`) for `overlapMs`, so receivers can switch at leisure.
+     * `SecretKeyUnavailable` (nothing written) when the current one is sealed with a key this process does not hold.
      */
     readonly rotateSecret: (
       scope: OrgScope,
       id: number,
       overlapMs: number,
-    ) => Effect.Effect<{ readonly id: number; readonly secret: string; readonly previous_secret_until: string }, NotFound>;
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string; readonly previous_secret_until: string }, NotFound | SecretKeyUnavailable>;
   }
 >()("platter/persistence/WebhookEndpointRepository") {
   static readonly layer = Layer.effect(
@@ -344,7 +349,9 @@ export class WebhookEndpointRepository extends Context.Service<
             as: "w",
             where: sql`w.id = ${id}`,
           });
-          return { ...row, secret: database.secrets.open(row.secret, endpointSecretContext(scope.organizationId, id)) };
+          // Sealed with a key this process lacks: `SecretKeyUnavailable`, as the claims skip such a row.
+          const secret = yield* Effect.fromResult(openOrUnavailable(database.secrets, row.secret, endpointSecretContext(scope.organizationId, id)));
+          return { ...row, secret };
         }),
         setEnabled: Effect.fnUntraced(function* (
           scope: OrgScope,
@@ -371,18 +378,27 @@ export class WebhookEndpointRepository extends Context.Service<
         }),
         rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
           const secret = generateSigningSecret();
-          // The overlap runs on the database's time, as the claims that choose the signing secrets read it.
-          // The old secret moves as it is, sealed for this same row.
-          const [row] = yield* orgSql(database, scope).update<{ previous_secret_until: string }>({
-            table: "webhook_endpoints",
-            as: "w",
-            set: sql`previous_secret = w.secret, previous_secret_until = now() + ${overlapMs}::bigint * interval '1 millisecond',
-              secret = ${database.secrets.seal(secret, endpointSecretContext(scope.organizationId, id))}`,
-            where: sql`w.id = ${id}`,
-            returning: isoTimestamp("w.previous_secret_until") + " as previous_secret_until",
-          });
-          if (row === undefined) return yield* new NotFound();
-          return { id, secret, previous_secret_until: row.previous_secret_until };
+          const context = endpointSecretContext(scope.organizationId, id);
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // The old secret keeps signing beside the new one: one this process cannot open (sealed with a key
+              // it lacks) would leave the endpoint's deliveries unsent here through the overlap, so it is refused.
+              const current = yield* tx.one<{ secret: string }>({
+                columns: "w.secret", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for update`,
+              });
+              yield* Effect.fromResult(openOrUnavailable(database.secrets, current.secret, context));
+              // The overlap runs on the database's time, as the claims that choose the signing secrets read it.
+              // The old secret moves as it is, sealed for this same row.
+              const [row] = yield* tx.update<{ previous_secret_until: string }>({
+                table: "webhook_endpoints",
+                as: "w",
+                set: sql`previous_secret = w.secret, previous_secret_until = now() + ${overlapMs}::bigint * interval '1 millisecond',
+                  secret = ${database.secrets.seal(secret, context)}`,
+                where: sql`w.id = ${id}`,
+                returning: isoTimestamp("w.previous_secret_until") + " as previous_secret_until",
+              });
+              return { id, secret, previous_secret_until: row!.previous_secret_until };
+            }));
         }),
         sendTestMessage: Effect.fnUntraced(function* (
           scope: OrgScope,

@@ -1,13 +1,13 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, type CircuitState, circuitState, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, endpointSecretContext, envelopeBody,
-  firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter, SecretUnreadable, SETTLED_ENDPOINT_DISABLED,
+  firstAttemptDelayMs, type HeldSlots, type NoticeKind, operationalEnvelopeBody, retryDelayAfter, SETTLED_ENDPOINT_DISABLED,
   storableTextOrNull,
 } from "@platter/domain";
-import { Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
-import { type OpenedSecrets, openedSecrets } from "./opened-secrets.ts";
+import { openEndpointSecrets, type OpenedSecrets, openedSecrets } from "./opened-secrets.ts";
 
 /**
  * The delivery queue: the dispatcher's storage. Fair leased claims (see `DeliveryPolicy`) and
@@ -305,18 +305,14 @@ const toDue = (
   for (const row of rows) {
     // Stored sealed for the endpoint's row; opened once per stored value (`openedSecrets`).
     const context = endpointSecretContext(row.organization_id, row.endpoint_id);
-    let secret: string;
-    let previousSecret: string | undefined;
-    try {
-      secret = secrets.open(row.secret, context);
-      previousSecret = row.previous_secret === null ? undefined : secrets.open(row.previous_secret, context);
-    } catch (error) {
+    const opened = openEndpointSecrets(secrets, row, context);
+    if (Result.isFailure(opened)) {
       // A key this process lacks: the delivery stays leased and unsent (back when its lease ends, for a
       // process holding the key); one such row never stops the rest of the claim.
-      if (!(error instanceof SecretUnreadable)) throw error;
       unopened++;
       continue;
     }
+    const { secret, previousSecret } = opened.success;
     const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
     const delivery = {
       id: Number(row.id),

@@ -1,15 +1,16 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
-  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, storableTextOrNull, tooManyListeners,
+  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, type SecretKeyUnavailable,
+  storableTextOrNull, tooManyListeners,
   UNREADABLE_MESSAGE,
 } from "@platter/domain";
-import { Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
-import { openedSecrets } from "./opened-secrets.ts";
+import { openEndpointSecrets, openedSecrets, openOrUnavailable } from "./opened-secrets.ts";
 import { bigintArray } from "./delivery-queue.ts";
 
 /**
@@ -103,9 +104,12 @@ export class LocalListeners extends Context.Service<
      * it forwards to `request.forwardTo` the types asked for, and gets new deliveries for `leaseMs`
      * unless renewed. A stream already open with the key is replaced. Deliveries that waited past
      * `LISTENER_BACKLOG_MS` are given up. `InvalidTransition` (nothing written) when the
-     * organization already has `limit` other listeners connected.
+     * organization already has `limit` other listeners connected; `SecretKeyUnavailable` (nothing
+     * written) when its secret is sealed with a key this process does not hold.
      */
-    readonly open: (scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number) => Effect.Effect<OpenedListener, InvalidTransition>;
+    readonly open: (
+      scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number,
+    ) => Effect.Effect<OpenedListener, InvalidTransition | SecretKeyUnavailable>;
     /** Keeps the stream's listener getting deliveries for `leaseMs` more, unless another stream replaced it or its key stopped working. */
     readonly renew: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ListenerRenewal>;
     /** The stream ended: the listener gets no new deliveries (those it has keep their places for its return). */
@@ -164,9 +168,10 @@ export class LocalListeners extends Context.Service<
               // The CLI was away: what waited past the backlog is not forwarded any more.
               yield* giveUp(tx, sql`d.endpoint_id = ${id} and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
                 and (d.lease_expires_at is null or d.lease_expires_at < now())`, LISTENER_BACKLOG_EXPIRED);
-              return {
-                id, secret: secrets.open(opened!.secret, endpointSecretContext(scope.organizationId, id)), stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true,
-              };
+              // Sealed with a key this process lacks: this listener's open fails (`SecretKeyUnavailable`, nothing
+              // kept: the transaction rolls back), as the dispatcher's claim skips such a row; other listeners are untouched.
+              const secret = yield* Effect.fromResult(openOrUnavailable(secrets, opened!.secret, endpointSecretContext(scope.organizationId, id)));
+              return { id, secret, stream: opened!.listener_stream, created: existing === undefined, tookOver: existing?.connected === true };
             }));
         }),
         renew: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
@@ -224,13 +229,16 @@ export class LocalListeners extends Context.Service<
           const unreadable: string[] = [];
           for (const lease of claimed) {
             const row = byId.get(lease.id)!;
+            // As the dispatcher's claim: secrets sealed with a key this process lacks leave the delivery leased and
+            // unsent (handed out again when its lease ends, by a process holding the key).
+            const opened = openEndpointSecrets(secrets, row, context);
+            if (Result.isFailure(opened)) continue;
             const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
             if (body === undefined) unreadable.push(lease.id);
             else {
               handed.push({
                 id: Number(lease.id), attempt: lease.attempt, leaseToken: lease.lease_token, envelopeId: row.envelope_id, type: row.type, body,
-                secret: secrets.open(row.secret, context),
-                previousSecret: row.previous_secret === null ? undefined : secrets.open(row.previous_secret, context),
+                secret: opened.success.secret, previousSecret: opened.success.previousSecret,
               });
             }
           }

@@ -1,4 +1,5 @@
-import type { SecretCipher } from "@platter/domain";
+import { type SecretCipher, type SecretKeyUnavailable, secretKeyUnavailable, sealedKeyId, SecretUnreadable } from "@platter/domain";
+import { Result } from "effect";
 
 /**
  * Signing secrets opened once per stored value, not once per delivery: the claims that hand
@@ -39,4 +40,40 @@ export const openedSecrets = (cipher: SecretCipher, capacity = OPENED_SECRETS_CA
     },
     size: () => opened.size,
   };
+};
+
+/** What opens stored secrets: the cipher itself, or its cache (`OpenedSecrets`). */
+export type SecretOpener = Pick<SecretCipher, "open">;
+
+/**
+ * `stored` opened for the row `context` names, or `SecretKeyUnavailable` (naming the key it was
+ * sealed with) when this process's keys do not open it: a key it lacks, or another key under that
+ * id. One row this process cannot open is that row's own failure, never a defect of the claim, page
+ * or stream around it: the dispatcher's claim leaves such a delivery unsent under its lease, a reveal,
+ * a rotation and a listener's opening answer the typed error. Any other failure stays a defect.
+ */
+export const openOrUnavailable = (opener: SecretOpener, stored: string, context: string): Result.Result<string, SecretKeyUnavailable> => {
+  try {
+    return Result.succeed(opener.open(stored, context));
+  } catch (error) {
+    if (!(error instanceof SecretUnreadable)) throw error;
+    return Result.fail(secretKeyUnavailable(sealedKeyId(stored) ?? "none (not sealed)"));
+  }
+};
+
+/** An endpoint's (or listener's) signing secrets as stored: the current one, and the one before while its overlap lasts. */
+export interface StoredEndpointSecrets {
+  readonly secret: string;
+  readonly previous_secret: string | null;
+}
+
+/** Both of an endpoint's stored signing secrets opened (`openOrUnavailable`), or the failure of the first that does not open. */
+export const openEndpointSecrets = (
+  opener: SecretOpener, row: StoredEndpointSecrets, context: string,
+): Result.Result<{ readonly secret: string; readonly previousSecret: string | undefined }, SecretKeyUnavailable> => {
+  const secret = openOrUnavailable(opener, row.secret, context);
+  if (Result.isFailure(secret)) return Result.fail(secret.failure);
+  if (row.previous_secret === null) return Result.succeed({ secret: secret.success, previousSecret: undefined });
+  const previous = openOrUnavailable(opener, row.previous_secret, context);
+  return Result.isFailure(previous) ? Result.fail(previous.failure) : Result.succeed({ secret: secret.success, previousSecret: previous.success });
 };
