@@ -1,9 +1,9 @@
-import { type Actor, type AuditActorKind, assemblePage, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
+import { type Actor, type AuditActorKind, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { nowPlusValue } from "./database-clock.ts";
 import { AuditLogEntity } from "./entities/index.ts";
-import { isoTimestamp } from "./keyset-page.ts";
+import { isoTimestamp, readFirstRows, readKeysetPage } from "./keyset-page.ts";
 import { type Join, orgSql, raw, sql, type Statement } from "./org-sql.ts";
 
 /** An organization's audit log: who changed its keys, endpoints and deliveries, what, and when. */
@@ -47,31 +47,29 @@ const toEntry = (row: EntryRow): AuditEntry => ({
   device_hint: row.device_hint, action: row.action, subject: row.subject, at: row.at,
 });
 
-/** `a and b and …`, or nothing. */
-const allOf = (parts: ReadonlyArray<Statement>): Statement | undefined =>
-  parts.reduce<Statement | undefined>((all, part) => (all === undefined ? part : sql`${all} and ${part}`), undefined);
-
 /** The entries of each kind of actor. */
 const ACTOR_CONDITION: Readonly<Record<AuditActorKind, string>> = {
   session: "a.session_id is not null", operator: "a.operator is not null", api_key: "a.api_key_id is not null",
 };
 
-/** A page's conditions: one range of the organization's `(organization_id, at desc, id desc)` index, filtered. */
-const pageConditions = (filter: AuditLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
-  allOf([
-    ...(filter.action === undefined ? [] : [sql`a.action = ${filter.action}`]),
-    ...(filter.actor === undefined ? [] : [raw(ACTOR_CONDITION[filter.actor])]),
-    ...(filter.from === undefined ? [] : [sql`a.at >= ${filter.from}::timestamptz`]),
-    ...(filter.to === undefined ? [] : [sql`a.at < ${filter.to}::timestamptz`]),
-    ...(after === undefined ? [] : [sql`(a.at, a.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
-  ]);
+/**
+ * A page's filter: with the time range and the cursor's key (`readKeysetPage`), one range of the
+ * organization's `(organization_id, at desc, id desc)` index, filtered.
+ */
+const pageFilter = (filter: AuditLogFilter): ReadonlyArray<Statement> => [
+  ...(filter.action === undefined ? [] : [sql`a.action = ${filter.action}`]),
+  ...(filter.actor === undefined ? [] : [raw(ACTOR_CONDITION[filter.actor])]),
+];
+
+/** The log as `auditLogListing` reads it: its entries with their actors, `at` then `id`, newest first. */
+const ENTRIES = { columns: COLUMNS, from: "audit_log", as: "a", joins: ACTOR_OF_ENTRY, keyColumns: ["a.at", "a.id"], keyCasts: ["timestamptz", "bigint"] } as const;
 
 /** The organizations' audit log. */
 export class AuditLog extends Context.Service<
   AuditLog,
   {
     /**
-     * Records that `actor` did `action` to `subject`, at the Clock's now, in the actor's scope. A
+     * Records that `actor` did `action` to `subject`, at the database's now(), in the actor's scope. A
      * session's row is made from the session's own row within that scope, so it can only name a
      * session of the scope's organization (`NotFound` otherwise).
      */
@@ -109,32 +107,9 @@ export class AuditLog extends Context.Service<
           });
           if (inserted === 0) return yield* new NotFound();
         }),
-        list: Effect.fnUntraced(function* (scope: OrgScope, limit: number) {
-          const rows = yield* orgSql(database, scope).select<EntryRow>({
-            columns: COLUMNS,
-            from: "audit_log",
-            as: "a",
-            joins: ACTOR_OF_ENTRY,
-            rest: sql`order by a.at desc, a.id desc limit ${limit}`,
-          });
-          return rows.map(toEntry);
-        }),
-        page: Effect.fnUntraced(function* (
-          scope: OrgScope,
-          filter: AuditLogFilter,
-          page: PageRequest<readonly [string, number]>,
-        ) {
-          const where = pageConditions(filter, page.after);
-          const rows = yield* orgSql(database, scope).select<EntryRow>({
-            columns: COLUMNS,
-            from: "audit_log",
-            as: "a",
-            joins: ACTOR_OF_ENTRY,
-            ...(where === undefined ? {} : { where }),
-            rest: sql`order by a.at desc, a.id desc limit ${page.limit + 1}`,
-          });
-          return assemblePage(auditLogListing, rows.map(toEntry), page.limit);
-        }),
+        list: (scope: OrgScope, limit: number) => readFirstRows(orgSql(database, scope), auditLogListing, ENTRIES, limit, toEntry),
+        page: (scope: OrgScope, filter: AuditLogFilter, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(orgSql(database, scope), auditLogListing, { ...ENTRIES, filter: pageFilter(filter), range: { from: filter.from, to: filter.to } }, page, toEntry),
         actions: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<{ action: string }>({
             columns: "distinct a.action",

@@ -1,11 +1,11 @@
 import {
-  assemblePage, ERROR_TEXT_MAX_CHARACTERS, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
+  ERROR_TEXT_MAX_CHARACTERS, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
   requestLogListing, storableTextOrNull,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
-import { isoTimestamp } from "./keyset-page.ts";
-import { allOf, orgSql, type Statement, sql } from "./org-sql.ts";
+import { isoTimestamp, readKeysetPage } from "./keyset-page.ts";
+import { orgSql, type Statement, sql } from "./org-sql.ts";
 
 /**
  * The request log's storage: the API appends batches of many organizations' requests in one
@@ -18,19 +18,18 @@ type Row = Omit<RequestLogEntry, "id" | "api_key_id"> & { id: string; api_key_id
 
 const STATUS_RANGES = { "2xx": [200, 300], "4xx": [400, 500], "5xx": [500, 600] } as const;
 
-/** The filter's conditions; each narrows the organization's `(organization_id, at, id)` range or its request id. */
-const conditions = (filter: RequestLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
-  allOf([
-    ...(filter.keyId === undefined ? [] : [sql`r.api_key_id = ${filter.keyId}`]),
-    ...(filter.statusClass === undefined
-      ? []
-      : [sql`r.status >= ${STATUS_RANGES[filter.statusClass][0]} and r.status < ${STATUS_RANGES[filter.statusClass][1]}`]),
-    ...(filter.route === undefined ? [] : [sql`r.route = ${filter.route}`]),
-    ...(filter.requestId === undefined ? [] : [sql`r.request_id = ${filter.requestId}`]),
-    ...(filter.from === undefined ? [] : [sql`r.at >= ${filter.from}::timestamptz`]),
-    ...(filter.to === undefined ? [] : [sql`r.at < ${filter.to}::timestamptz`]),
-    ...(after === undefined ? [] : [sql`(r.at, r.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
-  ]);
+/**
+ * The filter's conditions; with the time range and the cursor's key (`readKeysetPage`) each narrows
+ * the organization's `(organization_id, at desc, id desc)` range, or its request id.
+ */
+const filterConditions = (filter: RequestLogFilter): ReadonlyArray<Statement> => [
+  ...(filter.keyId === undefined ? [] : [sql`r.api_key_id = ${filter.keyId}`]),
+  ...(filter.statusClass === undefined
+    ? []
+    : [sql`r.status >= ${STATUS_RANGES[filter.statusClass][0]} and r.status < ${STATUS_RANGES[filter.statusClass][1]}`]),
+  ...(filter.route === undefined ? [] : [sql`r.route = ${filter.route}`]),
+  ...(filter.requestId === undefined ? [] : [sql`r.request_id = ${filter.requestId}`]),
+];
 
 export class RequestLog extends Context.Service<
   RequestLog,
@@ -79,19 +78,17 @@ export class RequestLog extends Context.Service<
             ([row]) => row?.n ?? 0,
           );
         },
-        list: Effect.fnUntraced(function* (
-          scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>,
-        ) {
-          const where = conditions(filter, page.after);
-          const rows = yield* orgSql(database, scope).select<Row>({
-            columns: COLUMNS,
-            from: "api_requests",
-            as: "r",
-            ...(where === undefined ? {} : { where }),
-            rest: sql`order by r.at desc, r.id desc limit ${page.limit + 1}`,
-          });
-          return assemblePage(requestLogListing, rows.map((row) => ({ ...row, id: Number(row.id), api_key_id: Number(row.api_key_id) })), page.limit);
-        }),
+        list: (scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(
+            orgSql(database, scope),
+            requestLogListing,
+            {
+              columns: COLUMNS, from: "api_requests", as: "r", keyColumns: ["r.at", "r.id"], keyCasts: ["timestamptz", "bigint"],
+              filter: filterConditions(filter), range: { from: filter.from, to: filter.to },
+            },
+            page,
+            (row: Row): RequestLogEntry => ({ ...row, id: Number(row.id), api_key_id: Number(row.api_key_id) }),
+          ),
         prune: (retentionMs: number, batchSize: number) =>
           Effect.map(
             database.rows<{ n: number }>(

@@ -1,9 +1,9 @@
 import {
-  assemblePage, type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest,
+  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
-import { isoTimestamp } from "../keyset-page.ts";
+import { isoTimestamp, readFirstRows, readKeysetPage } from "../keyset-page.ts";
 import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
@@ -149,27 +149,25 @@ const LOG_JOINS: ReadonlyArray<Join> = [
 
 type LogRow = Omit<DeliveryLogEntry, "id" | "message_id" | "endpoint_id"> & { id: string; message_id: string; endpoint_id: string };
 
-/** `a and b and …`, or nothing. */
 /**
- * The log's conditions. Each reads one index range: the organization's `(organization_id,
- * created_at, id)`, or with an endpoint its `(endpoint_id, created_at, id)` (its failed ones: the
- * partial index of failed deliveries), between the times and before the cursor's key.
+ * The log's filter. With the time range and the cursor's key (`readKeysetPage`) each page reads one
+ * index range: the organization's `(organization_id, created_at, id)`, or with an endpoint its
+ * `(endpoint_id, created_at, id)` (its failed ones: the partial index of failed deliveries).
  */
-const logConditions = (filter: DeliveryLogFilter, after: readonly [string, number] | undefined): Statement | undefined =>
-  allOf([
-    ...(filter.endpointId === undefined ? [] : [sql`d.endpoint_id = ${filter.endpointId}`]),
-    ...(filter.status === undefined ? [] : [sql`d.status = ${filter.status}`]),
-    ...(filter.eventType === undefined ? [] : [sql`m.type = ${filter.eventType}`]),
-    ...(filter.from === undefined ? [] : [sql`d.created_at >= ${filter.from}::timestamptz`]),
-    ...(filter.to === undefined ? [] : [sql`d.created_at < ${filter.to}::timestamptz`]),
-    ...(after === undefined ? [] : [sql`(d.created_at, d.id) < (${after[0]}::timestamptz, ${after[1]}::bigint)`]),
-  ]);
+const logFilter = (filter: DeliveryLogFilter): ReadonlyArray<Statement> => [
+  ...(filter.endpointId === undefined ? [] : [sql`d.endpoint_id = ${filter.endpointId}`]),
+  ...(filter.status === undefined ? [] : [sql`d.status = ${filter.status}`]),
+  ...(filter.eventType === undefined ? [] : [sql`m.type = ${filter.eventType}`]),
+];
 
-const conditions = (filter: DeliveryFilter): Statement | undefined =>
-  allOf([
-    ...(filter.status === undefined ? [] : [sql`d.status = ${filter.status}`]),
-    ...(filter.endpointId === undefined ? [] : [sql`d.endpoint_id = ${filter.endpointId}`]),
-  ]);
+/** The CLI's filter, within the organization's `(organization_id, created_at, id)` range. */
+const listFilter = (filter: DeliveryFilter): ReadonlyArray<Statement> => [
+  ...(filter.status === undefined ? [] : [sql`d.status = ${filter.status}`]),
+  ...(filter.endpointId === undefined ? [] : [sql`d.endpoint_id = ${filter.endpointId}`]),
+];
+
+/** Deliveries in the log's order (`deliveryLogListing`): `created_at`, then `id`, newest first. */
+const DELIVERY_KEY = { keyColumns: ["d.created_at", "d.id"], keyCasts: ["timestamptz", "bigint"] } as const;
 
 const toDeliveryView = <Row extends { id: string; endpoint_id: string }>(row: Row) => ({ ...row, id: Number(row.id), endpoint_id: Number(row.endpoint_id) });
 
@@ -209,18 +207,14 @@ export class DeliveryRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return DeliveryRepository.of({
-        list: Effect.fnUntraced(function* (scope: OrgScope, filter: DeliveryFilter) {
-          const where = conditions(filter);
-          const rows = yield* orgSql(database, scope).select<DeliveryView & { id: string; endpoint_id: string }>({
-            columns: COLUMNS,
-            from: "webhook_deliveries",
-            as: "d",
-            joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
-            ...(where === undefined ? {} : { where }),
-            rest: sql`order by d.created_at desc, d.id desc limit ${filter.limit ?? 100}`,
-          });
-          return rows.map(toDeliveryView);
-        }),
+        list: (scope: OrgScope, filter: DeliveryFilter) =>
+          readFirstRows(
+            orgSql(database, scope),
+            deliveryLogListing,
+            { columns: COLUMNS, from: "webhook_deliveries", as: "d", joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY], ...DELIVERY_KEY, filter: listFilter(filter) },
+            filter.limit ?? 100,
+            (row: DeliveryView & { id: string; endpoint_id: string }) => toDeliveryView(row),
+          ),
         find: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           const row = yield* orgSql(database, scope).one<DeliveryView & { id: string; endpoint_id: string }>({
             columns: COLUMNS,
@@ -231,23 +225,17 @@ export class DeliveryRepository extends Context.Service<
           });
           return toDeliveryView(row);
         }),
-        log: Effect.fnUntraced(function* (
-          scope: OrgScope,
-          filter: DeliveryLogFilter,
-          page: PageRequest<readonly [string, number]>,
-        ) {
-          const where = logConditions(filter, page.after);
-          const rows = yield* orgSql(database, scope).select<LogRow>({
-            columns: LOG_COLUMNS,
-            from: "webhook_deliveries",
-            as: "d",
-            joins: LOG_JOINS,
-            ...(where === undefined ? {} : { where }),
-            rest: sql`order by d.created_at desc, d.id desc limit ${page.limit + 1}`,
-          });
-          const entries = rows.map((row) => ({ ...row, id: Number(row.id), message_id: Number(row.message_id), endpoint_id: Number(row.endpoint_id) }));
-          return assemblePage(deliveryLogListing, entries, page.limit);
-        }),
+        log: (scope: OrgScope, filter: DeliveryLogFilter, page: PageRequest<readonly [string, number]>) =>
+          readKeysetPage(
+            orgSql(database, scope),
+            deliveryLogListing,
+            {
+              columns: LOG_COLUMNS, from: "webhook_deliveries", as: "d", joins: LOG_JOINS, ...DELIVERY_KEY,
+              filter: logFilter(filter), range: { from: filter.from, to: filter.to },
+            },
+            page,
+            (row: LogRow): DeliveryLogEntry => ({ ...row, id: Number(row.id), message_id: Number(row.message_id), endpoint_id: Number(row.endpoint_id) }),
+          ),
         message: Effect.fnUntraced(function* (scope: OrgScope, envelopeId: string) {
           const org = orgSql(database, scope);
           const message = yield* org.one<{ id: string; envelope_id: string; event_type: string; created_at: string; payload: unknown }>({
