@@ -142,11 +142,11 @@ export default tseslint.config(
   ...[
     // The processes that serve organizations reach their data only through authentication's scopes:
     // never the operator's storage (scopes from ids, seeding) or the dispatcher's (every
-    // organization's queue and secrets). The Developer area's sign-in links, made for the operator
-    // and internal teams, are the one operator step in its package; its changes to keys, endpoints
+    // organization's queue and secrets). Sign-in links, made for the operator and internal teams,
+    // are an application use case (`makeSignInLink`); the Developer area's changes to keys, endpoints
     // and deliveries go through the application services. The API authenticates with the key store.
     { files: ["apps/api/src/**/*.ts"], stores: [noSandboxes] },
-    { files: ["apps/developer-area/src/**/*.ts"], ignores: ["apps/developer-area/src/sign-in-link.ts"], stores: [applicationStores] },
+    { files: ["apps/developer-area/src/**/*.ts"], stores: [applicationStores] },
   ].map(({ stores, ...files }) => ({
     ...files,
     rules: {

@@ -1,3 +1,4 @@
+import { makeSignInLink } from "@platter/application";
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpServer, type Server } from "node:http";
@@ -6,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
-import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
+import { createDeveloperAreaApp } from "../src/index.ts";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";

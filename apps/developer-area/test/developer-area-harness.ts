@@ -1,3 +1,4 @@
+import { makeSignInLink } from "@platter/application";
 import { createServer, type Server } from "node:http";
 import type { RateLimitSettings } from "@platter/api";
 import type { SignInRequester } from "@platter/domain";
@@ -6,7 +7,7 @@ import { openPlatform } from "@platter/persistence";
 import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
-import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
+import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits } from "../src/index.ts";
 
 /**
  * The Developer area as tests meet it: a fresh database, the area listening on 127.0.0.1 with its
