@@ -1,8 +1,7 @@
 import { makeSignInLink } from "@platter/application";
 import { createServer, type Server } from "node:http";
-import type { RateLimitSettings } from "@platter/api";
+import type { RateLimitSettings, WebhookEndpointSettings } from "@platter/ops";
 import type { SignInRequester } from "@platter/domain";
-import type { WebhookEndpointSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
