@@ -4,10 +4,14 @@ import tseslint from "typescript-eslint";
 /**
  * Lint rules. The one that matters most is the module boundary: the folder layout is the
  * architecture, and tags enforce it.
- *   type:domain  → imports nothing of ours
- *   type:adapter → domain only (persistence, webhooks)
- *   type:app     → wires domain, adapters and other apps
- *   type:tool    → anything (benchmarks, scripts, test support); tests may import it too
+ *   type:domain      → imports nothing of ours
+ *   type:adapter     → domain only (persistence, webhooks, ops)
+ *   type:application → domain and adapters (the use cases)
+ *   type:app         → wires domain, adapters and use cases, never another app: what two apps share
+ *                      lives in a package (settings readers, rate limits and HTTP errors in ops, sign-in
+ *                      links in application). Two exceptions: an app's tests may run the apps it talks
+ *                      to, and `platter start` (apps/cli/src/commands/start.ts) runs the three servers.
+ *   type:tool        → anything (benchmarks, scripts, test support); tests may import it too
  */
 /** A scope cast into being, which only authentication and the operator's step may do. */
 const scopeCast = {
@@ -58,21 +62,27 @@ const noSandboxes = {
   message: "The API neither opens nor resets sandboxes nor triggers their events: that is the Developer area's and the CLI's, through @platter/application.",
 };
 
-/** The boundaries; `testing` names tags tests may import besides (test support lives in tools). */
-const boundaries = (testing = []) => [
+/**
+ * The boundaries; `testing` names tags tests may import besides (test support lives in tools), `allow`
+ * the packages a file may import whatever their tags.
+ */
+const boundaries = (testing = [], allow = []) => [
   "error",
   {
     enforceBuildableLibDependency: false,
-    allow: [],
+    allow,
     depConstraints: [
       { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
       { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
       { sourceTag: "type:application", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", ...testing] },
-      { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", "type:app", ...testing] },
+      { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", ...testing] },
       { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", "type:app", "type:tool"] },
     ],
   },
 ];
+
+/** What an app's end-to-end tests may import: test support, and the apps they run beside it. */
+export const appTestBoundaries = boundaries(["type:tool", "type:app"]);
 
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "**/.nx/**", "**/.data/**"] },
@@ -109,6 +119,19 @@ export default tseslint.config(
     rules: { "@nx/enforce-module-boundaries": boundaries(["type:tool"]) },
   },
   {
+    // An app's end-to-end tests run the apps it talks to (the CLI's against the API and the
+    // Developer area, the area's beside a dispatcher, the SDK's against the API).
+    // (The SDK's own eslint.config.js says the same for its tests.)
+    files: ["apps/*/test/**/*.ts"],
+    rules: { "@nx/enforce-module-boundaries": appTestBoundaries },
+  },
+  {
+    // `platter start` is the one process that runs the API, the dispatcher and the Developer area
+    // together on one platform: it imports their start functions and configuration, nothing else.
+    files: ["apps/cli/src/commands/start.ts"],
+    rules: { "@nx/enforce-module-boundaries": boundaries([], ["@platter/api", "@platter/developer-area", "@platter/dispatcher"]) },
+  },
+  {
     // Isolation by construction: a scope (the key to an organization's data) is made only by
     // authentication (API keys, Developer-area sessions) and by the operator's explicit
     // `Operator.scopeOf`, never cast into being.
@@ -142,11 +165,11 @@ export default tseslint.config(
   ...[
     // The processes that serve organizations reach their data only through authentication's scopes:
     // never the operator's storage (scopes from ids, seeding) or the dispatcher's (every
-    // organization's queue and secrets). The Developer area's sign-in links, made for the operator
-    // and internal teams, are the one operator step in its package; its changes to keys, endpoints
+    // organization's queue and secrets). Sign-in links, made for the operator and internal teams,
+    // are an application use case (`makeSignInLink`); the Developer area's changes to keys, endpoints
     // and deliveries go through the application services. The API authenticates with the key store.
     { files: ["apps/api/src/**/*.ts"], stores: [noSandboxes] },
-    { files: ["apps/developer-area/src/**/*.ts"], ignores: ["apps/developer-area/src/sign-in-link.ts"], stores: [applicationStores] },
+    { files: ["apps/developer-area/src/**/*.ts"], stores: [applicationStores] },
   ].map(({ stores, ...files }) => ({
     ...files,
     rules: {

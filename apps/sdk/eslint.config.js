@@ -1,4 +1,4 @@
-import root from "../../eslint.config.js";
+import root, { appTestBoundaries } from "../../eslint.config.js";
 
 /**
  * The workspace rules, plus the SDK's own promise to integrators: its source imports nothing but
@@ -22,6 +22,11 @@ export default [
         },
       ],
     },
+  },
+  {
+    // Its tests run the API (as every app's end-to-end tests may run the apps they talk to).
+    files: ["test/**/*.ts"],
+    rules: { "@nx/enforce-module-boundaries": appTestBoundaries },
   },
   {
     // The examples are written as an integrator writes them: importing the package by its name.

@@ -1,13 +1,11 @@
 import Koa, { type Context, type Middleware, type Next } from "koa";
 import type { Logger } from "pino";
-import { UnknownEndpoint } from "./http-errors.ts";
+import { clientAddressResolver, type KeyRateLimits, type TrustedProxies, UnknownEndpoint, watchOutages } from "@platter/ops";
 import { errorResponse } from "./middleware/error-response.ts";
 import { assignRequestId } from "./middleware/request-id.ts";
 import type { ApiObservability } from "./observability.ts";
-import type { KeyRateLimits } from "./rate-limits.ts";
 import { createRouter, type ReplicaReadRouting } from "./routes.ts";
 import { BudgetedRunner } from "./budgeted-runner.ts";
-import { clientAddressResolver, type TrustedProxies, watchOutages } from "@platter/ops";
 import { pingDatabase, type RequestRuntime } from "@platter/persistence";
 
 const SERVED_METHODS = new Set(["GET", "POST"]);

@@ -1,7 +1,7 @@
 import { forkRequest, type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
 import type { Effect, Exit, Fiber } from "effect";
 import type { Context } from "koa";
-import { DatabaseUnavailable } from "./http-errors.ts";
+import { DatabaseUnavailable } from "@platter/ops";
 
 /** Why a request was answered 503 although the database has not failed (yet): it was too slow for the request's budget. */
 export class RequestDatabaseTimeout extends Error {

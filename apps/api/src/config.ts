@@ -1,11 +1,8 @@
 import {
-  ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, readBoolean, readDatabaseSettings, readDuration,
-  readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, type ReplicaReadSettings,
+  ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, type RateLimitSettings, readBoolean, readDatabaseSettings,
+  readDuration, readInteger, readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readTrustProxy,
+  type ReplicaReadSettings, type TrustedProxies,
 } from "@platter/ops";
-import proxyAddr from "proxy-addr";
-
-import type { TrustedProxies } from "@platter/ops";
-import type { RateLimitSettings } from "./rate-limits.ts";
 import type { RequestLogSettings } from "./request-log.ts";
 
 export { ConfigError };
@@ -33,48 +30,6 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   /** The organizations' request log: which successes are kept, and for how long (`REQUEST_HISTORY_*`). */
   readonly requestHistory: RequestLogSettings;
 }
-
-const LIMIT = 1_000_000_000;
-
-/** A key's own limit may only be lower than its organization's: `name` read with the organization's value as default and ceiling. */
-const readKeyLimit = (env: Environment, name: string, organizationName: string, organizationValue: number): number => {
-  const value = readInteger(env, name, organizationValue, 1, LIMIT);
-  if (value > organizationValue) throw new ConfigError(`${name} must be at most ${organizationName} (${organizationValue}), got "${value}"`);
-  return value;
-};
-
-/** `RATE_LIMIT*`: the organization's limits, a key's own (at most the organization's) and failed authentications per address. */
-export const readRateLimits = (env: Environment): RateLimitSettings => {
-  const requestsPerSecond = readInteger(env, "RATE_LIMIT", 100, 1, LIMIT);
-  const requestBurst = readInteger(env, "RATE_LIMIT_BURST", 200, 1, LIMIT);
-  return {
-    requestsPerSecond,
-    requestBurst,
-    createsPerSecond: readInteger(env, "RATE_LIMIT_CREATES", 20, 1, LIMIT),
-    createBurst: readInteger(env, "RATE_LIMIT_CREATES_BURST", 40, 1, LIMIT),
-    keyRequestsPerSecond: readKeyLimit(env, "RATE_LIMIT_KEY", "RATE_LIMIT", requestsPerSecond),
-    keyRequestBurst: readKeyLimit(env, "RATE_LIMIT_KEY_BURST", "RATE_LIMIT_BURST", requestBurst),
-    authFailures: readInteger(env, "RATE_LIMIT_AUTH_FAILURES", 20, 1, LIMIT),
-    authFailureWindowSeconds: Math.ceil(readDuration(env, "RATE_LIMIT_AUTH_FAILURES_WINDOW", 60_000, 1_000) / 1000),
-  };
-};
-
-/**
- * `TRUST_PROXY`: `false` (the default: the connection's peer is the client), a number of proxies
- * in front of every request, or a comma-separated list of proxy addresses and ranges.
- */
-export const readTrustProxy = (env: Environment): TrustedProxies => {
-  const raw = readMatching(env, "TRUST_PROXY", "false", /^[\w.:/%, -]+$/, "false, a number of proxies, or a list of proxy addresses");
-  if (["false", "0", "no"].includes(raw.toLowerCase())) return { kind: "none" };
-  if (/^\d+$/.test(raw)) return { kind: "hops", hops: readInteger(env, "TRUST_PROXY", 0, 1, 10) };
-  const addresses = raw.split(",").map((part) => part.trim()).filter((part) => part !== "");
-  try {
-    proxyAddr.compile(addresses);
-  } catch (error) {
-    throw new ConfigError(`TRUST_PROXY must be false, a number of proxies from 1 to 10, or a list of addresses, ranges (10.0.0.0/8) or loopback, linklocal, uniquelocal: ${(error as Error).message}`);
-  }
-  return { kind: "addresses", addresses };
-};
 
 /** Reads the API's environment variables; throws `ConfigError` naming the first bad one. */
 export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({

@@ -11,8 +11,7 @@ import {
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import { authentication, requireWriteAccess, scopeOf } from "./middleware/authenticate.ts";
-import type { KeyRateLimits } from "./rate-limits.ts";
-import { readJsonBody } from "./request-body.ts";
+import { type KeyRateLimits, readJsonBody } from "@platter/ops";
 import type { BudgetedRunner } from "./budgeted-runner.ts";
 
 /**

@@ -1,11 +1,10 @@
 import { createServer, type Server } from "node:http";
-import { createOpsServer, listenOn } from "@platter/ops";
+import { createOpsServer, KeyRateLimits, listenOn } from "@platter/ops";
 import { announceInstance, Housekeeping, pingDatabase, RequestLog } from "@platter/persistence";
 import type { Logger } from "pino";
 import { type ApiAppOptions, createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
 import { type ApiObservability, createApiObservability } from "./observability.ts";
-import { KeyRateLimits } from "./rate-limits.ts";
 import { RequestLogWriter } from "./request-log.ts";
 import type { ApiConfig } from "./config.ts";
 import type { RequestRuntime } from "@platter/persistence";

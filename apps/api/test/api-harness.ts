@@ -10,7 +10,7 @@ import { expect, inject } from "vitest";
 import type { ApiAppOptions } from "../src/app.ts";
 import type { ApiConfig } from "../src/config.ts";
 import { createApiObservability } from "../src/observability.ts";
-import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "../src/rate-limits.ts";
+import { KeyRateLimits, type RateLimitSettings, UNTHROTTLED } from "@platter/ops";
 import type { RequestLogWriter } from "../src/request-log.ts";
 import { createApiServer, startApi } from "../src/server.ts";
 

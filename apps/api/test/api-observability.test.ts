@@ -4,7 +4,7 @@ import { openPlatform, type PlatformRuntime } from "@platter/persistence";
 import { createOrganization, createTestDatabase, DIRECT_CONNECTION, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { type RunningApi, startApi } from "../src/server.ts";
 
 /**

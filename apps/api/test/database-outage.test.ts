@@ -8,7 +8,7 @@ import {
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadApiConfig } from "../src/config.ts";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { type RunningApi, startApi } from "../src/server.ts";
 
 /**

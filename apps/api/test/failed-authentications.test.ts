@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { ApiKeyRepository } from "@platter/persistence";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { type ApiUnderTest, serveAnother, startApiUnderTest } from "./api-harness.ts";
 
 /**

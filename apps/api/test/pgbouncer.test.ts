@@ -1,6 +1,6 @@
 import { createOrganization, createTestDatabase, type OrganizationFixture, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { startAnotherInstance } from "./api-harness.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { ApiKeyRepository } from "@platter/persistence";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { type ApiClient, type ApiUnderTest, serveAnother, startAnotherInstance, startApiUnderTest } from "./api-harness.ts";
 
 /**

@@ -3,7 +3,7 @@ import {
   type TestReplication,
 } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { startAnotherInstance } from "./api-harness.ts";
 
 /**

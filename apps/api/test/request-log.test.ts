@@ -3,7 +3,7 @@ import { createOrganization, createTestDatabase, type OrganizationFixture, type 
 import fc from "fast-check";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { UNTHROTTLED } from "../src/rate-limits.ts";
+import { UNTHROTTLED } from "@platter/ops";
 import { RequestLogWriter } from "../src/request-log.ts";
 import { type ApiClient, serveAnother } from "./api-harness.ts";
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
+import { createApiApp, createApiObservability } from "@platter/api";
+import { KeyRateLimits, UNTHROTTLED } from "@platter/ops";
 import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -1,8 +1,10 @@
 import Koa from "koa";
 import type { Logger } from "pino";
-import { readRateLimits, readTrustProxy } from "@platter/api";
+import {
+  AddressFailures, clientAddressResolver, readRateLimits, readRequestHistorySettings, readSignatureHeader, readTrustProxy,
+  readWebhookEndpointSettings,
+} from "@platter/ops";
 import { DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
-import { AddressFailures, clientAddressResolver, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings } from "@platter/ops";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, DEFAULT_PAGE_LOADS_PER_ORGANIZATION, type DeveloperAreaConfig } from "./config.ts";

@@ -1,12 +1,10 @@
 import {
-  type ApiKeySettings, readApiKeySettings, ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings, readDatabaseSettings,
-  readDeveloperAreaAddress, readDuration, readInteger, readMatching, readProcessSettings, readReplicaReadSettings, readRequestHistorySettings, readSignatureHeader, readWebhookEndpointSettings, type ReplicaReadSettings,
-  type RequestHistorySettings,
-  type WebhookEndpointSettings,
+  type ApiKeySettings, ConfigError, type DatabaseSettings, type DeveloperAreaAddress, type Environment, type ProcessSettings,
+  type RateLimitSettings, readApiKeySettings, readDatabaseSettings, readDeveloperAreaAddress, readDuration, readInteger, readMatching,
+  readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readSignatureHeader, readTrustProxy,
+  readWebhookEndpointSettings, type ReplicaReadSettings, type RequestHistorySettings, type TrustedProxies, type WebhookEndpointSettings,
 } from "@platter/ops";
 
-import { type RateLimitSettings, readRateLimits, readTrustProxy } from "@platter/api";
-import type { TrustedProxies } from "@platter/ops";
 import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 
 export { ConfigError };

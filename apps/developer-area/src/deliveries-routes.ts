@@ -9,7 +9,7 @@ import { eventCatalogPage } from "./catalog-page.ts";
 import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
 import type { SignedIn } from "./layout.ts";
 import { UnknownPage } from "./page-errors.ts";
-import { limited, type OrganizationLimits } from "./organization-limits.ts";
+import { limited } from "./organization-limits.ts";
 import { page, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 
@@ -23,8 +23,6 @@ import { type FormRoute, sessionOf } from "./session.ts";
 
 /** What these routes share with the area's other routes. */
 export interface DeliveryRouteKit {
-  /** The area's public origin (POSTs must come from it) and the organization's limits (replays). */
-  readonly settings: { readonly origin: string; readonly limits: OrganizationLimits };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
   /** Adds a signed-in POST route, its form checked first (`formRoutes`). */

@@ -1,5 +1,5 @@
 import type { NotFound, SecretKeyUnavailable, SignInRefused } from "@platter/domain";
-import { DatabaseUnavailable, type HttpErrorResponse, isApiError, toHttpError, UnknownEndpoint } from "@platter/api";
+import { DatabaseUnavailable, type HttpErrorResponse, isApiError, toHttpError, UnknownEndpoint } from "@platter/ops";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import type {

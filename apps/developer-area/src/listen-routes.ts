@@ -1,7 +1,9 @@
 import type Router from "@koa/router";
 import { LocalForwarding } from "@platter/application";
-import { DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings, readJsonBody } from "@platter/api";
-import { type AddressFailures, clientAddressResolver, type TrustedProxies } from "@platter/ops";
+import {
+  type AddressFailures, clientAddressResolver, DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings,
+  readJsonBody, type TrustedProxies,
+} from "@platter/ops";
 import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -44,7 +46,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     requestOutcome(await runRequest(runtime, program), (reason) => new DatabaseUnavailable({ reason }));
   const streams = new ListenerStreams(logger, settings.signatureHeader, run);
   const addressOf = clientAddressResolver(settings.trustProxy);
-  const authenticated = limitedAuthentication({
+  const authenticated = limitedAuthentication<ApiKeyActor, RequestStorage>({
     limits: new KeyRateLimits(settings.rateLimits, settings.addressFailures),
     clientAddress: (ctx) => addressOf(ctx.req),
     run: (_ctx, program) => run(program),

@@ -234,8 +234,8 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     page(ctx, 200, requestLogPage(await signedIn(ctx, session), { ...shared, filter: filter.success, deeper: pageRequest.success.after !== undefined }, log));
   });
 
-  addWebhookRoutes(router, { runtime, settings, signedInOnly, post, signedIn, run });
-  addDeliveryRoutes(router, { settings, signedInOnly, post, signedIn, run });
+  addWebhookRoutes(router, { settings, signedInOnly, post, signedIn, run });
+  addDeliveryRoutes(router, { signedInOnly, post, signedIn, run });
   addSessionRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });
   addAuditRoutes(router, { signedInOnly, signedIn, run });
   addSandboxRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });

@@ -2,11 +2,11 @@ import type Router from "@koa/router";
 import { WebhookEndpoints } from "@platter/application";
 import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import type { DeveloperSession, RequestStorage, RequestRuntime } from "@platter/persistence";
+import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
 import type { SignedIn } from "./layout.ts";
-import { limited, type OrganizationLimits, refusalCostWork } from "./organization-limits.ts";
+import { limited, refusalCostWork } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 import {
@@ -23,8 +23,8 @@ import {
 
 /** What the webhook routes share with the area's other routes. */
 export interface WebhookRouteKit {
-  readonly runtime: RequestRuntime;
-  readonly settings: { readonly origin: string; readonly webhooks: WebhookEndpointSettings; readonly limits: OrganizationLimits };
+  /** The endpoints' settings (`WEBHOOK_*`): the SSRF guard's and a rotated secret's overlap. */
+  readonly settings: { readonly webhooks: WebhookEndpointSettings };
   /** Requires a live session (otherwise the sign-in page). */
   readonly signedInOnly: Middleware;
   /** Adds a signed-in POST route, its form checked first (`formRoutes`). */

@@ -1,3 +1,4 @@
+import { makeSignInLink } from "@platter/application";
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpServer, type Server } from "node:http";
@@ -5,8 +6,9 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
-import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
+import { createApiApp, createApiObservability } from "@platter/api";
+import { KeyRateLimits, UNTHROTTLED } from "@platter/ops";
+import { createDeveloperAreaApp } from "../src/index.ts";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";

@@ -1,12 +1,12 @@
+import { makeSignInLink } from "@platter/application";
 import { createServer, type Server } from "node:http";
-import type { RateLimitSettings } from "@platter/api";
+import type { RateLimitSettings, WebhookEndpointSettings } from "@platter/ops";
 import type { SignInRequester } from "@platter/domain";
-import type { WebhookEndpointSettings } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
-import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits, makeSignInLink } from "../src/index.ts";
+import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits } from "../src/index.ts";
 
 /**
  * The Developer area as tests meet it: a fresh database, the area listening on 127.0.0.1 with its

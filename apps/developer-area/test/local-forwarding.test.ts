@@ -1,4 +1,4 @@
-import { UNTHROTTLED } from "@platter/api";
+import { UNTHROTTLED } from "@platter/ops";
 import { ATTEMPT_TEXT_MAX_CHARACTERS, CUT_MARKER, ECHOED_INPUT_MAX_CHARACTERS, LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { ApiKeyRepository } from "@platter/persistence";

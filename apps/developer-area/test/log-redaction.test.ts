@@ -1,8 +1,9 @@
+import { makeSignInLink } from "@platter/application";
 import { Writable } from "node:stream";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
+import { createDeveloperAreaApp } from "../src/index.ts";
 import { loggedError, redactTokens } from "../src/log-redaction.ts";
 import { listen } from "./developer-area-harness.ts";
 

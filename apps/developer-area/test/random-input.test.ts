@@ -1,4 +1,4 @@
-import { UNTHROTTLED } from "@platter/api";
+import { UNTHROTTLED } from "@platter/ops";
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/persistence/testing";

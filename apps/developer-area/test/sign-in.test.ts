@@ -1,7 +1,8 @@
+import { makeSignInLink } from "@platter/application";
 import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { pino } from "pino";
-import { createDeveloperAreaApp, makeSignInLink } from "../src/index.ts";
+import { createDeveloperAreaApp } from "../src/index.ts";
 import {
   cookiePair, formTokenIn, listen, postForm, type RunningArea, signIn, startArea, useLink,
 } from "./developer-area-harness.ts";

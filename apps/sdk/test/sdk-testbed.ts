@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiApp, createApiObservability, KeyRateLimits, UNTHROTTLED } from "@platter/api";
-import { createLogger } from "@platter/ops";
+import { createApiApp, createApiObservability } from "@platter/api";
+import { createLogger, KeyRateLimits, UNTHROTTLED } from "@platter/ops";
 import {
   createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase,
 } from "@platter/persistence/testing";

@@ -12,3 +12,4 @@ export * from "./developer-area-sessions.ts";
 export * from "./webhook-endpoints.ts";
 export * from "./sandbox.ts";
 export * from "./local-forwarding.ts";
+export * from "./sign-in-links.ts";

@@ -1,4 +1,7 @@
 import { DEFAULT_API_KEYS_PER_ORGANIZATION, parseSecretKeys, type SecretKey } from "@platter/domain";
+import proxyAddr from "proxy-addr";
+import type { TrustedProxies } from "./client-address.ts";
+import type { RateLimitSettings } from "./rate-limits.ts";
 
 /**
  * Configuration: reading environment values into typed settings, the one home of every reader.
@@ -297,3 +300,46 @@ export const readProcessSettings = (env: Environment): ProcessSettings => ({
   logLevel: readChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
   poolSize: readInteger(env, "DATABASE_POOL_SIZE", 10, 1, 200),
 });
+
+/** The largest rate limit a setting may name. */
+const RATE_LIMIT_MAX = 1_000_000_000;
+
+/** A key's own limit may only be lower than its organization's: `name` read with the organization's value as default and ceiling. */
+const readKeyLimit = (env: Environment, name: string, organizationName: string, organizationValue: number): number => {
+  const value = readInteger(env, name, organizationValue, 1, RATE_LIMIT_MAX);
+  if (value > organizationValue) throw new ConfigError(`${name} must be at most ${organizationName} (${organizationValue}), got "${value}"`);
+  return value;
+};
+
+/** `RATE_LIMIT*`: the organization's limits, a key's own (at most the organization's) and failed authentications per address. */
+export const readRateLimits = (env: Environment): RateLimitSettings => {
+  const requestsPerSecond = readInteger(env, "RATE_LIMIT", 100, 1, RATE_LIMIT_MAX);
+  const requestBurst = readInteger(env, "RATE_LIMIT_BURST", 200, 1, RATE_LIMIT_MAX);
+  return {
+    requestsPerSecond,
+    requestBurst,
+    createsPerSecond: readInteger(env, "RATE_LIMIT_CREATES", 20, 1, RATE_LIMIT_MAX),
+    createBurst: readInteger(env, "RATE_LIMIT_CREATES_BURST", 40, 1, RATE_LIMIT_MAX),
+    keyRequestsPerSecond: readKeyLimit(env, "RATE_LIMIT_KEY", "RATE_LIMIT", requestsPerSecond),
+    keyRequestBurst: readKeyLimit(env, "RATE_LIMIT_KEY_BURST", "RATE_LIMIT_BURST", requestBurst),
+    authFailures: readInteger(env, "RATE_LIMIT_AUTH_FAILURES", 20, 1, RATE_LIMIT_MAX),
+    authFailureWindowSeconds: Math.ceil(readDuration(env, "RATE_LIMIT_AUTH_FAILURES_WINDOW", 60_000, 1_000) / 1000),
+  };
+};
+
+/**
+ * `TRUST_PROXY`: `false` (the default: the connection's peer is the client), a number of proxies
+ * in front of every request, or a comma-separated list of proxy addresses and ranges.
+ */
+export const readTrustProxy = (env: Environment): TrustedProxies => {
+  const raw = readMatching(env, "TRUST_PROXY", "false", /^[\w.:/%, -]+$/, "false, a number of proxies, or a list of proxy addresses");
+  if (["false", "0", "no"].includes(raw.toLowerCase())) return { kind: "none" };
+  if (/^\d+$/.test(raw)) return { kind: "hops", hops: readInteger(env, "TRUST_PROXY", 0, 1, 10) };
+  const addresses = raw.split(",").map((part) => part.trim()).filter((part) => part !== "");
+  try {
+    proxyAddr.compile(addresses);
+  } catch (error) {
+    throw new ConfigError(`TRUST_PROXY must be false, a number of proxies from 1 to 10, or a list of addresses, ranges (10.0.0.0/8) or loopback, linklocal, uniquelocal: ${(error as Error).message}`);
+  }
+  return { kind: "addresses", addresses };
+};

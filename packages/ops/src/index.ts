@@ -5,3 +5,7 @@ export * from "./logger.ts";
 export * from "./outage-watch.ts";
 export * from "./address-failures.ts";
 export * from "./client-address.ts";
+export * from "./rate-limits.ts";
+export * from "./http-errors.ts";
+export * from "./key-authentication.ts";
+export { readJsonBody } from "./request-body.ts";

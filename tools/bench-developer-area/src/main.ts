@@ -1,8 +1,9 @@
+import { makeSignInLink } from "@platter/application";
 import { createServer } from "node:http";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createDeveloperAreaApp, makeSignInLink } from "@platter/developer-area";
+import { createDeveloperAreaApp } from "@platter/developer-area";
 import { encodeCursor } from "@platter/domain";
 import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, freePort, startTestPostgres } from "@platter/persistence/testing";

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApiObservability, createApiServer, KeyRateLimits, loadApiConfig, REQUEST_HISTORY_DEFAULTS, RequestLogWriter, UNTHROTTLED } from "@platter/api";
-import { createLogger } from "@platter/ops";
+import { createApiObservability, createApiServer, loadApiConfig, REQUEST_HISTORY_DEFAULTS, RequestLogWriter } from "@platter/api";
+import { createLogger, KeyRateLimits, UNTHROTTLED } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { TEST_SECRET_KEYS_TEXT } from "@platter/persistence/testing";
 import pg from "pg";

@@ -1,7 +1,6 @@
-import type { OutageWatch } from "@platter/ops";
+import { isApiError, type OutageWatch, toHttpError } from "@platter/ops";
 import type { Context } from "koa";
 import type { Logger } from "pino";
-import { isApiError, toHttpError } from "../http-errors.ts";
 
 /**
  * Turns anything thrown below into `{"error": …}`. Expected errors get their mapped status and

@@ -1,5 +1,4 @@
-import { DeveloperAreaSessions } from "@platter/application";
-import { makeSignInLink } from "@platter/developer-area";
+import { DeveloperAreaSessions, makeSignInLink } from "@platter/application";
 import { defineCommand } from "citty";
 import { Effect } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";

@@ -1,5 +1,6 @@
 import { loadApiConfig, startApi } from "@platter/api";
-import { createSignInLink, loadDeveloperAreaConfig, startDeveloperArea } from "@platter/developer-area";
+import { createSignInLink } from "@platter/application";
+import { loadDeveloperAreaConfig, startDeveloperArea } from "@platter/developer-area";
 import { loadDispatcherConfig, startDispatcher } from "@platter/dispatcher";
 import { createLogger, createServiceGroup, replicaLog, shutdownSignal } from "@platter/ops";
 import { startPlatform, storageServices } from "@platter/persistence";

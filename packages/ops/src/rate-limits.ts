@@ -1,5 +1,5 @@
 import { hashApiKey } from "@platter/domain";
-import { AddressFailures } from "@platter/ops";
+import { AddressFailures } from "./address-failures.ts";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
 /**

@@ -5,7 +5,8 @@ import { Effect } from "effect";
 
 /**
  * Sign-in links to the Developer area, for whoever may let an organization's developers in: the
- * operator's CLI, and internal teams (the catering application) through `createSignInLink`.
+ * operator's CLI (`platter developer-area link`, `platter start`), and internal teams (the catering
+ * application) through `createSignInLink`. The Developer area only redeems them.
  */
 
 /** A single-use sign-in link and when it stops working. */
