@@ -11,7 +11,7 @@ import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
 import { openEndpointSecrets, openedSecrets, openOrUnavailable } from "./opened-secrets.ts";
-import { bigintArray } from "./delivery-queue.ts";
+import { bigintArray } from "./delivery-claim.ts";
 
 /**
  * Local listeners (`platter listen`): each API key's one endpoint whose deliveries a connected CLI

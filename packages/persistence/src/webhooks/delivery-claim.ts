@@ -1,0 +1,331 @@
+import {
+  type DeliveryPolicy, type DueDelivery, endpointSecretContext, envelopeBody, firstAttemptDelayMs, type HeldSlots,
+} from "@platter/domain";
+import { Result } from "effect";
+import { isoTimestamp } from "../keyset-page.ts";
+import { openEndpointSecrets, type OpenedSecrets } from "./opened-secrets.ts";
+
+/**
+ * The dispatcher's fair claim: which due deliveries a dispatcher leases next (see `DeliveryPolicy`),
+ * and how long an idle one may sleep before one is due.
+ */
+
+/** A claimed delivery as the claim returns it. */
+export interface ClaimedRow {
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  url: string;
+  origin: string;
+  secret: string;
+  previous_secret: string | null;
+  envelope_id: string;
+  type: string;
+  created_at: string;
+  payload: unknown;
+  attempt: number;
+  lease_token: string;
+  probe: boolean;
+}
+
+/** Postgres array literal of integers, passed as one bound string. */
+export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${ids.join(",")}}`;
+
+/**
+ * A delivery this queue sends: pending, and not a local listener's (`platter listen` forwards those;
+ * the due index leaves them out). Every statement here finds deliveries through it.
+ */
+export const DISPATCHABLE = (d: string) => `${d}.status = 'pending' and not ${d}.via_listener`;
+
+/**
+ * One index descent into the due index: the first `column` value of pending deliveries (of those
+ * in `scope`) matching `bound`, in `order` (which names the due index's columns, so no other index
+ * can serve it).
+ */
+const PENDING = (column: string, scope: string, bound: string, order: string) =>
+  `(select d.${column} from webhook_deliveries d where ${DISPATCHABLE("d")}${scope} and ${bound} order by ${order} limit 1)`;
+
+/**
+ * The descending orders of the due index (organization, endpoint, …) that walk organizations, and
+ * one organization's endpoints. A walk descends: it lands at the end of a range, on its newest
+ * deliveries, and never steps over the entries of deliveries already done (the oldest, at the start
+ * of each endpoint's range, until VACUUM removes them).
+ */
+const BY_ORGANIZATION = "d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc";
+const BY_ENDPOINT = "d.endpoint_id desc, d.next_attempt_at desc";
+
+/**
+ * The ascending orders, for the one ascending descent of each walk: the lowest value with pending
+ * deliveries, so the walk's random start is drawn between the lowest and the highest of those
+ * (drawn from every organization's or endpoint's id, the ones above the highest with work would
+ * always be first).
+ */
+const BY_ORGANIZATION_UP = "d.organization_id, d.endpoint_id, d.next_attempt_at";
+const BY_ENDPOINT_UP = "d.endpoint_id, d.next_attempt_at";
+
+/**
+ * A walk over the distinct `column` values of pending deliveries (in `scope`), one index descent
+ * each (a loose index scan of the due index): from `start` downwards, then wrapping around to the
+ * values above it, at most `budget` of them. Its rows: `id`.
+ */
+const WALK = (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, n) as (
+    select x.id, x.wrapped, 1 from (
+      select coalesce(f.a, ${PENDING(column, scope, `d.${column} > ${start}`, order)}) as id, f.a is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} <= ${start}`, order)} as a offset 0) f
+      offset 0
+    ) x where x.id is not null
+    union all
+    select x.id, x.wrapped, w.n + 1 from ${name} w cross join lateral (
+      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} > ${start}`, order)} end) as id,
+        w.wrapped or f.a is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} < w.id and (not w.wrapped or d.${column} > ${start})`, order)} as a offset 0) f
+      offset 0
+    ) x where x.id is not null and w.n < ${budget}
+  )`;
+
+/** The largest id: a walk starting there visits every value once. */
+const ALL = "9223372036854775807";
+
+/** Every endpoint with pending deliveries (`endpoint_id`), organization by organization: for the idle dispatcher's one look ahead. */
+export const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY_ORGANIZATION, ALL, ALL)},
+  active(endpoint_id) as (
+    select ew.id from every_organization o cross join lateral (
+      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", BY_ENDPOINT, ALL, ALL)}
+      select id from every_endpoint
+    ) ew
+  )`;
+
+/** A pending delivery nobody holds a live lease on. */
+export const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_expires_at < now())`;
+
+/**
+ * In a claim: a delivery of this endpoint that may be tried now (due, nobody holding it, and past
+ * the first try's delay); `p` is the claim's parameters.
+ */
+const DUE = (d: string, organization: string, endpoint: string) =>
+  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)}
+        and ${d}.next_attempt_at <= now() and ${UNLEASED(d)}
+        and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')`;
+
+/**
+ * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
+ * or endpoints with work. It walks the due index (organization, then endpoint) downwards, so its
+ * steps land on ranges' newest entries: organizations with pending deliveries from a random one,
+ * wrapping around, as many as the claim has slots (plus those at their share, which are skipped,
+ * and as many as endpoints at their cap); within each, its endpoints from a random one, as many as
+ * the organization may still fill of the claim (plus its endpoints at their cap here). Over
+ * successive claims every organization and endpoint gets its turn, whatever their number.
+ *
+ * Of those, the endpoints with a delivery that may be tried now that this dispatcher may send to
+ * (enabled, circuit not open), with its free slots at each: its share of the cap less what it has
+ * in flight there (one probe while half-open). An origin's deliveries are claimed only while this
+ * dispatcher has connections to it free, so no attempt waits inside the HTTP client holding a
+ * slot, and one organization holds at most its share of those connections (`originShare`), the
+ * rest kept for others there. Each organization may lock twice an equal part of the claim (never
+ * more than its share leaves free), split between its endpoints (oldest due first, skipping rows
+ * another claim holds): one with less room than an equal part leaves the rest to the others, so
+ * the claim fills, and the rows locked stay within twice the claim. Then organizations take turns
+ * counting the slots each already holds (those holding fewer first), within one its endpoints, and
+ * at a shared origin the same turns. The lease columns are not indexed, so the claim's update is a
+ * HOT update.
+ *
+ * Parameters: share, organization share, origin connections, origin share, limit, first-try delay ms,
+ * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb).
+ */
+const CLAIM = `with recursive
+  params as materialized (
+    -- now() once, behind the materialized CTE: the planner then estimates the circuit test as it did
+    -- a bound time; written as now() there, it chose a plan reading 20,100 rows per claim at 100
+    -- endpoints (bench:webhooks, many-endpoints) against 1,846.
+    select ?::int as share, now() as now_at, ?::int as organization_share, ?::int as origin_connections,
+      ?::int as origin_share, ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms,
+      random() as turn
+  ),
+  held as (select * from jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int)),
+  organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
+  origin_held as (select * from jsonb_to_recordset(?::jsonb) as gh(origin text, in_flight int)),
+  held_endpoints as materialized (
+    select h.endpoint_id, h.in_flight, e.organization_id, e.origin from held h join webhook_endpoints e on e.id = h.endpoint_id
+  ),
+  organization_origin_held as (
+    select organization_id, origin, sum(in_flight)::int as in_flight from held_endpoints group by organization_id, origin
+  ),
+  organization_range as materialized (
+    select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
+    from params p,
+      (select ${PENDING("organization_id", "", "true", BY_ORGANIZATION_UP)} as lo, ${PENDING("organization_id", "", "true", BY_ORGANIZATION)} as hi) r
+  ),
+  ${WALK("organization_walk", "organization_id", "", BY_ORGANIZATION, "(select start from organization_range)", "(select budget from organization_range)")},
+  walked_organizations as (
+    select w.id as organization_id, coalesce(oh.in_flight, 0) as organization_held,
+      p.organization_share - coalesce(oh.in_flight, 0) as organization_free, count(*) over () as organizations
+    from organization_walk w cross join params p left join organization_held oh on oh.organization_id = w.id
+    where p.organization_share - coalesce(oh.in_flight, 0) > 0
+  ),
+  at_cap as (
+    select h.organization_id, count(*)::int as endpoints
+    from held_endpoints h cross join params p where h.in_flight >= p.share group by h.organization_id
+  ),
+  candidates as (
+    select o.organization_id, o.organization_held, o.organization_free, ew.id as endpoint_id
+    from walked_organizations o cross join params p left join at_cap c on c.organization_id = o.organization_id
+    cross join lateral (
+      select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start,
+        least(o.organization_free, greatest(1, ceil(2.0 * p.claim_limit / o.organizations)))::int + coalesce(c.endpoints, 0) as budget
+      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT_UP)} as lo,
+                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT)} as hi offset 0) r
+      offset 0
+    ) er
+    cross join lateral (
+      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", BY_ENDPOINT, "er.start", "er.budget")}
+      select id from endpoint_walk
+    ) ew
+  ),
+  open_slots as (
+    select e.id, c.organization_id, c.organization_held, c.organization_free, e.origin, x.free,
+      count(*) over (partition by c.organization_id) as siblings, x.origin_free, x.organization_origin_free
+    from candidates c cross join params p join webhook_endpoints e on e.id = c.endpoint_id
+    left join held h on h.endpoint_id = e.id
+    left join origin_held gh on gh.origin = e.origin
+    left join organization_origin_held ogh on ogh.organization_id = c.organization_id and ogh.origin = e.origin
+    cross join lateral (
+      select case when e.circuit_open_until is null then p.share else 1 end - coalesce(h.in_flight, 0) as free,
+        p.origin_connections - coalesce(gh.in_flight, 0) as origin_free,
+        p.origin_share - coalesce(ogh.in_flight, 0) as organization_origin_free
+    ) x
+    -- One probe of the due index per endpoint (a lateral with a limit is never flattened, and its
+    -- order is the index's within one endpoint): as an EXISTS, a generic plan may hash-join every
+    -- pending delivery.
+    cross join lateral (
+      select d.id from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")}
+      order by d.next_attempt_at, d.id limit 1
+    ) due
+    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.now_at)
+      and x.free > 0 and x.origin_free > 0 and x.organization_origin_free > 0
+  ),
+  share as (
+    select greatest(1, ceil(2.0 * p.claim_limit / greatest(1, count(distinct o.organization_id))))::int as per_organization
+    from params p left join open_slots o on true group by p.claim_limit
+  ),
+  locked as (
+    select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, o.origin, o.origin_free,
+      o.organization_origin_free, c.next_attempt_at
+    from open_slots o cross join share cross join params p
+    cross join lateral (
+      select d.id, d.next_attempt_at
+      from webhook_deliveries d
+      where ${DUE("d", "o.organization_id", "o.id")}
+      order by d.next_attempt_at, d.id
+      limit least(o.free, o.origin_free, o.organization_origin_free,
+        ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
+      for update of d skip locked
+    ) c
+  ),
+  ranked as (
+    select id, organization_id, organization_held, organization_free, origin, origin_free, organization_origin_free,
+      next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
+    from locked
+  ),
+  turns as (
+    select id, organization_id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin, origin_free,
+      organization_origin_free,
+      row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
+    from ranked
+  ),
+  picked as (
+    select id from (
+      select id, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
+        row_number() over (partition by origin
+          order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id) as rank_in_origin,
+        row_number() over (partition by organization_id, origin order by rank_in_organization) as rank_at_origin,
+        origin_free, organization_origin_free
+      from turns where rank_in_organization <= organization_free
+    ) fitting
+    where rank_in_origin <= origin_free and rank_at_origin <= organization_origin_free
+    order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
+    limit (select claim_limit from params)
+  )
+  update webhook_deliveries d
+    set lease_token = gen_random_uuid(), lease_expires_at = now() + p.lease_ms * interval '1 millisecond'
+  from webhook_endpoints e, webhook_messages m, params p
+  where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
+  returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
+    case when e.previous_secret_until > p.now_at then e.previous_secret end as previous_secret,
+    m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,
+    e.circuit_open_until is not null as probe`;
+
+/** Attempts in flight per key, as the claim's jsonb: `[{ <keyName>: key, in_flight: n }, …]`. */
+export const inFlightJson = <Key>(counts: ReadonlyMap<Key, number>, keyName: string): string =>
+  JSON.stringify([...counts].filter(([, n]) => n > 0).map(([key, in_flight]) => ({ [keyName]: key, in_flight })));
+
+/** The claim statement (`CLAIM`) and its parameters; exported for the tests that read its plan. */
+export const claimStatement = (limit: number, leaseMs: number, policy: DeliveryPolicy, held: HeldSlots) => {
+  // Organizations at their share, and those whose one endpoint with work is at its cap here, are
+  // walked past: they do not count against the walk.
+  const atShare = [...held.inFlightByOrganization.values()].filter((n) => n >= held.organizationShare).length;
+  const atCap = [...held.inFlight.values()].filter((n) => n >= held.share).length;
+  return {
+    text: CLAIM,
+    values: [
+      held.share, held.organizationShare, held.originConnections, held.originShare, limit, firstAttemptDelayMs(policy),
+      limit + atShare + atCap, leaseMs, inFlightJson(held.inFlight, "endpoint_id"),
+      inFlightJson(held.inFlightByOrganization, "organization_id"), inFlightJson(held.inFlightByOrigin, "origin"),
+    ],
+  };
+};
+
+/** The claimed rows as deliveries to send: secrets opened, bodies built; unreadable and unopened ones set apart. */
+export const toDue = (
+  rows: ReadonlyArray<ClaimedRow>, secrets: OpenedSecrets,
+): { due: DueDelivery[]; unreadable: DueDelivery[]; unopened: number } => {
+  const due: DueDelivery[] = [];
+  const unreadable: DueDelivery[] = [];
+  let unopened = 0;
+  for (const row of rows) {
+    // Stored sealed for the endpoint's row; opened once per stored value (`openedSecrets`).
+    const context = endpointSecretContext(row.organization_id, row.endpoint_id);
+    const opened = openEndpointSecrets(secrets, row, context);
+    if (Result.isFailure(opened)) {
+      // A key this process lacks: the delivery stays leased and unsent (back when its lease ends, for a
+      // process holding the key); one such row never stops the rest of the claim.
+      unopened++;
+      continue;
+    }
+    const { secret, previousSecret } = opened.success;
+    const body = envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload });
+    const delivery = {
+      id: Number(row.id),
+      organizationId: Number(row.organization_id),
+      endpointId: Number(row.endpoint_id),
+      url: row.url,
+      origin: row.origin,
+      secret,
+      previousSecret,
+      envelopeId: row.envelope_id,
+      body: body ?? "",
+      attempt: row.attempt,
+      leaseToken: row.lease_token,
+      probe: row.probe,
+    };
+    (body === undefined ? unreadable : due).push(delivery);
+  }
+  return { due, unreadable, unopened };
+};
+
+/**
+ * For a dispatcher with nothing in flight, milliseconds until a claim may find something: per
+ * endpoint, its earliest delivery nobody holds (plus the first-try delay when it was never tried),
+ * or an open circuit's end. Leases of a dispatcher that died run out unseen: the poll interval
+ * covers them. Parameter: first-try delay ms.
+ */
+export const NEXT_DUE = `with recursive ${ACTIVE_ENDPOINTS}
+  select extract(epoch from (min(case when e.circuit_open_until > now() then e.circuit_open_until
+      else first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond'
+                                        else interval '0' end end) - now())) * 1000 as ms
+  from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
+  cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
+    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${UNLEASED("d")}
+    order by d.next_attempt_at, d.id limit 1) first`;
+
+/** `NEXT_DUE`'s parameters under `policy`. */
+export const nextDueValues = (policy: DeliveryPolicy): ReadonlyArray<unknown> => [firstAttemptDelayMs(policy)];
