@@ -3,6 +3,7 @@ import {
   retryDelayAfter, SETTLED_ENDPOINT_DISABLED, storableTextOrNull,
 } from "@platter/domain";
 import { isoTimestamp } from "../keyset-page.ts";
+import { CLEAR_LEASE, heldBy } from "./lease.ts";
 
 /**
  * Recording attempts: a batch of the dispatcher's results written in one statement, applying the
@@ -45,7 +46,7 @@ const DISABLE = DISABLE_OF("e");
  * result is recorded as an attempt but moves nothing. Replay makes it due again.
  */
 export const ENDED_DELIVERY = `status = 'failed', completed_at = now(), settled_reason = '${SETTLED_ENDPOINT_DISABLED}',
-  lease_token = null, lease_expires_at = null`;
+  ${CLEAR_LEASE}`;
 
 /** A notice kind's place in the order an endpoint's failures reach them (`NOTICE_KINDS`); 0 for none. */
 const RANK = (stage: string) => `(case ${stage} when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)`;
@@ -102,9 +103,9 @@ export const RECORD = `with r as materialized (select * from jsonb_to_recordset(
                              else d.next_attempt_at end,
       completed_at = case when r.retry_delay_ms is null or z.id is not null then now() end,
       settled_reason = case when r.outcome <> 'succeeded' and r.retry_delay_ms is not null and z.id is not null then '${SETTLED_ENDPOINT_DISABLED}' end,
-      lease_token = null, lease_expires_at = null
+      ${CLEAR_LEASE}
     from r left join off z on z.id = r.endpoint_id
-    where d.id = r.delivery_id and d.lease_token = r.lease_token
+    where d.id = r.delivery_id and ${heldBy("d", "r.lease_token")}
   ),
   changed as (
     update webhook_endpoints e set

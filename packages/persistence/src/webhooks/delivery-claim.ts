@@ -4,6 +4,7 @@ import {
 import { Result } from "effect";
 import { isoTimestamp } from "../keyset-page.ts";
 import { openEndpointSecrets, type OpenedSecrets } from "./opened-secrets.ts";
+import { takeLease, unleased } from "./lease.ts";
 
 /**
  * The dispatcher's fair claim: which due deliveries a dispatcher leases next (see `DeliveryPolicy`),
@@ -95,16 +96,13 @@ export const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id",
     ) ew
   )`;
 
-/** A pending delivery nobody holds a live lease on. */
-export const UNLEASED = (d: string) => `(${d}.lease_expires_at is null or ${d}.lease_expires_at < now())`;
-
 /**
  * In a claim: a delivery of this endpoint that may be tried now (due, nobody holding it, and past
  * the first try's delay); `p` is the claim's parameters.
  */
 const DUE = (d: string, organization: string, endpoint: string) =>
   `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)}
-        and ${d}.next_attempt_at <= now() and ${UNLEASED(d)}
+        and ${d}.next_attempt_at <= now() and ${unleased(d)}
         and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')`;
 
 /**
@@ -246,7 +244,7 @@ const CLAIM = `with recursive
     limit (select claim_limit from params)
   )
   update webhook_deliveries d
-    set lease_token = gen_random_uuid(), lease_expires_at = now() + p.lease_ms * interval '1 millisecond'
+    set ${takeLease("p.lease_ms")}
   from webhook_endpoints e, webhook_messages m, params p
   where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
   returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
@@ -324,7 +322,7 @@ export const NEXT_DUE = `with recursive ${ACTIVE_ENDPOINTS}
                                         else interval '0' end end) - now())) * 1000 as ms
   from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
   cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${UNLEASED("d")}
+    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${unleased("d")}
     order by d.next_attempt_at, d.id limit 1) first`;
 
 /** `NEXT_DUE`'s parameters under `policy`. */

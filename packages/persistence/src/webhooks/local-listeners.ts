@@ -10,6 +10,7 @@ import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
+import { CLEAR_LEASE, heldByToken, leased, leaseUntilFor, STREAM_LEASE, takeLeaseFor, unleased } from "./lease.ts";
 import { openEndpointSecrets, openedSecrets, openOrUnavailable } from "./opened-secrets.ts";
 import { bigintArray } from "./delivery-claim.ts";
 
@@ -49,8 +50,7 @@ export interface ListenerDelivery {
 }
 
 /** A listener's deliveries that may be handed out now: pending, due, and held by no stream (the listeners' due index). */
-const HANDABLE = `c.status = 'pending' and c.via_listener and c.next_attempt_at <= now()
-  and (c.lease_expires_at is null or c.lease_expires_at < now())`;
+const HANDABLE = `c.status = 'pending' and c.via_listener and c.next_attempt_at <= now() and ${unleased("c")}`;
 
 /** The key's listener, `w`: a key has at most one. */
 const keyListener = (scope: OrgScope) => sql`w.listener_key_id = ${scope.apiKeyId}`;
@@ -91,7 +91,7 @@ const giveUp = (tx: OrgSql, where: Statement, reason: string) =>
     yield* tx.update({
       table: "webhook_deliveries",
       as: "d",
-      set: sql`status = 'failed', attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
+      set: sql`status = 'failed', attempts = d.attempts + 1, completed_at = now(), ${raw(CLEAR_LEASE)}`,
       where: given,
     });
   });
@@ -160,14 +160,13 @@ export class LocalListeners extends Context.Service<
                 table: "webhook_endpoints",
                 as: "w",
                 set: sql`url = ${request.forwardTo}, origin = ${endpointOrigin(request.forwardTo)}, event_types = ${`{${request.eventTypes.join(",")}}`}::text[],
-                  enabled = true, disabled_reason = null, listener_stream = gen_random_uuid(),
-                  listening_until = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+                  enabled = true, disabled_reason = null, ${takeLeaseFor(leaseMs, STREAM_LEASE)}`,
                 where: sql`w.id = ${id} and ${keyListener(scope)}`,
                 returning: "w.secret, w.listener_stream",
               });
               // The CLI was away: what waited past the backlog is not forwarded any more.
               yield* giveUp(tx, sql`d.endpoint_id = ${id} and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
-                and (d.lease_expires_at is null or d.lease_expires_at < now())`, LISTENER_BACKLOG_EXPIRED);
+                and ${raw(unleased("d"))}`, LISTENER_BACKLOG_EXPIRED);
               // Sealed with a key this process lacks: this listener's open fails (`SecretKeyUnavailable`, nothing
               // kept: the transaction rolls back), as the dispatcher's claim skips such a row; other listeners are untouched.
               const secret = yield* Effect.fromResult(openOrUnavailable(secrets, opened!.secret, endpointSecretContext(scope.organizationId, id)));
@@ -179,8 +178,9 @@ export class LocalListeners extends Context.Service<
           const [renewed] = yield* org.update<{ key_live: boolean }>({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`listening_until = case when ${raw(KEY_LIVE)} then now() + ${leaseMs}::bigint * interval '1 millisecond' else now() end`,
-            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
+            // A revoked or expired key's stream gets its lease ended now instead.
+            set: sql`listening_until = case when ${raw(KEY_LIVE)} then ${leaseUntilFor(leaseMs)} else now() end`,
+            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and ${heldByToken("w", listener.stream, STREAM_LEASE)}`,
             returning: `${KEY_LIVE} as key_live`,
           });
           return renewed === undefined ? "replaced" : renewed.key_live ? "renewed" : "key_ended";
@@ -190,7 +190,7 @@ export class LocalListeners extends Context.Service<
             table: "webhook_endpoints",
             as: "w",
             set: raw("listening_until = now(), listener_stream = null"),
-            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
+            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and ${heldByToken("w", listener.stream, STREAM_LEASE)}`,
           });
         }),
         claim: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
@@ -199,15 +199,15 @@ export class LocalListeners extends Context.Service<
           const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>({
             table: "webhook_deliveries",
             as: "d",
-            set: sql`lease_token = gen_random_uuid(), lease_expires_at = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+            set: takeLeaseFor(leaseMs),
             where: sql`d.id in (
               select c.id from webhook_deliveries c
               where c.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
                 and exists (select 1 from webhook_endpoints w where w.id = c.endpoint_id and ${keyListener(scope)}
-                  and w.listener_stream = ${listener.stream}::uuid and ${raw(KEY_LIVE)})
+                  and ${heldByToken("w", listener.stream, STREAM_LEASE)} and ${raw(KEY_LIVE)})
               order by c.next_attempt_at, c.id
               limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
-                where l.endpoint_id = ${listener.id} and l.status = 'pending' and l.via_listener and l.lease_expires_at >= now()))
+                where l.endpoint_id = ${listener.id} and l.status = 'pending' and l.via_listener and ${raw(leased("l"))}))
               for update skip locked)`,
             returning: "d.id, d.attempts + 1 as attempt, d.lease_token",
           });
@@ -252,7 +252,7 @@ export class LocalListeners extends Context.Service<
         record: Effect.fnUntraced(function* (scope: OrgScope, report: ListenerReport) {
           return yield* orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
-              const held = sql`d.id = ${report.deliveryId} and d.lease_token = ${report.leaseToken}::uuid and d.status = 'pending'
+              const held = sql`d.id = ${report.deliveryId} and ${heldByToken("d", report.leaseToken)} and d.status = 'pending'
                 and d.endpoint_id in (select w.id from webhook_endpoints w where ${keyListener(scope)})`;
               // No retry schedule: the answer settles it (see `listenerOutcome`).
               const after = deliveryAfterAttempt(1, report.outcome, [], 0);
@@ -270,7 +270,7 @@ export class LocalListeners extends Context.Service<
               yield* tx.update({
                 table: "webhook_deliveries",
                 as: "d",
-                set: sql`status = ${after.status}, attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
+                set: sql`status = ${after.status}, attempts = d.attempts + 1, completed_at = now(), ${raw(CLEAR_LEASE)}`,
                 where: held,
               });
               return { status: after.status === "succeeded" ? "succeeded" as const : "failed" as const };

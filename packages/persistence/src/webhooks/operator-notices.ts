@@ -5,7 +5,8 @@ import {
 import { Effect } from "effect";
 import { isoTimestamp } from "../keyset-page.ts";
 import { RESULT_COLUMNS, toResultRow } from "./attempt-record.ts";
-import { inFlightJson, UNLEASED } from "./delivery-claim.ts";
+import { inFlightJson } from "./delivery-claim.ts";
+import { CLEAR_LEASE, heldBy, takeLease, unleased } from "./lease.ts";
 
 /**
  * The notice queue: endpoint notices pending their operational webhook to the operator's channel,
@@ -42,7 +43,7 @@ const CLAIM_NOTICES = `with p as materialized (select ?::int as claim_limit, ?::
   organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
   due as (
     select n.id, n.organization_id, n.operator_next_attempt_at from endpoint_notices n
-    where n.operator_status = 'pending' and n.operator_next_attempt_at <= now() and ${UNLEASED("n")}
+    where n.operator_status = 'pending' and n.operator_next_attempt_at <= now() and ${unleased("n")}
     order by n.operator_next_attempt_at, n.id limit (select candidates from p)
   ),
   turns as (
@@ -55,8 +56,8 @@ const CLAIM_NOTICES = `with p as materialized (select ?::int as claim_limit, ?::
     order by t.held + t.turn, t.operator_next_attempt_at, t.id limit (select claim_limit from p)
   )
   -- Checked again on the row the update finds: a notice another dispatcher leased meanwhile is left to it.
-  update endpoint_notices n set lease_token = gen_random_uuid(), lease_expires_at = now() + p.lease_ms * interval '1 millisecond'
-  from p where n.id in (select id from picked) and n.operator_status = 'pending' and ${UNLEASED("n")}
+  update endpoint_notices n set ${takeLease("p.lease_ms")}
+  from p where n.id in (select id from picked) and n.operator_status = 'pending' and ${unleased("n")}
   returning n.id, n.organization_id, n.endpoint_id, n.envelope_id, n.kind, n.reason, n.endpoint_url, ${isoTimestamp("n.created_at")} as at,
     ${isoTimestamp("n.disables_at")} as disables_at, n.operator_attempts + 1 as attempt, n.lease_token`;
 
@@ -71,8 +72,8 @@ const RECORD_NOTICES = `with r as (select * from jsonb_to_recordset(?::jsonb) as
     operator_next_attempt_at = coalesce(now() + r.retry_delay_ms * interval '1 millisecond', n.operator_next_attempt_at),
     operator_completed_at = case when r.retry_delay_ms is null then now() end,
     operator_status_code = r.status_code, operator_error = r.error,
-    lease_token = null, lease_expires_at = null
-  from r where n.id = r.delivery_id and n.lease_token = r.lease_token`;
+    ${CLEAR_LEASE}
+  from r where n.id = r.delivery_id and ${heldBy("n", "r.lease_token")}`;
 
 /** Due notices the claim considers at most: its turns between organizations are taken among these. */
 const NOTICE_CANDIDATES = 1000;
@@ -110,7 +111,7 @@ export const operatorNoticeStorage = (
   nextDueInMs: Effect.fnUntraced(function* () {
     const [row] = yield* rows<{ ms: number | null }>(
       `select extract(epoch from (min(n.operator_next_attempt_at) - now())) * 1000 as ms from endpoint_notices n
-       where n.operator_status = 'pending' and ${UNLEASED("n")}`,
+       where n.operator_status = 'pending' and ${unleased("n")}`,
     );
     return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
   }),

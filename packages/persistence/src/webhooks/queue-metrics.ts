@@ -1,6 +1,7 @@
 import { type CircuitState, circuitState } from "@platter/domain";
 import { Effect } from "effect";
 import { DISPATCHABLE } from "./delivery-claim.ts";
+import { leased } from "./lease.ts";
 
 /** Metrics reads: the queue's depth and each endpoint's share of it, for the dispatcher's gauges. */
 
@@ -18,7 +19,7 @@ const QUEUE_DEPTH = `select count(*) as n from webhook_deliveries d where ${DISP
 
 /** Per enabled endpoint with deliveries pending or a circuit not closed: depth, in flight, circuit times. */
 const ENDPOINT_STATS = `select e.organization_id, e.id as endpoint_id, count(d.id)::int as depth,
-    (count(d.id) filter (where d.lease_expires_at > now()))::int as in_flight,
+    (count(d.id) filter (where ${leased("d")}))::int as in_flight,
     (extract(epoch from e.circuit_open_until) * 1000)::bigint as open_until_ms,
     (extract(epoch from now()) * 1000)::bigint as now_ms
   from webhook_endpoints e left join webhook_deliveries d
