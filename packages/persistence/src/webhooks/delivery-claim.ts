@@ -69,19 +69,21 @@ const BY_ENDPOINT_UP = "d.endpoint_id, d.next_attempt_at";
  * each (a loose index scan of the due index): from `start` downwards, then wrapping around to the
  * values above it, at most `budget` of them. Its rows: `id`.
  */
-const WALK = (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, n) as (
-    select x.id, x.wrapped, 1 from (
-      select coalesce(f.a, ${PENDING(column, scope, `d.${column} > ${start}`, order)}) as id, f.a is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} <= ${start}`, order)} as a offset 0) f
+const WALK = (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, visited) as (
+    -- The first value: the highest at or below the start, else (wrapped) the highest above it.
+    select first_step.id, first_step.wrapped, 1 from (
+      select coalesce(below.found, ${PENDING(column, scope, `d.${column} > ${start}`, order)}) as id, below.found is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} <= ${start}`, order)} as found offset 0) below
       offset 0
-    ) x where x.id is not null
+    ) first_step where first_step.id is not null
     union all
-    select x.id, x.wrapped, w.n + 1 from ${name} w cross join lateral (
-      select coalesce(f.a, case when not w.wrapped then ${PENDING(column, scope, `d.${column} > ${start}`, order)} end) as id,
-        w.wrapped or f.a is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} < w.id and (not w.wrapped or d.${column} > ${start})`, order)} as a offset 0) f
+    -- Each next value: the highest below the last one (above the start once wrapped), wrapping once, within the budget.
+    select next_step.id, next_step.wrapped, walked.visited + 1 from ${name} walked cross join lateral (
+      select coalesce(below.found, case when not walked.wrapped then ${PENDING(column, scope, `d.${column} > ${start}`, order)} end) as id,
+        walked.wrapped or below.found is null as wrapped
+      from (select ${PENDING(column, scope, `d.${column} < walked.id and (not walked.wrapped or d.${column} > ${start})`, order)} as found offset 0) below
       offset 0
-    ) x where x.id is not null and w.n < ${budget}
+    ) next_step where next_step.id is not null and walked.visited < ${budget}
   )`;
 
 /** The largest id: a walk starting there visits every value once. */
@@ -90,20 +92,20 @@ const ALL = "9223372036854775807";
 /** Every endpoint with pending deliveries (`endpoint_id`), organization by organization: for the idle dispatcher's one look ahead. */
 export const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY_ORGANIZATION, ALL, ALL)},
   active(endpoint_id) as (
-    select ew.id from every_organization o cross join lateral (
-      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = o.id", BY_ENDPOINT, ALL, ALL)}
+    select walked_endpoint.id from every_organization cross join lateral (
+      with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = every_organization.id", BY_ENDPOINT, ALL, ALL)}
       select id from every_endpoint
-    ) ew
+    ) walked_endpoint
   )`;
 
 /**
  * In a claim: a delivery of this endpoint that may be tried now (due, nobody holding it, and past
- * the first try's delay); `p` is the claim's parameters.
+ * the first try's delay); `params` is the claim's parameters.
  */
 const DUE = (d: string, organization: string, endpoint: string) =>
   `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)}
         and ${d}.next_attempt_at <= now() and ${unleased(d)}
-        and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - p.first_try_delay_ms * interval '1 millisecond')`;
+        and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - params.first_try_delay_ms * interval '1 millisecond')`;
 
 /**
  * A claim reads and locks rows in proportion to the slots it can fill, never to the organizations
@@ -128,9 +130,11 @@ const DUE = (d: string, organization: string, endpoint: string) =>
  * HOT update.
  *
  * Parameters: share, organization share, origin connections, origin share, limit, first-try delay ms,
- * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb).
+ * organizations to walk, lease ms; held per endpoint, per organization, per origin (jsonb). Its full
+ * text as PostgreSQL runs it: `test/__snapshots__/statements/delivery-claim.sql`.
  */
-const CLAIM = `with recursive
+export const CLAIM = `with recursive
+  -- The claim's numbers, and its one random turn.
   params as materialized (
     -- now() once, behind the materialized CTE: the planner then estimates the circuit test as it did
     -- a bound time; written as now() there, it chose a plan reading 20,100 rows per claim at 100
@@ -139,97 +143,114 @@ const CLAIM = `with recursive
       ?::int as origin_share, ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms,
       random() as turn
   ),
-  held as (select * from jsonb_to_recordset(?::jsonb) as h(endpoint_id bigint, in_flight int)),
-  organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
-  origin_held as (select * from jsonb_to_recordset(?::jsonb) as gh(origin text, in_flight int)),
+  -- What this dispatcher has in flight: per endpoint, per organization, per origin.
+  held as (select * from jsonb_to_recordset(?::jsonb) as held(endpoint_id bigint, in_flight int)),
+  organization_held as (select * from jsonb_to_recordset(?::jsonb) as organization_held(organization_id bigint, in_flight int)),
+  origin_held as (select * from jsonb_to_recordset(?::jsonb) as origin_held(origin text, in_flight int)),
+  -- The endpoints it holds slots at, with their organization and origin.
   held_endpoints as materialized (
-    select h.endpoint_id, h.in_flight, e.organization_id, e.origin from held h join webhook_endpoints e on e.id = h.endpoint_id
+    select held.endpoint_id, held.in_flight, e.organization_id, e.origin from held join webhook_endpoints e on e.id = held.endpoint_id
   ),
+  -- What it has in flight per organization at each origin.
   organization_origin_held as (
     select organization_id, origin, sum(in_flight)::int as in_flight from held_endpoints group by organization_id, origin
   ),
+  -- Where the walk over organizations starts (drawn between the lowest and the highest with work) and how far it goes.
   organization_range as materialized (
-    select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start, p.organization_budget as budget
-    from params p,
-      (select ${PENDING("organization_id", "", "true", BY_ORGANIZATION_UP)} as lo, ${PENDING("organization_id", "", "true", BY_ORGANIZATION)} as hi) r
+    select bounds.lo + floor(params.turn * (bounds.hi - bounds.lo + 1))::bigint as start, params.organization_budget as budget
+    from params,
+      (select ${PENDING("organization_id", "", "true", BY_ORGANIZATION_UP)} as lo, ${PENDING("organization_id", "", "true", BY_ORGANIZATION)} as hi) bounds
   ),
+  -- The organizations with pending deliveries, walked from there.
   ${WALK("organization_walk", "organization_id", "", BY_ORGANIZATION, "(select start from organization_range)", "(select budget from organization_range)")},
+  -- Of those, the ones below their share here, with what each holds and may still take.
   walked_organizations as (
-    select w.id as organization_id, coalesce(oh.in_flight, 0) as organization_held,
-      p.organization_share - coalesce(oh.in_flight, 0) as organization_free, count(*) over () as organizations
-    from organization_walk w cross join params p left join organization_held oh on oh.organization_id = w.id
-    where p.organization_share - coalesce(oh.in_flight, 0) > 0
+    select walked.id as organization_id, coalesce(organization_held.in_flight, 0) as organization_held,
+      params.organization_share - coalesce(organization_held.in_flight, 0) as organization_free, count(*) over () as organizations
+    from organization_walk walked cross join params left join organization_held on organization_held.organization_id = walked.id
+    where params.organization_share - coalesce(organization_held.in_flight, 0) > 0
   ),
+  -- Per organization, its endpoints at their cap here (walked past, so not counted against its walk).
   at_cap as (
-    select h.organization_id, count(*)::int as endpoints
-    from held_endpoints h cross join params p where h.in_flight >= p.share group by h.organization_id
+    select held_endpoints.organization_id, count(*)::int as endpoints
+    from held_endpoints cross join params where held_endpoints.in_flight >= params.share group by held_endpoints.organization_id
   ),
+  -- Each walked organization's endpoints with pending deliveries, walked from a random one, as many as it may fill.
   candidates as (
-    select o.organization_id, o.organization_held, o.organization_free, ew.id as endpoint_id
-    from walked_organizations o cross join params p left join at_cap c on c.organization_id = o.organization_id
+    select organization.organization_id, organization.organization_held, organization.organization_free, walked_endpoint.id as endpoint_id
+    from walked_organizations organization cross join params left join at_cap on at_cap.organization_id = organization.organization_id
     cross join lateral (
-      select r.lo + floor(p.turn * (r.hi - r.lo + 1))::bigint as start,
-        least(o.organization_free, greatest(1, ceil(2.0 * p.claim_limit / o.organizations)))::int + coalesce(c.endpoints, 0) as budget
-      from (select ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT_UP)} as lo,
-                   ${PENDING("endpoint_id", " and d.organization_id = o.organization_id", "true", BY_ENDPOINT)} as hi offset 0) r
+      select bounds.lo + floor(params.turn * (bounds.hi - bounds.lo + 1))::bigint as start,
+        least(organization.organization_free, greatest(1, ceil(2.0 * params.claim_limit / organization.organizations)))::int
+          + coalesce(at_cap.endpoints, 0) as budget
+      from (select ${PENDING("endpoint_id", " and d.organization_id = organization.organization_id", "true", BY_ENDPOINT_UP)} as lo,
+                   ${PENDING("endpoint_id", " and d.organization_id = organization.organization_id", "true", BY_ENDPOINT)} as hi offset 0) bounds
       offset 0
-    ) er
+    ) endpoint_range
     cross join lateral (
-      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = o.organization_id", BY_ENDPOINT, "er.start", "er.budget")}
+      with recursive ${WALK("endpoint_walk", "endpoint_id", " and d.organization_id = organization.organization_id", BY_ENDPOINT, "endpoint_range.start", "endpoint_range.budget")}
       select id from endpoint_walk
-    ) ew
+    ) walked_endpoint
   ),
+  -- Of those, the endpoints this dispatcher may send to now (enabled, circuit not open, a delivery due), with the
+  -- slots free at each: at the endpoint, at its origin, and for its organization at that origin.
   open_slots as (
-    select e.id, c.organization_id, c.organization_held, c.organization_free, e.origin, x.free,
-      count(*) over (partition by c.organization_id) as siblings, x.origin_free, x.organization_origin_free
-    from candidates c cross join params p join webhook_endpoints e on e.id = c.endpoint_id
-    left join held h on h.endpoint_id = e.id
-    left join origin_held gh on gh.origin = e.origin
-    left join organization_origin_held ogh on ogh.organization_id = c.organization_id and ogh.origin = e.origin
+    select e.id, candidate.organization_id, candidate.organization_held, candidate.organization_free, e.origin, free.free,
+      count(*) over (partition by candidate.organization_id) as siblings, free.origin_free, free.organization_origin_free
+    from candidates candidate cross join params join webhook_endpoints e on e.id = candidate.endpoint_id
+    left join held on held.endpoint_id = e.id
+    left join origin_held on origin_held.origin = e.origin
+    left join organization_origin_held on organization_origin_held.organization_id = candidate.organization_id
+      and organization_origin_held.origin = e.origin
     cross join lateral (
-      select case when e.circuit_open_until is null then p.share else 1 end - coalesce(h.in_flight, 0) as free,
-        p.origin_connections - coalesce(gh.in_flight, 0) as origin_free,
-        p.origin_share - coalesce(ogh.in_flight, 0) as organization_origin_free
-    ) x
+      select case when e.circuit_open_until is null then params.share else 1 end - coalesce(held.in_flight, 0) as free,
+        params.origin_connections - coalesce(origin_held.in_flight, 0) as origin_free,
+        params.origin_share - coalesce(organization_origin_held.in_flight, 0) as organization_origin_free
+    ) free
     -- One probe of the due index per endpoint (a lateral with a limit is never flattened, and its
     -- order is the index's within one endpoint): as an EXISTS, a generic plan may hash-join every
     -- pending delivery.
     cross join lateral (
-      select d.id from webhook_deliveries d where ${DUE("d", "c.organization_id", "e.id")}
+      select d.id from webhook_deliveries d where ${DUE("d", "candidate.organization_id", "e.id")}
       order by d.next_attempt_at, d.id limit 1
     ) due
-    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= p.now_at)
-      and x.free > 0 and x.origin_free > 0 and x.organization_origin_free > 0
+    where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= params.now_at)
+      and free.free > 0 and free.origin_free > 0 and free.organization_origin_free > 0
   ),
+  -- An equal part of twice the claim per organization with open slots.
   share as (
-    select greatest(1, ceil(2.0 * p.claim_limit / greatest(1, count(distinct o.organization_id))))::int as per_organization
-    from params p left join open_slots o on true group by p.claim_limit
+    select greatest(1, ceil(2.0 * params.claim_limit / greatest(1, count(distinct open_slots.organization_id))))::int as per_organization
+    from params left join open_slots on true group by params.claim_limit
   ),
+  -- Per endpoint, its oldest due deliveries within its free slots and its part of its organization's, locked (skipping rows another claim holds).
   locked as (
-    select c.id, o.id as endpoint_id, o.organization_id, o.organization_held, o.organization_free, o.origin, o.origin_free,
-      o.organization_origin_free, c.next_attempt_at
-    from open_slots o cross join share cross join params p
+    select due.id, slot.id as endpoint_id, slot.organization_id, slot.organization_held, slot.organization_free, slot.origin, slot.origin_free,
+      slot.organization_origin_free, due.next_attempt_at
+    from open_slots slot cross join share cross join params
     cross join lateral (
       select d.id, d.next_attempt_at
       from webhook_deliveries d
-      where ${DUE("d", "o.organization_id", "o.id")}
+      where ${DUE("d", "slot.organization_id", "slot.id")}
       order by d.next_attempt_at, d.id
-      limit least(o.free, o.origin_free, o.organization_origin_free,
-        ceil(least(share.per_organization, o.organization_free)::numeric / o.siblings)::int)
+      limit least(slot.free, slot.origin_free, slot.organization_origin_free,
+        ceil(least(share.per_organization, slot.organization_free)::numeric / slot.siblings)::int)
       for update of d skip locked
-    ) c
+    ) due
   ),
+  -- Each locked delivery's turn within its endpoint.
   ranked as (
     select id, organization_id, organization_held, organization_free, origin, origin_free, organization_origin_free,
       next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
     from locked
   ),
+  -- Its turn within its organization: the endpoints' first ones first.
   turns as (
     select id, organization_id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin, origin_free,
       organization_origin_free,
       row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
     from ranked
   ),
+  -- Organizations take turns (those holding fewer first), within their free slots, their origins' and their share of each origin's.
   picked as (
     select id from (
       select id, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
@@ -243,14 +264,15 @@ const CLAIM = `with recursive
     order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
     limit (select claim_limit from params)
   )
-  update webhook_deliveries d
-    set ${takeLease("p.lease_ms")}
-  from webhook_endpoints e, webhook_messages m, params p
-  where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
-  returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
-    case when e.previous_secret_until > p.now_at then e.previous_secret end as previous_secret,
-    m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,
-    e.circuit_open_until is not null as probe`;
+-- The picked deliveries leased, returned with what sending them needs.
+update webhook_deliveries d
+  set ${takeLease("params.lease_ms")}
+from webhook_endpoints e, webhook_messages m, params
+where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
+returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
+  case when e.previous_secret_until > params.now_at then e.previous_secret end as previous_secret,
+  m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,
+  e.circuit_open_until is not null as probe`;
 
 /** Attempts in flight per key, as the claim's jsonb: `[{ <keyName>: key, in_flight: n }, …]`. */
 export const inFlightJson = <Key>(counts: ReadonlyMap<Key, number>, keyName: string): string =>

@@ -14,8 +14,8 @@ import type { Statement } from "../org-sql.ts";
  * - **renew**: the holder (`heldBy`) moves the expiry on (`leaseUntil`);
  * - **settle**: only the current holder (`heldBy`: a result whose lease was lost, or taken over,
  *   moves nothing) writes the outcome and clears the lease (`CLEAR_LEASE`);
- * - **give up**: clearing the lease without an outcome (`CLEAR_LEASE`): a row still pending is due
- *   again at once; a holder that dies gives up by its expiry passing.
+ * - **give up**: clearing the lease without an outcome (`CLEAR_LEASE`; a stream's ends now, `endLeaseNow`):
+ *   a row still pending is due again at once; a holder that dies gives up by its expiry passing.
  * The lease columns are not indexed, so taking, renewing and clearing a lease are HOT updates.
  */
 
@@ -62,3 +62,9 @@ export const heldByToken = (alias: string, token: string, lease: LeaseColumns = 
 
 /** SET clause settling or giving up a row's lease: nobody holds it (a pending row is due again at once). */
 export const CLEAR_LEASE = `${ROW_LEASE.token} = null, ${ROW_LEASE.expiresAt} = null`;
+
+/**
+ * SET clause ending a lease now, its expiry kept as when it ended (a listener's stream: retention
+ * and the Developer area read how long ago it listened); the row is unleased from now on.
+ */
+export const endLeaseNow = (lease: LeaseColumns): string => `${lease.expiresAt} = now(), ${lease.token} = null`;

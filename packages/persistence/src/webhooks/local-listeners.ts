@@ -8,9 +8,9 @@ import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
+import { type OrgSql, orgSql, raw, sql, type Statement, type Update } from "../org-sql.ts";
 import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
-import { CLEAR_LEASE, heldByToken, leased, leaseUntilFor, STREAM_LEASE, takeLeaseFor, unleased } from "./lease.ts";
+import { CLEAR_LEASE, endLeaseNow, heldByToken, leased, leaseUntilFor, STREAM_LEASE, takeLeaseFor, unleased } from "./lease.ts";
 import { openEndpointSecrets, openedSecrets, openOrUnavailable } from "./opened-secrets.ts";
 import { bigintArray } from "./delivery-claim.ts";
 
@@ -49,8 +49,8 @@ export interface ListenerDelivery {
   readonly previousSecret: string | undefined;
 }
 
-/** A listener's deliveries that may be handed out now: pending, due, and held by no stream (the listeners' due index). */
-const HANDABLE = `c.status = 'pending' and c.via_listener and c.next_attempt_at <= now() and ${unleased("c")}`;
+/** A listener's deliveries (`due`) that may be handed out now: pending, due, and held by no stream (the listeners' due index). */
+const HANDABLE = `due.status = 'pending' and due.via_listener and due.next_attempt_at <= now() and ${unleased("due")}`;
 
 /** The key's listener, `w`: a key has at most one. */
 const keyListener = (scope: OrgScope) => sql`w.listener_key_id = ${scope.apiKeyId}`;
@@ -72,6 +72,31 @@ interface ClaimedRow {
   secret: string;
   previous_secret: string | null;
 }
+
+/**
+ * The listener claim (an update `OrgSql` confines to the key's organization): the listener's due
+ * deliveries nobody holds, oldest first, up to its free share of `LISTENER_IN_FLIGHT`, leased to the
+ * stream for `leaseMs`, only while this stream is its listener and its key works. Its full text as
+ * PostgreSQL runs it: `test/__snapshots__/statements/listener-claim.sql`.
+ */
+export const listenerClaim = (scope: OrgScope, listener: OpenedListener, leaseMs: number): Update => ({
+  table: "webhook_deliveries",
+  as: "d",
+  set: takeLeaseFor(leaseMs),
+  where: sql`d.id in (
+    -- The listener's deliveries that may be handed out now, oldest first, skipping rows another claim holds.
+    select due.id from webhook_deliveries due
+    where due.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
+      -- Only while this stream holds the listener and its key works.
+      and exists (select 1 from webhook_endpoints w where w.id = due.endpoint_id and ${keyListener(scope)}
+        and ${heldByToken("w", listener.stream, STREAM_LEASE)} and ${raw(KEY_LIVE)})
+    order by due.next_attempt_at, due.id
+    -- Up to its free share: LISTENER_IN_FLIGHT less the deliveries it holds now.
+    limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries in_flight
+      where in_flight.endpoint_id = ${listener.id} and in_flight.status = 'pending' and in_flight.via_listener and ${raw(leased("in_flight"))}))
+    for update skip locked)`,
+  returning: "d.id, d.attempts + 1 as attempt, d.lease_token",
+});
 
 /**
  * Gives up a listener's pending deliveries matching `where` (`d`) for good, each with an attempt
@@ -189,28 +214,13 @@ export class LocalListeners extends Context.Service<
           yield* orgSql(database, scope).update({
             table: "webhook_endpoints",
             as: "w",
-            set: raw("listening_until = now(), listener_stream = null"),
+            set: raw(endLeaseNow(STREAM_LEASE)),
             where: sql`w.id = ${listener.id} and ${keyListener(scope)} and ${heldByToken("w", listener.stream, STREAM_LEASE)}`,
           });
         }),
         claim: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
           const org = orgSql(database, scope);
-          // The endpoint's lease-free due deliveries up to its free share, only while this stream is its listener.
-          const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>({
-            table: "webhook_deliveries",
-            as: "d",
-            set: takeLeaseFor(leaseMs),
-            where: sql`d.id in (
-              select c.id from webhook_deliveries c
-              where c.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
-                and exists (select 1 from webhook_endpoints w where w.id = c.endpoint_id and ${keyListener(scope)}
-                  and ${heldByToken("w", listener.stream, STREAM_LEASE)} and ${raw(KEY_LIVE)})
-              order by c.next_attempt_at, c.id
-              limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
-                where l.endpoint_id = ${listener.id} and l.status = 'pending' and l.via_listener and ${raw(leased("l"))}))
-              for update skip locked)`,
-            returning: "d.id, d.attempts + 1 as attempt, d.lease_token",
-          });
+          const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>(listenerClaim(scope, listener, leaseMs));
           if (claimed.length === 0) return [];
           const rows = yield* org.select<ClaimedRow>({
             columns: `d.id, m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, w.secret,

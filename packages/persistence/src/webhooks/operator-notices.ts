@@ -37,43 +37,54 @@ interface NoticeRow {
  * The operator channel's claim: due notices nobody holds, organizations taking turns (each one's
  * oldest first, then each one's second…) among the oldest `window` due, and no organization past its
  * share of this channel's slots (`held`), so a tenant whose endpoints all fail cannot hold the
- * channel. Parameters: limit, window, lease ms, organization share, held per organization (jsonb).
+ * channel. Its full text as PostgreSQL runs it: `test/__snapshots__/statements/operator-notice-claim.sql`.
+ * Parameters: limit, window, lease ms, organization share, held per organization (jsonb).
  */
-const CLAIM_NOTICES = `with p as materialized (select ?::int as claim_limit, ?::int as candidates, ?::int as lease_ms, ?::int as organization_share),
-  organization_held as (select * from jsonb_to_recordset(?::jsonb) as oh(organization_id bigint, in_flight int)),
+export const CLAIM_NOTICES = `-- The claim's numbers.
+with params as materialized (
+    select ?::int as claim_limit, ?::int as candidates, ?::int as lease_ms, ?::int as organization_share
+  ),
+  -- What this channel already has in flight per organization.
+  organization_held as (select * from jsonb_to_recordset(?::jsonb) as held(organization_id bigint, in_flight int)),
+  -- The oldest due notices nobody holds, at most \`candidates\` of them.
   due as (
     select n.id, n.organization_id, n.operator_next_attempt_at from endpoint_notices n
     where n.operator_status = 'pending' and n.operator_next_attempt_at <= now() and ${unleased("n")}
-    order by n.operator_next_attempt_at, n.id limit (select candidates from p)
+    order by n.operator_next_attempt_at, n.id limit (select candidates from params)
   ),
+  -- Each one's turn within its organization (its oldest first), after what the organization holds.
   turns as (
-    select d.id, d.operator_next_attempt_at, coalesce(oh.in_flight, 0) as held,
-      row_number() over (partition by d.organization_id order by d.operator_next_attempt_at, d.id) as turn
-    from due d left join organization_held oh on oh.organization_id = d.organization_id
+    select due.id, due.operator_next_attempt_at, coalesce(organization_held.in_flight, 0) as held,
+      row_number() over (partition by due.organization_id order by due.operator_next_attempt_at, due.id) as turn
+    from due left join organization_held on organization_held.organization_id = due.organization_id
   ),
+  -- Organizations take turns, none past its share, up to the claim's limit.
   picked as (
-    select t.id from turns t cross join p where t.held + t.turn <= p.organization_share
-    order by t.held + t.turn, t.operator_next_attempt_at, t.id limit (select claim_limit from p)
+    select turns.id from turns cross join params where turns.held + turns.turn <= params.organization_share
+    order by turns.held + turns.turn, turns.operator_next_attempt_at, turns.id limit (select claim_limit from params)
   )
-  -- Checked again on the row the update finds: a notice another dispatcher leased meanwhile is left to it.
-  update endpoint_notices n set ${takeLease("p.lease_ms")}
-  from p where n.id in (select id from picked) and n.operator_status = 'pending' and ${unleased("n")}
-  returning n.id, n.organization_id, n.endpoint_id, n.envelope_id, n.kind, n.reason, n.endpoint_url, ${isoTimestamp("n.created_at")} as at,
-    ${isoTimestamp("n.disables_at")} as disables_at, n.operator_attempts + 1 as attempt, n.lease_token`;
+-- Leased, checked again on the row the update finds: a notice another dispatcher leased meanwhile is left to it.
+update endpoint_notices n set ${takeLease("params.lease_ms")}
+from params where n.id in (select id from picked) and n.operator_status = 'pending' and ${unleased("n")}
+returning n.id, n.organization_id, n.endpoint_id, n.envelope_id, n.kind, n.reason, n.endpoint_url, ${isoTimestamp("n.created_at")} as at,
+  ${isoTimestamp("n.disables_at")} as disables_at, n.operator_attempts + 1 as attempt, n.lease_token`;
 
 /**
  * The operator channel's results, as `RECORD` moves a delivery (`deliveryAfterAttempt`, by the lease
  * holder only): done, retried after the schedule's delay, or failed for good; the last answer kept.
+ * Parameter: results (jsonb).
  */
-const RECORD_NOTICES = `with r as (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS})
-  update endpoint_notices n set
-    operator_status = case when r.outcome = 'succeeded' then 'succeeded' when r.retry_delay_ms is null then 'failed' else 'pending' end,
-    operator_attempts = greatest(n.operator_attempts, r.attempt),
-    operator_next_attempt_at = coalesce(now() + r.retry_delay_ms * interval '1 millisecond', n.operator_next_attempt_at),
-    operator_completed_at = case when r.retry_delay_ms is null then now() end,
-    operator_status_code = r.status_code, operator_error = r.error,
-    ${CLEAR_LEASE}
-  from r where n.id = r.delivery_id and ${heldBy("n", "r.lease_token")}`;
+export const RECORD_NOTICES = `-- The batch's results, one row per attempt.
+with results as (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS})
+-- Each notice moved by its lease holder only, and its lease cleared.
+update endpoint_notices n set
+  operator_status = case when results.outcome = 'succeeded' then 'succeeded' when results.retry_delay_ms is null then 'failed' else 'pending' end,
+  operator_attempts = greatest(n.operator_attempts, results.attempt),
+  operator_next_attempt_at = coalesce(now() + results.retry_delay_ms * interval '1 millisecond', n.operator_next_attempt_at),
+  operator_completed_at = case when results.retry_delay_ms is null then now() end,
+  operator_status_code = results.status_code, operator_error = results.error,
+  ${CLEAR_LEASE}
+from results where n.id = results.delivery_id and ${heldBy("n", "results.lease_token")}`;
 
 /** Due notices the claim considers at most: its turns between organizations are taken among these. */
 const NOTICE_CANDIDATES = 1000;
