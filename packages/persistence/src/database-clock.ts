@@ -8,7 +8,10 @@ import { raw } from "@mikro-orm/postgresql";
  */
 
 /** SQL for the database's time `ms` milliseconds from now (negative: ago), parenthesised. */
-export const nowPlus = (ms: number): string => `(now() + ${Math.trunc(ms)} * interval '1 millisecond')`;
+export const nowPlus = (ms: number): string => nowPlusSql(String(Math.trunc(ms)));
+
+/** SQL for the database's time the SQL expression `ms` (milliseconds: a column, a parameter) from now, parenthesised. */
+export const nowPlusSql = (ms: string): string => `(now() + ${ms} * interval '1 millisecond')`;
 
 /** The database's time `ms` from now as a value an entity insert writes (`orgSql.insert`). */
 export const nowPlusValue = (ms = 0): Date => raw<Date>(ms === 0 ? "now()" : nowPlus(ms));

@@ -2,7 +2,7 @@ import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { nowPlus } from "./database-clock.ts";
-import { ENDED_DELIVERY } from "./webhooks/delivery-queue.ts";
+import { ENDED_DELIVERY } from "./webhooks/attempt-record.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 

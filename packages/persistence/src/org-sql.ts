@@ -219,6 +219,10 @@ const joinStatement = (scope: OrgScope, join: Join): Statement => {
   return sql`${kind}${raw(join.to.lateral === true ? " lateral" : "")} (${selectStatement(scope, join.to.select)}) ${raw(join.as)} on ${raw(join.on)}`;
 };
 
+/** `update …` confined to `scope`: the statement `OrgSql.update` runs (exported for the test that prints it). */
+export const updateStatement = (scope: OrgScope, query: Update): Statement =>
+  sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`;
+
 /** The first row, or `NotFound`. */
 const first = <Row>(rows: Row[]): Effect.Effect<Row, NotFound> => {
   const row = rows[0];
@@ -255,9 +259,7 @@ class ScopedSql implements OrgSql {
   }
 
   update<Row>(query: Update): Effect.Effect<Row[]> {
-    return this.executor.rows<Row>(
-      sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(this.scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`,
-    );
+    return this.executor.rows<Row>(updateStatement(this.scope, query));
   }
 
   delete(table: OrgTable, as: string, where: Statement): Effect.Effect<number> {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
-import { claimStatement } from "../src/webhooks/delivery-queue.ts";
+import { claimStatement } from "../src/webhooks/delivery-claim.ts";
 
 /**
  * A claim reads and locks rows in proportion to the slots it fills, not to the endpoints with

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
 import { switchedEndpoint } from "../src/repositories/webhook-endpoint.repository.ts";
-import { RECORD, recordValues } from "../src/webhooks/delivery-queue.ts";
+import { RECORD, recordValues } from "../src/webhooks/attempt-record.ts";
 
 /**
  * The recording statement applies the domain's decisions: for any endpoint health, batch of

@@ -5,6 +5,7 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp, readFirstRows, readKeysetPage } from "../keyset-page.ts";
 import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
+import { CLEAR_LEASE } from "../webhooks/lease.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
 
@@ -116,7 +117,7 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
  * Due now, with the same envelope and bytes; attempts made so far are kept. For a pending delivery
  * (`RETRIABLE`: waiting for its next try, so not held by a dispatcher) only the time changes.
  */
-const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, lease_token = null, settled_reason = null`;
+const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, ${raw(CLEAR_LEASE)}, settled_reason = null`;
 
 /** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
 const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";

@@ -9,7 +9,7 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type Join, type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
-import { ENDED_DELIVERY } from "../webhooks/delivery-queue.ts";
+import { ENDED_DELIVERY } from "../webhooks/attempt-record.ts";
 import { openOrUnavailable } from "../webhooks/opened-secrets.ts";
 import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";

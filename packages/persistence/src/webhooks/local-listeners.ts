@@ -8,10 +8,11 @@ import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
-import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
+import { type OrgSql, orgSql, raw, sql, type Statement, type Update } from "../org-sql.ts";
 import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
+import { CLEAR_LEASE, endLeaseNow, heldByToken, leased, leaseUntilFor, STREAM_LEASE, takeLeaseFor, unleased } from "./lease.ts";
 import { openEndpointSecrets, openedSecrets, openOrUnavailable } from "./opened-secrets.ts";
-import { bigintArray } from "./delivery-queue.ts";
+import { bigintArray } from "./delivery-claim.ts";
 
 /**
  * Local listeners (`platter listen`): each API key's one endpoint whose deliveries a connected CLI
@@ -48,9 +49,8 @@ export interface ListenerDelivery {
   readonly previousSecret: string | undefined;
 }
 
-/** A listener's deliveries that may be handed out now: pending, due, and held by no stream (the listeners' due index). */
-const HANDABLE = `c.status = 'pending' and c.via_listener and c.next_attempt_at <= now()
-  and (c.lease_expires_at is null or c.lease_expires_at < now())`;
+/** A listener's deliveries (`due`) that may be handed out now: pending, due, and held by no stream (the listeners' due index). */
+const HANDABLE = `due.status = 'pending' and due.via_listener and due.next_attempt_at <= now() and ${unleased("due")}`;
 
 /** The key's listener, `w`: a key has at most one. */
 const keyListener = (scope: OrgScope) => sql`w.listener_key_id = ${scope.apiKeyId}`;
@@ -74,6 +74,31 @@ interface ClaimedRow {
 }
 
 /**
+ * The listener claim (an update `OrgSql` confines to the key's organization): the listener's due
+ * deliveries nobody holds, oldest first, up to its free share of `LISTENER_IN_FLIGHT`, leased to the
+ * stream for `leaseMs`, only while this stream is its listener and its key works. Its full text as
+ * PostgreSQL runs it: `test/__snapshots__/statements/listener-claim.sql`.
+ */
+export const listenerClaim = (scope: OrgScope, listener: OpenedListener, leaseMs: number): Update => ({
+  table: "webhook_deliveries",
+  as: "d",
+  set: takeLeaseFor(leaseMs),
+  where: sql`d.id in (
+    -- The listener's deliveries that may be handed out now, oldest first, skipping rows another claim holds.
+    select due.id from webhook_deliveries due
+    where due.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
+      -- Only while this stream holds the listener and its key works.
+      and exists (select 1 from webhook_endpoints w where w.id = due.endpoint_id and ${keyListener(scope)}
+        and ${heldByToken("w", listener.stream, STREAM_LEASE)} and ${raw(KEY_LIVE)})
+    order by due.next_attempt_at, due.id
+    -- Up to its free share: LISTENER_IN_FLIGHT less the deliveries it holds now.
+    limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries in_flight
+      where in_flight.endpoint_id = ${listener.id} and in_flight.status = 'pending' and in_flight.via_listener and ${raw(leased("in_flight"))}))
+    for update skip locked)`,
+  returning: "d.id, d.attempts + 1 as attempt, d.lease_token",
+});
+
+/**
  * Gives up a listener's pending deliveries matching `where` (`d`) for good, each with an attempt
  * whose error says why: in `tx`, both statements together.
  */
@@ -91,7 +116,7 @@ const giveUp = (tx: OrgSql, where: Statement, reason: string) =>
     yield* tx.update({
       table: "webhook_deliveries",
       as: "d",
-      set: sql`status = 'failed', attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
+      set: sql`status = 'failed', attempts = d.attempts + 1, completed_at = now(), ${raw(CLEAR_LEASE)}`,
       where: given,
     });
   });
@@ -160,14 +185,13 @@ export class LocalListeners extends Context.Service<
                 table: "webhook_endpoints",
                 as: "w",
                 set: sql`url = ${request.forwardTo}, origin = ${endpointOrigin(request.forwardTo)}, event_types = ${`{${request.eventTypes.join(",")}}`}::text[],
-                  enabled = true, disabled_reason = null, listener_stream = gen_random_uuid(),
-                  listening_until = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
+                  enabled = true, disabled_reason = null, ${takeLeaseFor(leaseMs, STREAM_LEASE)}`,
                 where: sql`w.id = ${id} and ${keyListener(scope)}`,
                 returning: "w.secret, w.listener_stream",
               });
               // The CLI was away: what waited past the backlog is not forwarded any more.
               yield* giveUp(tx, sql`d.endpoint_id = ${id} and d.created_at < now() - ${LISTENER_BACKLOG_MS}::bigint * interval '1 millisecond'
-                and (d.lease_expires_at is null or d.lease_expires_at < now())`, LISTENER_BACKLOG_EXPIRED);
+                and ${raw(unleased("d"))}`, LISTENER_BACKLOG_EXPIRED);
               // Sealed with a key this process lacks: this listener's open fails (`SecretKeyUnavailable`, nothing
               // kept: the transaction rolls back), as the dispatcher's claim skips such a row; other listeners are untouched.
               const secret = yield* Effect.fromResult(openOrUnavailable(secrets, opened!.secret, endpointSecretContext(scope.organizationId, id)));
@@ -179,8 +203,9 @@ export class LocalListeners extends Context.Service<
           const [renewed] = yield* org.update<{ key_live: boolean }>({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`listening_until = case when ${raw(KEY_LIVE)} then now() + ${leaseMs}::bigint * interval '1 millisecond' else now() end`,
-            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
+            // A revoked or expired key's stream gets its lease ended now instead.
+            set: sql`listening_until = case when ${raw(KEY_LIVE)} then ${leaseUntilFor(leaseMs)} else now() end`,
+            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and ${heldByToken("w", listener.stream, STREAM_LEASE)}`,
             returning: `${KEY_LIVE} as key_live`,
           });
           return renewed === undefined ? "replaced" : renewed.key_live ? "renewed" : "key_ended";
@@ -189,28 +214,13 @@ export class LocalListeners extends Context.Service<
           yield* orgSql(database, scope).update({
             table: "webhook_endpoints",
             as: "w",
-            set: raw("listening_until = now(), listener_stream = null"),
-            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and w.listener_stream = ${listener.stream}::uuid`,
+            set: raw(endLeaseNow(STREAM_LEASE)),
+            where: sql`w.id = ${listener.id} and ${keyListener(scope)} and ${heldByToken("w", listener.stream, STREAM_LEASE)}`,
           });
         }),
         claim: Effect.fnUntraced(function* (scope: OrgScope, listener: OpenedListener, leaseMs: number) {
           const org = orgSql(database, scope);
-          // The endpoint's lease-free due deliveries up to its free share, only while this stream is its listener.
-          const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>({
-            table: "webhook_deliveries",
-            as: "d",
-            set: sql`lease_token = gen_random_uuid(), lease_expires_at = now() + ${leaseMs}::bigint * interval '1 millisecond'`,
-            where: sql`d.id in (
-              select c.id from webhook_deliveries c
-              where c.endpoint_id = ${listener.id} and ${raw(HANDABLE)}
-                and exists (select 1 from webhook_endpoints w where w.id = c.endpoint_id and ${keyListener(scope)}
-                  and w.listener_stream = ${listener.stream}::uuid and ${raw(KEY_LIVE)})
-              order by c.next_attempt_at, c.id
-              limit greatest(0, ${LISTENER_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
-                where l.endpoint_id = ${listener.id} and l.status = 'pending' and l.via_listener and l.lease_expires_at >= now()))
-              for update skip locked)`,
-            returning: "d.id, d.attempts + 1 as attempt, d.lease_token",
-          });
+          const claimed = yield* org.update<{ id: string; attempt: number; lease_token: string }>(listenerClaim(scope, listener, leaseMs));
           if (claimed.length === 0) return [];
           const rows = yield* org.select<ClaimedRow>({
             columns: `d.id, m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, w.secret,
@@ -252,7 +262,7 @@ export class LocalListeners extends Context.Service<
         record: Effect.fnUntraced(function* (scope: OrgScope, report: ListenerReport) {
           return yield* orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
-              const held = sql`d.id = ${report.deliveryId} and d.lease_token = ${report.leaseToken}::uuid and d.status = 'pending'
+              const held = sql`d.id = ${report.deliveryId} and ${heldByToken("d", report.leaseToken)} and d.status = 'pending'
                 and d.endpoint_id in (select w.id from webhook_endpoints w where ${keyListener(scope)})`;
               // No retry schedule: the answer settles it (see `listenerOutcome`).
               const after = deliveryAfterAttempt(1, report.outcome, [], 0);
@@ -270,7 +280,7 @@ export class LocalListeners extends Context.Service<
               yield* tx.update({
                 table: "webhook_deliveries",
                 as: "d",
-                set: sql`status = ${after.status}, attempts = d.attempts + 1, completed_at = now(), lease_token = null, lease_expires_at = null`,
+                set: sql`status = ${after.status}, attempts = d.attempts + 1, completed_at = now(), ${raw(CLEAR_LEASE)}`,
                 where: held,
               });
               return { status: after.status === "succeeded" ? "succeeded" as const : "failed" as const };

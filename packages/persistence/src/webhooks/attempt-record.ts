@@ -1,0 +1,170 @@
+import {
+  ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy,
+  retryDelayAfter, SETTLED_ENDPOINT_DISABLED, storableTextOrNull,
+} from "@platter/domain";
+import { isoTimestamp } from "../keyset-page.ts";
+import { CLEAR_LEASE, heldBy } from "./lease.ts";
+
+/**
+ * Recording attempts: a batch of the dispatcher's results written in one statement, applying the
+ * domain's delivery decision to each delivery and endpoint.
+ */
+
+/** The columns of one attempt's result, as `jsonb_to_recordset` reads them. */
+export const RESULT_COLUMNS = `result(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
+  started_ms_ago bigint, duration_ms int, status_code int, error text, response_body text, outcome text,
+  retry_delay_ms bigint)`;
+
+/** jsonb (and text) cannot hold NUL: a receiver's bytes (or an error naming its host) must never make a result unwritable, nor unbounded. */
+const storable = (text: string | undefined): string | null => storableTextOrNull(text, ATTEMPT_TEXT_MAX_CHARACTERS);
+
+/** One result as the statement reads it, with the retry schedule's delay for its try (none when not retried). */
+export const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
+  delivery_id: r.delivery.id,
+  organization_id: r.delivery.organizationId,
+  endpoint_id: r.delivery.endpointId,
+  lease_token: r.delivery.leaseToken,
+  attempt: r.delivery.attempt,
+  // How long ago it started, by the process's clock; the row's time is the database's (`database-clock.ts`).
+  started_ms_ago: Math.max(0, Math.round(Date.now() - r.startedAt.getTime())),
+  duration_ms: Math.round(r.durationMs),
+  status_code: r.statusCode ?? null,
+  error: storable(r.error),
+  response_body: storable(r.responseBody),
+  outcome: r.outcome,
+  retry_delay_ms: retryDelayAfter(r.delivery.attempt, r.outcome, policy.retryScheduleMs) ?? null,
+});
+
+// The endpoint's next state, from the row the update finds (`e`, after any concurrent batch), its
+// results in this batch (`endpoint_results`) and the policy (`policy`): reused in `RECORD`.
+/** Failures in a row after this batch: none after a success, else those before plus this batch's. */
+const FAILURES_IN_A_ROW = "(case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end)";
+/** Whether this batch leaves endpoint row `endpoint` disabled: a 410, or failing for the whole failure window. */
+const DISABLE_OF = (endpoint: string) =>
+  `(endpoint_results.gone or (not endpoint_results.any_success and coalesce(${endpoint}.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond'))`;
+/** `DISABLE_OF` the endpoint's row as the update finds it. */
+const DISABLE = DISABLE_OF("e");
+/**
+ * What ending a pending delivery of a disabled endpoint writes (`deliveryToEndpoint`): failed now, with
+ * `SETTLED_ENDPOINT_DISABLED` as the log's reason; an attempt in flight loses its lease, so its late
+ * result is recorded as an attempt but moves nothing. Replay makes it due again.
+ */
+export const ENDED_DELIVERY = `status = 'failed', completed_at = now(), settled_reason = '${SETTLED_ENDPOINT_DISABLED}',
+  ${CLEAR_LEASE}`;
+
+/** A notice kind's place in the order an endpoint's failures reach them (`NOTICE_KINDS`); 0 for none. */
+const RANK = (stage: string) => `(case ${stage} when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)`;
+/** The notice stage this batch reaches, before comparing it with the one already written. */
+const REACHED = `(case when ${DISABLE} then 'disabled'
+    when not endpoint_results.any_success and coalesce(e.failing_since, now()) + (policy.window_ms - policy.notice_ms) * interval '1 millisecond' <= now() then 'disabling_soon'
+    when ${FAILURES_IN_A_ROW} >= policy.threshold then 'failing' end)`;
+/** `endpointAfterAttempts`' `noticed`: only an enabled endpoint's notices climb; a success (not disabling it) clears them. */
+const NOTICED = `(case when not e.enabled then e.notice_stage when ${DISABLE} then 'disabled' when endpoint_results.any_success then null
+    when ${RANK(REACHED)} > ${RANK("e.notice_stage")} then ${REACHED} else e.notice_stage end)`;
+
+/**
+ * A batch of results in one statement (so one transaction, one parse of the batch), applying the
+ * domain's decisions at the transaction's `now()`: every attempt recorded; each delivery moved on
+ * as `deliveryAfterAttempt` says, by its current lease holder only (a try counts once its result
+ * is known); each endpoint as `endpointAfterAttempts` says for its results in the batch (circuit,
+ * failures in a row, disabled by a 410 or by failing for the whole window, with the reason only
+ * when this batch disables it, and its notice stage), computed from the endpoint's row as the update
+ * finds it (so two dispatchers' batches both count), and written only when something changes; and
+ * a delivery of an endpoint disabled after the batch is not retried but ends (`deliveryToEndpoint`),
+ * and an endpoint this batch disables ends its other pending deliveries too; and
+ * the operational notice of each endpoint whose stage climbed (`noticeWritten`), in the same
+ * statement. The endpoints' rows are locked first, in id order, so the stage before
+ * (`endpoints_before`) is the one the update changes. A property test (`delivery-decision.test.ts`)
+ * checks the statement against those functions. Its full text as PostgreSQL runs it:
+ * `test/__snapshots__/statements/attempt-record.sql`.
+ * Parameters: results (jsonb), threshold, cooldown ms, failure window ms, disable notice ms, notify operator.
+ */
+export const RECORD = `-- The batch's results, one row per attempt.
+with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS}),
+  -- The delivery policy's numbers.
+  policy as materialized (select ?::int as threshold, ?::bigint as cooldown_ms, ?::bigint as window_ms, ?::bigint as notice_ms,
+    ?::boolean as notify_operator),
+  -- Per endpoint: whether any attempt succeeded, any said gone (410), and how many failed (unsendable ones count for nothing).
+  endpoint_results as (
+    select endpoint_id, bool_or(outcome = 'succeeded') as any_success, bool_or(outcome = 'gone') as gone,
+      count(*) filter (where outcome <> 'succeeded')::int as failures
+    from results where outcome <> 'unsendable' group by endpoint_id
+  ),
+  -- Those endpoints' rows before this batch, locked in id order (so concurrent batches take turns).
+  endpoints_before as materialized (
+    select e.id, e.notice_stage, e.enabled, e.failing_since from webhook_endpoints e where e.id in (select endpoint_id from endpoint_results)
+    order by e.id for no key update
+  ),
+  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (\`deliveryToEndpoint\`).
+  disabled_endpoints as materialized (
+    select endpoints_before.id from endpoints_before join endpoint_results on endpoint_results.endpoint_id = endpoints_before.id cross join policy
+    where not endpoints_before.enabled or ${DISABLE_OF("endpoints_before")}
+  ),
+  -- Every attempt written to the log, with its next try when the delivery is retried.
+  recorded_attempts as (
+    insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
+      response_body, next_attempt_at)
+    select organization_id, delivery_id, attempt, now() - started_ms_ago * interval '1 millisecond', duration_ms, status_code, error, response_body,
+      case when results.endpoint_id not in (select id from disabled_endpoints) then now() + retry_delay_ms * interval '1 millisecond' end
+    from results
+  ),
+  -- Each delivery moved as \`deliveryAfterAttempt\` says, by its lease holder only, and its lease cleared.
+  moved_deliveries as (
+    update webhook_deliveries d set
+      status = case when results.outcome = 'succeeded' then 'succeeded'
+                    when results.retry_delay_ms is null or disabled.id is not null then 'failed' else 'pending' end,
+      attempts = greatest(d.attempts, results.attempt),
+      next_attempt_at = case when disabled.id is null then coalesce(now() + results.retry_delay_ms * interval '1 millisecond', d.next_attempt_at)
+                             else d.next_attempt_at end,
+      completed_at = case when results.retry_delay_ms is null or disabled.id is not null then now() end,
+      settled_reason = case when results.outcome <> 'succeeded' and results.retry_delay_ms is not null and disabled.id is not null
+                            then '${SETTLED_ENDPOINT_DISABLED}' end,
+      ${CLEAR_LEASE}
+    from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
+    where d.id = results.delivery_id and ${heldBy("d", "results.lease_token")}
+  ),
+  -- Each endpoint as \`endpointAfterAttempts\` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  changed_endpoints as (
+    update webhook_endpoints e set
+      consecutive_failures = ${FAILURES_IN_A_ROW},
+      failing_since = case when endpoint_results.any_success then null else coalesce(e.failing_since, now()) end,
+      circuit_open_until = case when ${FAILURES_IN_A_ROW} >= policy.threshold then now() + policy.cooldown_ms * interval '1 millisecond' end,
+      enabled = e.enabled and not ${DISABLE},
+      disabled_reason = case when e.enabled and ${DISABLE}
+                             then case when endpoint_results.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
+                             else e.disabled_reason end,
+      notice_stage = ${NOTICED}
+    from endpoint_results cross join policy join endpoints_before on true
+    where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id
+      and (not endpoint_results.any_success or endpoint_results.gone or e.consecutive_failures <> 0 or e.failing_since is not null
+        or e.circuit_open_until is not null or e.notice_stage is not null)
+    returning e.organization_id, e.id, e.url, e.notice_stage, endpoints_before.notice_stage as stage_before, e.consecutive_failures,
+      e.failing_since, e.disabled_reason, endpoints_before.enabled and not e.enabled as disabled_now
+  ),
+  -- An endpoint this batch disables ends its other pending deliveries, as disabling it by hand does (\`endDeliveriesOfDisabled\`).
+  ended_deliveries as (
+    update webhook_deliveries d set ${ENDED_DELIVERY}
+    from changed_endpoints changed
+    where changed.disabled_now and d.organization_id = changed.organization_id and d.endpoint_id = changed.id and d.status = 'pending'
+      and not d.via_listener and d.id not in (select delivery_id from results)
+  )
+-- The operational notice of each endpoint whose notice stage climbed (\`noticeWritten\`).
+insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, disables_at, operator_status)
+select changed.organization_id, changed.id, changed.notice_stage,
+  case changed.notice_stage
+    when 'failing' then changed.consecutive_failures
+      || case when changed.consecutive_failures = 1 then ' failed attempt' else ' failed attempts' end || ' in a row, so its circuit is open'
+    when 'disabling_soon' then 'every delivery has failed since ' || ${isoTimestamp("changed.failing_since")} ||
+      ', and the failure window disables it unless one succeeds'
+    else changed.disabled_reason end,
+  changed.url,
+  case when changed.notice_stage = 'disabling_soon' then changed.failing_since + policy.window_ms * interval '1 millisecond' end,
+  case when policy.notify_operator then 'pending' else 'unsent' end
+from changed_endpoints changed cross join policy
+where ${RANK("changed.notice_stage")} > ${RANK("changed.stage_before")}`;
+
+/** The recording statement's parameters for `records` under `policy`. */
+export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy): ReadonlyArray<unknown> => [
+  JSON.stringify(records.map((record) => toResultRow(record, policy))), policy.circuitThreshold, policy.circuitCooldownMs, policy.failureWindowMs,
+  policy.disableNoticeMs ?? DEFAULT_DISABLE_NOTICE_MS, policy.notifyOperator ?? false,
+];
