@@ -2,6 +2,7 @@ import { exampleMessage, storedMessage } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, openStoredEndpointSecret, type OrganizationFixture } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DEFAULT_DEVELOPER_AREA_LIMITS } from "../src/config.ts";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 
 /**
@@ -20,7 +21,10 @@ let session: TestSession;
 let bEndpoint: { id: number; secret: string };
 let bDelivery: number;
 beforeAll(async () => {
-  area = await startArea(inject("pgAdminUrl"), "'self'", { allowPrivateNetworks: false, secretOverlapMs: DAY_MS });
+  // Refused URLs count against the new-endpoint limit (their lookups were spent): this file refuses many, so it allows more.
+  area = await startArea(inject("pgAdminUrl"), "'self'", {
+    allowPrivateNetworks: false, secretOverlapMs: DAY_MS, limits: { ...DEFAULT_DEVELOPER_AREA_LIMITS, endpointCreates: 100 },
+  });
   a = await createOrganization(area.db, "Hooks of A Catering");
   b = await createOrganization(area.db, "Hooks of B Catering");
   session = await signIn(area, await area.link(a.id));
