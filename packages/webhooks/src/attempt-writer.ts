@@ -10,7 +10,10 @@ export class AttemptWriter {
   private buffer: AttemptRecord[] = [];
   /** What to call once each buffered record is written (or failed to be): `add`'s `written`, in buffer order. */
   private whenWritten: Array<(() => void) | undefined> = [];
+  /** The batch being written (or the last written). */
   private flushing: Promise<void> = Promise.resolve();
+  /** The next batch, waiting for `flushing`: it takes every result queued by the time its write starts. */
+  private next: Promise<void> | undefined;
   private cancelTimer: (() => void) | undefined;
   private readonly store: DeliveryStorage;
   private readonly policy: DeliveryPolicy;
@@ -40,20 +43,30 @@ export class AttemptWriter {
     else this.cancelTimer ??= this.time.after(50, () => void this.flush());
   }
 
-  /** Writes everything queued so far; batches are written one after another, never concurrently. */
+  /**
+   * Writes everything queued so far. Batches are written one after another, never concurrently, and
+   * results queued while a batch is being written wait for it as one batch (taken when its write
+   * starts), so a slow database gets fewer, larger batches rather than a growing line of small ones.
+   */
   flush(): Promise<void> {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    const batch = this.buffer;
-    const whenWritten = this.whenWritten;
-    this.buffer = [];
-    this.whenWritten = [];
-    if (batch.length === 0) return this.flushing;
-    this.flushing = this.flushing.then(() => this.write(batch)).then(() => {
-      for (const written of whenWritten) written?.();
-      this.onWritten();
+    if (this.next !== undefined) return this.next;
+    if (this.buffer.length === 0) return this.flushing;
+    const next = this.flushing.then(() => {
+      this.next = undefined;
+      const batch = this.buffer;
+      const whenWritten = this.whenWritten;
+      this.buffer = [];
+      this.whenWritten = [];
+      return this.write(batch).then(() => {
+        for (const written of whenWritten) written?.();
+        this.onWritten();
+      });
     });
-    return this.flushing;
+    this.next = next;
+    this.flushing = next;
+    return next;
   }
 
   /** One transaction for the batch; if it fails, each result on its own, so one bad row cannot sink the others. */

@@ -1,5 +1,5 @@
 import {
-  type AttemptOutcome, type AttemptResult, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, organizationShare, originShare,
+  type AttemptOutcome, type AttemptRecord, type AttemptResult, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, organizationShare, originShare,
   UNREADABLE_MESSAGE,
 } from "@platter/domain";
 import { Effect } from "effect";
@@ -65,6 +65,60 @@ const count = <Key>(counts: Map<Key, number>, key: Key, by: number): void => {
 const CLAIM_WAIT_MS = 50;
 const claimWaitMs = (typicalAttemptMs: number) => Math.max(1, Math.min(CLAIM_WAIT_MS, typicalAttemptMs / 32));
 
+/** The claim stage's result: what to send, what to settle unsent, and whether it took every slot it asked for. */
+export interface Claimed {
+  /** Leased deliveries to send now. */
+  readonly toSend: ReadonlyArray<DueDelivery>;
+  /** Leased deliveries nothing sensible can be sent for (their message no longer reads as its type): recorded `unsendable` at once. */
+  readonly unsendable: ReadonlyArray<AttemptRecord>;
+  /** Deliveries left unsent under their lease: this process's keys do not open their endpoints' secrets. */
+  readonly unopened: number;
+  /** Whether the claim took as many as it asked for: there is more work, so freed slots are claimed again within the claim wait. */
+  readonly filled: boolean;
+}
+
+/** The claim stage's decision: claim now, or sleep `ms` (unless something wakes the loop sooner). */
+export type ClaimTiming = { readonly kind: "claim" } | { readonly kind: "wait"; readonly ms: number };
+
+/** What the loop knows when it decides whether to claim (`claimTiming`). */
+export interface ClaimState {
+  readonly concurrency: number;
+  readonly inFlight: number;
+  /** Attempts that ended (were handed to the writer) since the last claim began. */
+  readonly endedSinceClaim: number;
+  /** Attempts that must end before the next claim: a third of the slots, or two thirds of those in flight after the last claim if fewer. */
+  readonly claimAt: number;
+  readonly sinceClaimMs: number;
+  readonly claimWaitMs: number;
+  /** New deliveries were committed since the last claim (a NOTIFY). */
+  readonly newWork: boolean;
+  readonly pollIntervalMs: number;
+}
+
+/**
+ * When to claim. Every claim and every result write costs the database a statement, so claims come
+ * in batches: once `claimAt` attempts have ended since the last (counting attempts that ended, not
+ * free slots, so a dispatcher held back by caps batches its claims too), or once the claim wait has
+ * passed since it (roused by the first attempt that ends after a claim that filled, by the writer's
+ * batches, by new deliveries). With nothing in flight, or new deliveries and `claimAt` slots free,
+ * at once. With no slot free, it waits for an attempt to end.
+ */
+export const claimTiming = (state: ClaimState): ClaimTiming => {
+  const free = state.concurrency - state.inFlight;
+  if (free <= 0) return { kind: "wait", ms: state.pollIntervalMs };
+  if (state.inFlight === 0 || state.endedSinceClaim >= state.claimAt || state.sinceClaimMs >= state.claimWaitMs ||
+    (state.newWork && free >= state.claimAt)) return { kind: "claim" };
+  return { kind: "wait", ms: Math.max(1, state.claimWaitMs - state.sinceClaimMs) };
+};
+
+/**
+ * The dispatcher loop, in three stages with typed results, as a worker of Svix's does (prepare, call,
+ * handle the outcome): `claim` leases due deliveries into free slots (`Claimed`), `send` makes one
+ * attempt (an `AttemptRecord`), `record` frees its slots and hands it to the `AttemptWriter`, which
+ * writes results in batches. A slot frees when its result is handed over, not when its batch is
+ * written (a half-open circuit's probe keeps its endpoint slot until then: the circuit is half-open
+ * until its result is written); `claimTiming` says when the next claim comes.
+ */
 export class WebhookDispatcher {
   private readonly store: DeliveryStorage;
   private readonly settings: DispatcherSettings;
@@ -84,17 +138,24 @@ export class WebhookDispatcher {
     readonly inFlightByOrigin: Map<string, number>;
     readonly originShare: number;
   };
-  private readonly minimumClaim: number;
+  /** A third of the slots: the most attempts a claim waits for (see `ClaimState.claimAt`). */
+  private readonly slotsPerClaim: number;
   /**
-   * Attempts that must end after a claim before the next (unless `claimWaitMs` passes first, new
+   * Attempts that must end after a claim before the next (unless the claim wait passes first, new
    * deliveries are committed while this many slots are free, or nothing is in flight): two thirds of those in flight after the
-   * last claim, at most two thirds of the slots. Counting attempts that ended, not free slots, a
+   * last claim, at most a third of the slots. Counting attempts that ended, not free slots, a
    * dispatcher held back by caps (an endpoint's, an origin's connections, an organization's share)
    * claims in batches too, instead of once per attempt that ends.
    */
   private claimAt: number;
   /** Attempts that ended since the last claim. */
   private endedSinceClaim = 0;
+  /**
+   * The last claim took every slot it asked for: more is due, so the first attempt to end after it
+   * wakes the loop, which claims once the claim wait has passed. After a short claim (caps hold the
+   * dispatcher back), attempts that end only count towards `claimAt`.
+   */
+  private lastClaimFilled = false;
   /** Deliveries were committed since the last claim (`wake`): claim at once if `claimAt` slots are free. */
   private newWork = false;
   private lastClaimAt = 0;
@@ -130,8 +191,8 @@ export class WebhookDispatcher {
     const dns = settings.dns ?? { ...DEFAULT_DNS_SETTINGS, timeoutMs: Math.min(DEFAULT_DNS_SETTINGS.timeoutMs, settings.timeoutMs) };
     this.resolver = new WebhookResolver(dns);
     this.agent = createDeliveryAgent(settings, this.resolver);
-    this.minimumClaim = Math.max(1, Math.floor((settings.concurrency * 2) / 3));
-    this.claimAt = this.minimumClaim;
+    this.slotsPerClaim = Math.max(1, Math.ceil(settings.concurrency / 3));
+    this.claimAt = this.slotsPerClaim;
     // Once results are written, retries due at once can be claimed: the loop looks again.
     this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.rouse(), this.time);
     this.attempt = parts.attempt ?? ((delivery) => attemptDelivery(this.agent, delivery, this.settings, this.resolver));
@@ -163,7 +224,7 @@ export class WebhookDispatcher {
     this.rouse();
   }
 
-  /** Wakes the loop to look again (it claims only when `tick` says it is time). */
+  /** Wakes the loop to look again (it claims only when `claimTiming` says so). */
   private rouse(): void {
     this.woken = true;
     this.wakeUp?.();
@@ -205,60 +266,81 @@ export class WebhookDispatcher {
     }
   }
 
-  /** One round: fill free slots. Returns whether there may be more to do at once. */
+  /**
+   * One round: claim when `claimTiming` says so, send what was claimed, record what cannot be sent.
+   * Returns whether there may be more to do at once. (Attempts that end wake the loop rather than
+   * the loop racing them: every `Promise.race` over the attempts in flight leaves a reaction on each,
+   * a tenth of the worker's CPU at 256 in flight.)
+   */
   private async tick(): Promise<boolean> {
-    const free = this.settings.concurrency - this.inFlight.size;
-    // Claim in batches: every claim and every result write costs the database a statement, so
-    // fewer, larger ones cost less per delivery (bench:webhooks: 433 → 288 µs of CPU per delivery,
-    // worker and PostgreSQL, going from a quarter of the slots to two thirds with the writer's larger
-    // batches). A claim waits until `claimAt` attempts have ended since the last, or CLAIM_WAIT_MS
-    // since it, so slots held by slow endpoints never hold back the others for longer than that;
-    // with nothing in flight, or new deliveries and `claimAt` slots free (a dispatcher held back by
-    // caps), it claims at once. An attempt that ends with `claimAt` reached wakes the loop. (Not `Promise.race(inFlight)`: every race leaves a reaction on each attempt
-    // still running, a tenth of the worker's CPU at 256 in flight.)
-    const sinceClaim = this.time.now() - this.lastClaimAt;
-    const wait = claimWaitMs(this.typicalAttemptMs);
-    const ready = this.inFlight.size === 0 || this.endedSinceClaim >= this.claimAt || sinceClaim >= wait ||
-      (this.newWork && free >= this.claimAt);
-    if (free === 0 || !ready) {
-      await this.sleep(free === 0 ? this.settings.pollIntervalMs : Math.max(1, wait - sinceClaim));
+    const sinceClaimMs = this.time.now() - this.lastClaimAt;
+    const timing = claimTiming({
+      concurrency: this.settings.concurrency, inFlight: this.inFlight.size, endedSinceClaim: this.endedSinceClaim, claimAt: this.claimAt,
+      sinceClaimMs, claimWaitMs: claimWaitMs(this.typicalAttemptMs), newWork: this.newWork, pollIntervalMs: this.settings.pollIntervalMs,
+    });
+    if (timing.kind === "wait") {
+      await this.sleep(timing.ms);
       return true;
     }
+    const claimed = await this.claim(this.settings.concurrency - this.inFlight.size);
+    for (const delivery of claimed.toSend) this.track(this.send(delivery).then((sent) => this.record(sent)));
+    for (const record of claimed.unsendable) this.writer.add(record);
+    if (claimed.unopened > 0) this.observer.unopened?.(claimed.unopened);
+    this.claimAt = Math.max(1, Math.min(this.slotsPerClaim, Math.floor((this.inFlight.size * 2) / 3)));
+    return claimed.filled;
+  }
+
+  /** The claim stage: leases up to `free` due deliveries within this dispatcher's shares. */
+  private async claim(free: number): Promise<Claimed> {
     this.lastClaimAt = this.time.now();
     this.endedSinceClaim = 0;
     this.newWork = false;
     const claimed = await Effect.runPromise(this.store.claimDue(free, this.settings.leaseMs, this.policy, this.held));
-    for (const delivery of claimed.due) this.launch(delivery);
-    if ((claimed.unopened ?? 0) > 0) this.observer.unopened?.(claimed.unopened ?? 0);
-    this.claimAt = Math.max(1, Math.min(this.minimumClaim, Math.floor((this.inFlight.size * 2) / 3)));
-    for (const delivery of claimed.unreadable) {
-      const result = { startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined } as const;
-      this.writer.add({ delivery, ...result, error: UNREADABLE_MESSAGE, outcome: "unsendable" });
-    }
-    return claimed.due.length + claimed.unreadable.length + (claimed.unopened ?? 0) === free;
+    const unopened = claimed.unopened ?? 0;
+    const filled = claimed.due.length + claimed.unreadable.length + unopened === free;
+    this.lastClaimFilled = filled;
+    const unsendable = claimed.unreadable.map((delivery): AttemptRecord => ({
+      delivery, startedAt: new Date(), durationMs: 0, statusCode: undefined, responseBody: undefined, error: UNREADABLE_MESSAGE, outcome: "unsendable",
+    }));
+    return { toSend: claimed.due, unsendable, unopened, filled };
   }
 
-  private launch(delivery: DueDelivery): void {
-    const endpoint = delivery.endpointId;
-    const organization = delivery.organizationId;
-    count(this.held.inFlight, endpoint, 1);
-    count(this.held.inFlightByOrganization, organization, 1);
+  /** The send stage: takes the delivery's slots (this dispatcher's, its endpoint's, organization's and origin's) and makes one attempt. */
+  private async send(delivery: DueDelivery): Promise<AttemptRecord> {
+    count(this.held.inFlight, delivery.endpointId, 1);
+    count(this.held.inFlightByOrganization, delivery.organizationId, 1);
     count(this.held.inFlightByOrigin, delivery.origin, 1);
-    const running = this.attempt(delivery).then((result) => {
-      // A half-open circuit's probe keeps its endpoint slot until its result is written: until then the circuit is still half-open.
-      const releaseEndpoint = () => count(this.held.inFlight, endpoint, -1);
-      if (!delivery.probe) releaseEndpoint();
-      count(this.held.inFlightByOrganization, organization, -1);
-      count(this.held.inFlightByOrigin, delivery.origin, -1);
-      this.typicalAttemptMs += (result.durationMs - this.typicalAttemptMs) / 64;
-      this.observer.attempted?.(result.outcome, result.durationMs, delivery);
-      this.writer.add({ delivery, ...result }, delivery.probe ? releaseEndpoint : undefined);
-    });
-    const tracked = running.finally(() => {
+    const result = await this.attempt(delivery);
+    return { delivery, ...result };
+  }
+
+  /**
+   * The record stage: frees the attempt's slots and hands its result to the writer. A half-open
+   * circuit's probe keeps its endpoint slot until its result is written: until then the circuit is
+   * still half-open, and a second probe must not go.
+   */
+  private record(sent: AttemptRecord): void {
+    const { delivery } = sent;
+    const releaseEndpoint = () => count(this.held.inFlight, delivery.endpointId, -1);
+    if (!delivery.probe) releaseEndpoint();
+    count(this.held.inFlightByOrganization, delivery.organizationId, -1);
+    count(this.held.inFlightByOrigin, delivery.origin, -1);
+    this.typicalAttemptMs += (sent.durationMs - this.typicalAttemptMs) / 64;
+    this.observer.attempted?.(sent.outcome, sent.durationMs, delivery);
+    this.writer.add(sent, delivery.probe ? releaseEndpoint : undefined);
+  }
+
+  /**
+   * Counts an attempt's slot from `send` to `record`. The first attempt to end after a claim that
+   * filled wakes the loop (it claims once the claim wait has passed), as does the one that reaches
+   * `claimAt`: otherwise a slot freed with none free before would wait for the writer's next batch.
+   */
+  private track(attempt: Promise<void>): void {
+    const tracked = attempt.finally(() => {
       this.countSlots();
       this.inFlight.delete(tracked);
-      // Fewer ended than a claim waits for: the loop's own timer comes back for them.
-      if (++this.endedSinceClaim >= this.claimAt || this.stopping) this.rouse();
+      const ended = ++this.endedSinceClaim;
+      if ((ended === 1 && this.lastClaimFilled) || ended >= this.claimAt || this.stopping) this.rouse();
     });
     this.countSlots();
     this.inFlight.add(tracked);

@@ -1,7 +1,8 @@
-import type { AttemptResult, DueDelivery } from "@platter/domain";
+import type { AttemptResult, DeliveryStorage, DueDelivery } from "@platter/domain";
 import { outcomeOf } from "@platter/domain";
+import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
-import { type DispatcherSettings, WebhookDispatcher } from "../src/index.ts";
+import { type ClaimState, claimTiming, type ClaimTiming, type DispatcherSettings, WebhookDispatcher } from "../src/index.ts";
 import { InMemoryDeliveryStorage, testClockTime, type TestClockTime } from "../src/testing/index.ts";
 
 /**
@@ -43,7 +44,7 @@ let clock: TestClockTime;
 let running: WebhookDispatcher[] = [];
 
 /** A dispatcher on `storage` and the test's clock, started. */
-const start = (storage: InMemoryDeliveryStorage, attempt: (delivery: DueDelivery) => Promise<AttemptResult>, settings = SETTINGS) => {
+const start = (storage: DeliveryStorage, attempt: (delivery: DueDelivery) => Promise<AttemptResult>, settings = SETTINGS) => {
   const dispatcher = new WebhookDispatcher(storage, settings, {}, { time: clock.time, attempt });
   dispatcher.start();
   running.push(dispatcher);
@@ -63,15 +64,15 @@ const advance = async (ms: number, step = 50) => {
   for (let passed = 0; passed < ms; passed += step) await clock.adjust(Math.min(step, ms - passed));
 };
 
-afterEach(async () => {
-  const stopping = Promise.all(running.map((dispatcher) => dispatcher.stop()));
-  running = [];
-  await advance(2_000);
-  await stopping;
-  await clock.dispose();
-});
-
 describe("the dispatcher loop", () => {
+  afterEach(async () => {
+    const stopping = Promise.all(running.map((dispatcher) => dispatcher.stop()));
+    running = [];
+    await advance(2_000);
+    await stopping;
+    await clock.dispose();
+  });
+
   it("retries a failing delivery on the schedule's delays, counted from each failed try's result", async () => {
     const { storage, deliveries: [delivery] } = oneEndpointQueue("https://hooks.example/a", 1);
     const hook = receiver(clock, 100, (_delivery, call) => (call < 2 ? 500 : 200));
@@ -164,6 +165,27 @@ describe("the dispatcher loop", () => {
     expect(storage.claims).toBeLessThan(400 / 2);
   });
 
+  it("claims a freed slot again within the claim wait, not when the writer's batch is written", async () => {
+    const { storage } = oneEndpointQueue("https://hooks.example/slow-receiver", 400);
+    // A busy database: each batch of results takes 150 ms to write.
+    const slowWrites: DeliveryStorage = {
+      claimDue: storage.claimDue,
+      nextDueInMs: storage.nextDueInMs,
+      recordAttempts: (records, policy) =>
+        Effect.promise(() => new Promise<void>((done) => clock.time.after(150, done))).pipe(Effect.andThen(storage.recordAttempts(records, policy))),
+    };
+    // A receiver answering in 400 to 492 ms, so attempts end one by one.
+    const hook = receiver(clock, 400, () => 200);
+    const staggered = (delivery: DueDelivery) =>
+      new Promise<AttemptResult>((done) => clock.time.after((delivery.id % 24) * 4, () => void hook.attempt(delivery).then(done)));
+    const dispatcher = start(slowWrites, staggered, { ...SETTINGS, concurrency: 24, endpointConcurrency: 24 });
+    await advance(1_500, 10);
+    const before = dispatcher.slotSeconds;
+    await advance(4_000, 10);
+    // Slot-seconds in use over the 4 s, of the 24 slots' 96 (0.90 when a freed slot waited for the writer's batch).
+    expect((dispatcher.slotSeconds - before) / (4 * 24)).toBeGreaterThanOrEqual(0.95);
+  });
+
   it("stops claiming at shutdown, lets the attempts in flight finish and writes their results", async () => {
     const { storage } = oneEndpointQueue("https://hooks.example/slow", 3);
     const hook = receiver(clock, 1_000, () => 200);
@@ -180,5 +202,24 @@ describe("the dispatcher loop", () => {
     expect(hook.calls).toHaveLength(1);
     expect(storage.deliveries.map((delivery) => delivery.status)).toEqual(["succeeded", "pending", "pending"]);
     expect(storage.attempts).toHaveLength(1);
+  });
+});
+
+/** A loop state: a dispatcher of 12 slots, 12 in flight after its last claim (so `claimAt` 4), 20 ms of claim wait. */
+const state = (change: Partial<ClaimState>): ClaimState => ({
+  concurrency: 12, inFlight: 12, endedSinceClaim: 0, claimAt: 4, sinceClaimMs: 0, claimWaitMs: 20, newWork: false, pollIntervalMs: 1_000, ...change,
+});
+
+describe("claimTiming", () => {
+  it.each<[string, Partial<ClaimState>, ClaimTiming]>([
+    ["no slot free: wait for an attempt to end", { inFlight: 12, sinceClaimMs: 5_000 }, { kind: "wait", ms: 1_000 }],
+    ["nothing in flight: at once", { inFlight: 0 }, { kind: "claim" }],
+    ["claimAt attempts ended: at once", { inFlight: 8, endedSinceClaim: 4, sinceClaimMs: 1 }, { kind: "claim" }],
+    ["fewer ended: the rest of the claim wait", { inFlight: 10, endedSinceClaim: 2, sinceClaimMs: 5 }, { kind: "wait", ms: 15 }],
+    ["fewer ended, the claim wait passed: at once", { inFlight: 11, endedSinceClaim: 1, sinceClaimMs: 20 }, { kind: "claim" }],
+    ["new deliveries and claimAt slots free: at once", { inFlight: 8, endedSinceClaim: 0, newWork: true, sinceClaimMs: 1 }, { kind: "claim" }],
+    ["new deliveries, fewer slots free: the claim wait", { inFlight: 10, endedSinceClaim: 2, newWork: true, sinceClaimMs: 1 }, { kind: "wait", ms: 19 }],
+  ])("%s", (_case, change, timing) => {
+    expect(claimTiming(state(change))).toEqual(timing);
   });
 });
