@@ -1,6 +1,6 @@
 import Koa, { type Context, type Middleware, type Next } from "koa";
 import type { Logger } from "pino";
-import { UnknownEndpoint } from "./http-errors.ts";
+import { UnknownEndpoint } from "@platter/domain";
 import { errorResponse } from "./middleware/error-response.ts";
 import { assignRequestId } from "./middleware/request-id.ts";
 import type { ApiObservability } from "./observability.ts";

@@ -1,6 +1,5 @@
 export * from "./app.ts";
 export * from "./config.ts";
-export * from "./http-errors.ts";
 export * from "./server.ts";
 export * from "./budgeted-runner.ts";
 export * from "./observability.ts";

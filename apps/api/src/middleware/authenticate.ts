@@ -1,9 +1,8 @@
-import { Forbidden, type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain";
+import { Forbidden, type OrgScope, parseBearerKey, RateLimited, Unauthenticated } from "@platter/domain";
 import { ApiKeyRepository, type AuthenticatedKey, type RequestStorage } from "@platter/persistence";
 import { Effect } from "effect";
 import type { Context, Middleware } from "koa";
 import { addressGroup } from "@platter/ops";
-import { RateLimited } from "../http-errors.ts";
 import type { KeyRateLimits, RateLimitDecision } from "../rate-limits.ts";
 import type { BudgetedRunner } from "../budgeted-runner.ts";
 
