@@ -1,6 +1,7 @@
 import Koa, { type Context, type Middleware, type Next } from "koa";
 import type { Logger } from "pino";
-import { clientAddressResolver, type KeyRateLimits, type TrustedProxies, UnknownEndpoint, watchOutages } from "@platter/ops";
+import { UnknownEndpoint } from "@platter/domain";
+import { clientAddressResolver, type KeyRateLimits, type TrustedProxies, watchOutages } from "@platter/ops";
 import { errorResponse } from "./middleware/error-response.ts";
 import { assignRequestId } from "./middleware/request-id.ts";
 import type { ApiObservability } from "./observability.ts";

@@ -1,7 +1,7 @@
 import { forkRequest, type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
 import type { Effect, Exit, Fiber } from "effect";
 import type { Context } from "koa";
-import { DatabaseUnavailable } from "@platter/ops";
+import { DatabaseUnavailable } from "@platter/domain";
 
 /** Why a request was answered 503 although the database has not failed (yet): it was too slow for the request's budget. */
 export class RequestDatabaseTimeout extends Error {
@@ -88,7 +88,7 @@ export class BudgetedRunner {
         fiber.addObserver(settle);
       });
       if (outcome === "expired") throw new DatabaseUnavailable({ reason: new RequestDatabaseTimeout(this.budgetMs) });
-      return requestOutcome(outcome, (reason) => new DatabaseUnavailable({ reason }));
+      return requestOutcome(outcome);
     } finally {
       this.waiting.delete(waiting as Waiting<unknown, unknown>);
       waiting!.release();

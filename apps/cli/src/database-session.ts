@@ -1,14 +1,10 @@
 import { userInfo } from "node:os";
-import {
-  type ApiKeyLimitReached, type EndpointLimitReached, type EndpointUrlTaken, type EndpointUrlRefused, type InvalidInput, type InvalidTransition, type NotFound, type OperatorActor,
-  type SecretKeyUnavailable,
-  operatorActor,
-} from "@platter/domain";
+import { isPlatterError, type OperatorActor, operatorActor } from "@platter/domain";
 import { type DatabaseSettings } from "@platter/ops";
-import { openPlatform, type Persistence, type PlatformRuntime } from "@platter/persistence";
+import { openPlatform, type Persistence, type PlatformRuntime, requestOutcome } from "@platter/persistence";
 import { Operator, type OwnedRecord } from "@platter/persistence/operator";
-import { Cause, Effect, Exit } from "effect";
-import { CommandFailed, LimitReached, UsageError } from "./failures.ts";
+import { Effect } from "effect";
+import { failureOf } from "./failures.ts";
 import { note } from "./output.ts";
 
 /**
@@ -30,35 +26,19 @@ export const withPlatform = async <T>(config: DatabaseSettings, work: (platform:
   }
 };
 
-type ActionError =
-  | InvalidInput | NotFound | InvalidTransition | EndpointLimitReached | ApiKeyLimitReached | EndpointUrlRefused | EndpointUrlTaken | SecretKeyUnavailable;
-
 /**
- * Runs one command's storage program. Its expected failures become CLI failures: `InvalidInput`,
- * `EndpointUrlRefused` and `EndpointUrlTaken` a usage error with the domain's message, `NotFound` a failure saying what
- * was missing, `InvalidTransition` a failure with the domain's message, `EndpointLimitReached` and `ApiKeyLimitReached` a
- * usage error (exit 2: the request is one the organization may not make) with the domain's message,
- * `SecretKeyUnavailable` a failure saying which key `SECRET_ENCRYPTION_KEYS` lacks.
+ * Runs one command's storage program. What its Cause holds is read as the request edges read it
+ * (`requestOutcome`): an expected failure (a database outage too, as `DatabaseUnavailable`) ends
+ * the command with the catalogue's line and exit code (`failureOf`; `notFound` says what was
+ * missing), a defect is thrown as it is.
  */
-export const runAction = async <A>(platform: PlatformRuntime, program: Effect.Effect<A, ActionError, Persistence>, notFound: string): Promise<A> => {
+export const runAction = async <A, E>(platform: PlatformRuntime, program: Effect.Effect<A, E, Persistence>, notFound: string): Promise<A> => {
   const exit = await platform.runPromiseExit(program);
-  if (Exit.isSuccess(exit)) return exit.value;
-  const error = Cause.squash(exit.cause) as ActionError | Error;
-  switch ((error as { _tag?: string })._tag) {
-    case "InvalidInput":
-    case "EndpointUrlRefused":
-    case "EndpointUrlTaken":
-      throw new UsageError((error as InvalidInput | EndpointUrlRefused | EndpointUrlTaken).message);
-    case "EndpointLimitReached":
-    case "ApiKeyLimitReached":
-      throw new LimitReached((error as EndpointLimitReached | ApiKeyLimitReached).message);
-    case "NotFound":
-      throw new CommandFailed(notFound);
-    case "InvalidTransition":
-    case "SecretKeyUnavailable":
-      throw new CommandFailed((error as InvalidTransition | SecretKeyUnavailable).message);
+  try {
+    return requestOutcome(exit);
+  } catch (thrown) {
+    throw isPlatterError(thrown) ? failureOf(thrown, notFound) : thrown;
   }
-  throw error;
 };
 
 /**

@@ -1,3 +1,4 @@
+import { errorAnswer, type PlatterError } from "@platter/domain";
 import { ConfigError } from "@platter/ops";
 
 /**
@@ -24,4 +25,24 @@ export const messageOf = (error: unknown): string => {
   if (error instanceof ConfigError) return `configuration error: ${error.message}`;
   if (error instanceof Error) return error.message;
   return String(error);
+};
+
+/**
+ * The CLI's edge of the error catalogue: an expected error as the failure a command ends with, its
+ * line the catalogue's text (`notFound` says what was missing, for `NotFound`) and its exit code
+ * the catalogue's kind: `input` a usage error (2, with the help hint), `limit` a limit reached (2),
+ * `refusal` and `outage` a failed command (1).
+ */
+export const failureOf = (error: PlatterError, notFound?: string): Error => {
+  const answer = errorAnswer(error);
+  const line = error._tag === "NotFound" && notFound !== undefined ? notFound : answer.text;
+  switch (answer.kind) {
+    case "input":
+      return new UsageError(line);
+    case "limit":
+      return new LimitReached(line);
+    case "refusal":
+    case "outage":
+      return new CommandFailed(line);
+  }
 };

@@ -4,14 +4,13 @@ import {
   AddressFailures, clientAddressResolver, readRateLimits, readRequestHistorySettings, readSignatureHeader, readTrustProxy,
   readWebhookEndpointSettings,
 } from "@platter/ops";
-import { DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
+import { DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION, UnknownPage } from "@platter/domain";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, DEFAULT_PAGE_LOADS_PER_ORGANIZATION, type DeveloperAreaConfig } from "./config.ts";
 import { FailedLookups } from "./failed-lookups.ts";
 import { PageLoads } from "./page-loads.ts";
 import { errorPages } from "./error-pages.ts";
-import { UnknownPage } from "./page-errors.ts";
 import { OrganizationLimits, postRouteLimits, type RouteLimit } from "./organization-limits.ts";
 import { addListenRoutes } from "./listen-routes.ts";
 import type { ListenerStreams } from "./listener-streams.ts";

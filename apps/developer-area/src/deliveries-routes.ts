@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { Deliveries, WebhookEndpoints } from "@platter/application";
-import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, readUtcTime } from "@platter/domain";
+import { deliveryLogListing, parseDeliveryLogFilter, parsePageRequest, parseRecordId, readUtcTime, UnknownPage } from "@platter/domain";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { type Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
@@ -8,7 +8,6 @@ import { allowRedoc, apiReferencePage, openApiJson } from "./api-reference.ts";
 import { eventCatalogPage } from "./catalog-page.ts";
 import { deliveriesPage, filterQuery, type LogPageState, messagePage, messagePath } from "./deliveries-pages.ts";
 import type { SignedIn } from "./layout.ts";
-import { UnknownPage } from "./page-errors.ts";
 import { limited } from "./organization-limits.ts";
 import { page, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";

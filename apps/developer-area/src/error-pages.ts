@@ -1,163 +1,127 @@
-import type { NotFound, SecretKeyUnavailable, SignInRefused } from "@platter/domain";
-import { DatabaseUnavailable, type HttpErrorResponse, isApiError, toHttpError, UnknownEndpoint } from "@platter/ops";
-import type { Middleware } from "koa";
+import { errorAnswer, inWords, isPlatterError, jsonAnswer, type PlatterError, REFUSED_SIGN_IN_LINK } from "@platter/domain";
+import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
-import type {
-  AreaUnavailable, FormRefused, SignInRequired, TooManyActions, TooManyFailedSignIns, TooManyPageLoads, UnknownPage, UnreadableForm,
-} from "./page-errors.ts";
 import { loggedError, loggedPath } from "./log-redaction.ts";
+import type { HtmlValue } from "./html.ts";
 import { howToGetALink, messagePage } from "./pages.ts";
 
-/** Error pages: the one place where an error becomes a status and a page (or, for the CLI's routes, JSON). Anything unexpected is logged and a plain 500 page. */
+/**
+ * Error pages: the Developer area's edge of the error catalogue. Every expected error is answered
+ * with the catalogue's status and headers, as a page (or, for the CLI's `/cli/` routes, the
+ * catalogue's JSON, as the API answers it). Anything unexpected is logged and a plain 500.
+ */
 
-type PageError =
-  | SignInRequired | FormRefused | UnreadableForm | UnknownPage | AreaUnavailable | NotFound | SignInRefused | TooManyActions
-  | TooManyFailedSignIns | TooManyPageLoads | SecretKeyUnavailable;
-
-/** `90` → `2 minutes`, `30` → `30 seconds`: when to try again, in words. */
-const inWords = (seconds: number) =>
-  seconds < 60 ? `${seconds} ${seconds === 1 ? "second" : "seconds"}` : `${Math.ceil(seconds / 60)} ${Math.ceil(seconds / 60) === 1 ? "minute" : "minutes"}`;
-
-interface ErrorPage {
-  readonly status: number;
-  readonly page: string;
-  readonly headers?: Readonly<Record<string, string>>;
+/** A page's own words for an error: its title, paragraphs and button; the catalogue's text is the title of any error without them. */
+interface PageWords {
+  readonly title: string;
+  readonly paragraphs: ReadonlyArray<HtmlValue>;
+  readonly back?: { readonly href: string; readonly label: string };
 }
 
-const notFoundPage = (): ErrorPage => ({
-  status: 404,
-  page: messagePage("Page not found", ["There is nothing at this address. It may have been mistyped, or the record is not yours to see."], {
-    href: "/api-keys", label: "Go to API keys",
-  }),
+const BACK_TO_KEYS = { href: "/api-keys", label: "Back to API keys" } as const;
+
+const notFoundWords = (): PageWords => ({
+  title: "Page not found",
+  paragraphs: ["There is nothing at this address. It may have been mistyped, or the record is not yours to see."],
+  back: { href: "/api-keys", label: "Go to API keys" },
 });
 
-const REFUSED_LINK: Record<SignInRefused["reason"], { status: number; title: string; why: string }> = {
-  used: { status: 410, title: "This sign-in link was already used", why: "A sign-in link works once, so that a copied or forwarded link lets nobody else in." },
-  expired: { status: 410, title: "This sign-in link has expired", why: "A sign-in link works for 15 minutes after it was made." },
-  unknown: { status: 404, title: "This sign-in link is not valid", why: "Check that the whole link was copied; links are long." },
+/** Why each refused sign-in link is refused, under the catalogue's title. */
+const REFUSED_LINK_WHY: Record<keyof typeof REFUSED_SIGN_IN_LINK, string> = {
+  used: "A sign-in link works once, so that a copied or forwarded link lets nobody else in.",
+  expired: "A sign-in link works for 15 minutes after it was made.",
+  unknown: "Check that the whole link was copied; links are long.",
 };
 
-type PageOf = { readonly [Tag in PageError["_tag"]]: (error: Extract<PageError, { _tag: Tag }>) => ErrorPage };
+type WordsOf = { readonly [Tag in PlatterError["_tag"]]?: (error: Extract<PlatterError, { _tag: Tag }>, text: string) => PageWords };
 
-const PAGES: PageOf = {
-  SignInRequired: () => ({
-    status: 401,
-    page: messagePage("Sign in to the Developer area", ["You are not signed in, or your session has ended (sessions last a working day).", howToGetALink]),
+/** The pages' own words, by tag; status and headers are always the catalogue's. */
+const PAGE_WORDS: WordsOf = {
+  SignInRequired: (_error, text) => ({
+    title: text, paragraphs: ["You are not signed in, or your session has ended (sessions last a working day).", howToGetALink],
   }),
-  SignInRefused: (error) => {
-    const refused = REFUSED_LINK[error.reason];
-    return { status: refused.status, page: messagePage(refused.title, [refused.why, howToGetALink]) };
-  },
-  FormRefused: () => ({
-    status: 403,
-    page: messagePage("This form could not be accepted", [
+  SignInRefused: (error, text) => ({ title: text, paragraphs: [REFUSED_LINK_WHY[error.reason], howToGetALink] }),
+  FormRefused: (_error, text) => ({
+    title: text,
+    paragraphs: [
       "It did not come from a page of this Developer area session: it may have been sent by another site, or from a page opened before you signed in again. Nothing was changed.",
-    ], { href: "/api-keys", label: "Back to API keys" }),
+    ],
+    back: BACK_TO_KEYS,
   }),
-  UnreadableForm: () => ({
-    status: 400,
-    page: messagePage("This form could not be read", ["It was not sent as a web form, or it was too large. Nothing was changed."], {
-      href: "/api-keys", label: "Back to API keys",
-    }),
+  UnreadableForm: (_error, text) => ({
+    title: text, paragraphs: ["It was not sent as a web form, or it was too large. Nothing was changed."], back: BACK_TO_KEYS,
   }),
-  UnknownPage: notFoundPage,
-  NotFound: notFoundPage,
+  UnknownPage: notFoundWords,
+  NotFound: notFoundWords,
   TooManyActions: (error) => ({
-    status: 429,
-    page: messagePage(`Too many ${error.what} for now`, [
+    title: `Too many ${error.what} for now`,
+    paragraphs: [
       `Your organization may make ${error.allowed} ${error.what} every ${inWords(Math.round(error.windowMs / 1000))}, and has. Nothing was done. Try again in ${inWords(error.retryAfterSeconds)}.`,
-    ], { href: error.back, label: "Go back" }),
-    headers: { "retry-after": String(error.retryAfterSeconds) },
+    ],
+    back: { href: error.back, label: "Go back" },
   }),
   TooManyFailedSignIns: (error) => ({
-    status: 429,
-    page: messagePage("Too many failed sign-ins from your network", [
+    title: "Too many failed sign-ins from your network",
+    paragraphs: [
       `Sign-in links or sessions that were not valid were used from your network too often. Try again in ${inWords(error.retryAfterSeconds)}.`,
       howToGetALink,
-    ]),
-    headers: { "retry-after": String(error.retryAfterSeconds) },
+    ],
   }),
   TooManyPageLoads: (error) => ({
-    status: 429,
-    page: messagePage("Too many pages loading at once", [
-      `Your organization may load ${error.allowed} pages of the Developer area at a time, and is. Nothing was done. Please try again in a moment.`,
-    ], { href: "/api-keys", label: "Back to API keys" }),
-    headers: { "retry-after": "1" },
+    title: "Too many pages loading at once",
+    paragraphs: [`Your organization may load ${error.allowed} pages of the Developer area at a time, and is. Nothing was done. Please try again in a moment.`],
+    back: BACK_TO_KEYS,
   }),
   // The server lacks the key the endpoint's secret was sealed with: nothing the developer can change; the operator must add it.
-  SecretKeyUnavailable: (error) => ({
-    status: 503,
-    page: messagePage("This signing secret cannot be used on this server", [error.message, "Ask your Platter contact to configure that key; then try again."], {
-      href: "/webhooks", label: "Back to webhooks",
-    }),
+  SecretKeyUnavailable: (_error, text) => ({
+    title: "This signing secret cannot be used on this server",
+    paragraphs: [text, "Ask your Platter contact to configure that key; then try again."],
+    back: { href: "/webhooks", label: "Back to webhooks" },
   }),
-  AreaUnavailable: () => ({
-    status: 503,
-    page: messagePage("The Developer area is briefly unavailable", ["Nothing was changed. Please try again in a moment."]),
-    headers: { "retry-after": "1" },
-  }),
+  DatabaseUnavailable: () => ({ title: "The Developer area is briefly unavailable", paragraphs: ["Nothing was changed. Please try again in a moment."] }),
+  ShuttingDown: () => ({ title: "The Developer area is restarting", paragraphs: ["Nothing more was done. Please try again in a moment."] }),
 };
 
-const isPageError = (value: unknown): value is PageError =>
-  typeof value === "object" && value !== null && Object.hasOwn(PAGES, (value as { _tag?: unknown })._tag as string);
+/** An error's page: the catalogue's status and headers, the page's own words or the catalogue's text. */
+export const errorPage = (error: PlatterError): { readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly page: string } => {
+  const answer = errorAnswer(error);
+  const words = (PAGE_WORDS[error._tag] as ((error: PlatterError, text: string) => PageWords) | undefined)?.(error, answer.text) ??
+    { title: answer.text, paragraphs: ["Nothing was changed."], back: BACK_TO_KEYS };
+  return { status: answer.status, headers: answer.headers ?? {}, page: messagePage(words.title, words.paragraphs, words.back) };
+};
 
-/**
- * The CLI's routes (`/cli/…`, listen-routes.ts) answer JSON as the API does: its errors with the
- * API's own status and text (`toHttpError`), an organization limit as 429, an unknown path as 404;
- * undefined for a defect.
- */
-const cliAnswer = (thrown: unknown): HttpErrorResponse | undefined => {
-  if (isApiError(thrown)) return toHttpError(thrown);
-  if (!isPageError(thrown)) return undefined;
-  switch (thrown._tag) {
-    case "TooManyActions":
-      return {
-        status: 429,
-        error: `Your organization may make ${thrown.allowed} ${thrown.what} every ${inWords(Math.round(thrown.windowMs / 1000))}; retry in ${inWords(thrown.retryAfterSeconds)}`,
-        headers: { "retry-after": String(thrown.retryAfterSeconds) },
-      };
-    case "UnknownPage":
-    case "NotFound":
-      return toHttpError(new UnknownEndpoint());
-    case "AreaUnavailable":
-      return toHttpError(new DatabaseUnavailable({ reason: thrown.reason }));
-    default:
-      return undefined;
+/** The page a defect is answered with: opaque, the details only in the log. */
+const DEFECT_PAGE = () => messagePage("Something went wrong", ["This is our fault and has been logged. Nothing was changed; please try again."]);
+
+/** What the operator must hear of an expected error (an outage, a missing key), logged once here; nothing for the others. */
+const logExpected = (logger: Logger, ctx: Context, error: PlatterError): void => {
+  // The operator's to mend: said in the log too, with the key this process lacks.
+  if (error._tag === "SecretKeyUnavailable") {
+    logger.warn({ keyId: error.keyId, path: loggedPath(ctx) }, "a stored secret is sealed with a key SECRET_ENCRYPTION_KEYS does not hold");
   }
+  if (error._tag === "DatabaseUnavailable") logger.error({ err: loggedError(error.reason, ctx), path: loggedPath(ctx) }, "database unavailable");
 };
 
-/** Renders anything thrown below as its page; defects are logged (tokens redacted) and answered with an opaque 500 page. */
+/** Renders anything thrown below as its page (`/cli/…`: its JSON); defects are logged (tokens redacted) and answered with an opaque 500. */
 export const errorPages =
   (logger: Logger): Middleware =>
   async (ctx, next) => {
     try {
       await next();
     } catch (thrown) {
-      // The operator's to mend: said in the log too, with the key this process lacks.
-      if ((thrown as { _tag?: unknown } | undefined)?._tag === "SecretKeyUnavailable") {
-        logger.warn({ keyId: (thrown as SecretKeyUnavailable).keyId, path: loggedPath(ctx) }, "a stored secret is sealed with a key SECRET_ENCRYPTION_KEYS does not hold");
-      }
+      // A sign-in path carries a live link's token: never logged as it is.
+      if (isPlatterError(thrown)) logExpected(logger, ctx, thrown);
+      else logger.error({ err: loggedError(thrown, ctx), method: ctx.method, path: loggedPath(ctx) }, "unhandled error");
       if (ctx.path.startsWith("/cli/")) {
-        const known = cliAnswer(thrown);
-        if (known === undefined) logger.error({ err: loggedError(thrown, ctx), method: ctx.method, path: loggedPath(ctx) }, "unhandled error");
-        if (thrown instanceof DatabaseUnavailable) logger.error({ err: loggedError(thrown.reason, ctx), path: loggedPath(ctx) }, "database unavailable");
-        const answer = known ?? { status: 500, error: "Internal error; it has been logged" };
+        const answer = jsonAnswer(thrown);
         ctx.status = answer.status;
-        if (answer.headers) ctx.set(answer.headers);
-        ctx.body = { error: answer.error };
+        ctx.set(answer.headers);
+        ctx.body = answer.body;
         return;
       }
-      let answer: ErrorPage;
-      if (isPageError(thrown)) {
-        if (thrown._tag === "AreaUnavailable") logger.error({ err: loggedError(thrown.reason, ctx), path: loggedPath(ctx) }, "database unavailable");
-        answer = (PAGES[thrown._tag] as (error: PageError) => ErrorPage)(thrown);
-      } else {
-        // A sign-in path carries a live link's token: never logged as it is.
-        logger.error({ err: loggedError(thrown, ctx), method: ctx.method, path: loggedPath(ctx) }, "unhandled error");
-        answer = { status: 500, page: messagePage("Something went wrong", ["This is our fault and has been logged. Nothing was changed; please try again."]) };
-      }
+      const answer = isPlatterError(thrown) ? errorPage(thrown) : { status: 500, headers: {}, page: DEFECT_PAGE() };
       ctx.status = answer.status;
-      if (answer.headers) ctx.set(answer.headers);
+      ctx.set(answer.headers);
       ctx.type = "text/html; charset=utf-8";
       ctx.body = answer.page;
     }

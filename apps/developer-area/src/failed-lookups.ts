@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { type AddressFailures, addressGroup } from "@platter/ops";
 import type { Context } from "koa";
-import { TooManyFailedSignIns } from "./page-errors.ts";
+import { TooManyFailedSignIns } from "@platter/domain";
 
 /**
  * Failed session and sign-in link lookups per client address, as the API counts failed keys

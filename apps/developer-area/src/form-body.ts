@@ -1,6 +1,6 @@
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { UnreadableForm } from "./page-errors.ts";
+import { UnreadableForm } from "@platter/domain";
 
 /** Largest form body accepted: the area's forms carry a name and a token. */
 export const FORM_LIMIT_BYTES = 16 * 1024;

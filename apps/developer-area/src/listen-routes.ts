@@ -1,16 +1,15 @@
 import type Router from "@koa/router";
 import { LocalForwarding } from "@platter/application";
 import {
-  type AddressFailures, clientAddressResolver, DatabaseUnavailable, KeyRateLimits, limitedAuthentication, type RateLimitSettings,
+  type AddressFailures, clientAddressResolver, KeyRateLimits, limitedAuthentication, type RateLimitSettings,
   readJsonBody, type TrustedProxies,
 } from "@platter/ops";
-import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody } from "@platter/domain";
+import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody, ShuttingDown } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 import { ListenerStreams } from "./listener-streams.ts";
-import { AreaUnavailable } from "./page-errors.ts";
 import { declareRouteLimit, limited, type OrganizationLimits, type RouteLimit, unlimited } from "./organization-limits.ts";
 
 /**
@@ -43,7 +42,7 @@ export interface ListenRouteSettings {
 /** Adds the CLI's routes to `router`; returns the streams they open, which the server ends when it stops. */
 export const addListenRoutes = (router: Router, runtime: RequestRuntime, settings: ListenRouteSettings, logger: Logger): ListenerStreams => {
   const run = async <A, E>(program: Effect.Effect<A, E, RequestStorage>): Promise<A> =>
-    requestOutcome(await runRequest(runtime, program), (reason) => new DatabaseUnavailable({ reason }));
+    requestOutcome(await runRequest(runtime, program));
   const streams = new ListenerStreams(logger, settings.signatureHeader, run);
   const addressOf = clientAddressResolver(settings.trustProxy);
   const authenticated = limitedAuthentication<ApiKeyActor, RequestStorage>({
@@ -74,7 +73,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
 
   router.get("/cli/listen", async (ctx) => {
     // A stopping process opens no stream that would hold its shutdown: the CLI reconnects to another instance.
-    if (streams.stopping) throw new AreaUnavailable({ reason: "stopping" });
+    if (streams.stopping) throw new ShuttingDown();
     const actor = await actorOf(ctx);
     // A read-only key may not listen (LocalForwarding.open refuses it too): refused before its input is read.
     if (actor.scope.access !== "read_write") throw new Forbidden();

@@ -2,7 +2,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { DeveloperAreaLimits } from "./config.ts";
-import { TooManyActions } from "./page-errors.ts";
+import { errorAnswer, isPlatterError, TooManyActions } from "@platter/domain";
 
 /**
  * Per-organization limits on the Developer area's actions that make work: test events and replays
@@ -69,11 +69,8 @@ export const postRouteLimits = (router: Router): ReadonlyArray<{ readonly path: 
     .filter((layer) => layer.methods.includes("POST"))
     .map((layer) => ({ path: String(layer.path), limit: declarations.get(router)?.get(String(layer.path)) }));
 
-/** A route's own refusal that changed nothing (an expected, tagged error), not an outage in the middle of its work. */
-const isRefusal = (thrown: unknown): boolean => {
-  const tag = typeof thrown === "object" && thrown !== null ? (thrown as { _tag?: unknown })._tag : undefined;
-  return typeof tag === "string" && tag !== "AreaUnavailable" && tag !== "DatabaseUnavailable";
-};
+/** A route's own refusal that changed nothing (an expected error the catalogue does not call an outage), not an outage in the middle of its work. */
+const isRefusal = (thrown: unknown): boolean => isPlatterError(thrown) && errorAnswer(thrown).kind !== "outage";
 
 /** Requests whose refusal cost work (`refusalCostWork`): their count is kept. */
 const costlyRefusals = new WeakSet<Context>();

@@ -1,4 +1,4 @@
-import { TooManyPageLoads } from "./page-errors.ts";
+import { TooManyPageLoads } from "@platter/domain";
 
 /**
  * Signed-in requests in flight per organization (`DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION`):

@@ -1,6 +1,5 @@
-import { parseRecordId } from "@platter/domain";
+import { parseRecordId, UnknownPage } from "@platter/domain";
 import type { Context } from "koa";
-import { UnknownPage } from "./page-errors.ts";
 
 /** How the area's routes answer: an HTML page with a status, a 303 to another page, and the record id of a path. */
 

@@ -1,8 +1,8 @@
 import Router from "@koa/router";
 import { ApiKeys, DeveloperAreaSessions, RequestLogs, Sandbox } from "@platter/application";
 import {
-  ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
-  parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES, SignInRefused,
+  ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, errorAnswer, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
+  parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES, SignInRefused, UnknownPage,
 } from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, type RequestRuntime } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -19,7 +19,6 @@ import type { FailedLookups } from "./failed-lookups.ts";
 import type { PageLoads } from "./page-loads.ts";
 import { addWebhookRoutes } from "./webhooks-routes.ts";
 import { requestLogPage } from "./request-log-pages.ts";
-import { UnknownPage } from "./page-errors.ts";
 import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import { addSessionRoutes } from "./sessions-routes.ts";
 import { addAuditRoutes } from "./audit-routes.ts";
@@ -171,7 +170,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
       // One key too many: said beside the name, the form kept, nothing written.
       Effect.catchTag("ApiKeyLimitReached", (refusal) => Effect.succeed(refusal)),
     ));
-    if ("_tag" in created) return listPage(ctx, 400, { ...entered, nameError: created.message });
+    if ("_tag" in created) return listPage(ctx, 400, { ...entered, nameError: errorAnswer(created).text });
     page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.key }));
   });
 

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { Sandbox } from "@platter/application";
-import { deviceHint, type InvalidTransition, type NotFound, parseSandboxTrigger, SANDBOX_TRIGGERS } from "@platter/domain";
+import { deviceHint, errorAnswer, type InvalidTransition, type NotFound, parseSandboxTrigger, SANDBOX_TRIGGERS } from "@platter/domain";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
@@ -55,10 +55,10 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
   const change = async <A>(ctx: Context, session: DeveloperSession, program: Effect.Effect<A, InvalidTransition | NotFound, RequestStorage>) => {
     const outcome = await run(ctx, program.pipe(
       Effect.map((value) => ({ done: true as const, value })),
-      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed({ done: false as const, message: refusal.message })),
+      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed({ done: false as const, refusal: errorAnswer(refusal) })),
     ));
     if (outcome.done) return outcome;
-    await sandboxAnswer(ctx, session, 409, { error: outcome.message });
+    await sandboxAnswer(ctx, session, outcome.refusal.status, { error: outcome.refusal.text });
     return undefined;
   };
 

@@ -6,7 +6,7 @@ import type { Context, Middleware } from "koa";
 import { readForm } from "./form-body.ts";
 import type { FailedLookups } from "./failed-lookups.ts";
 import { declareRouteLimit, type OrganizationLimits, type RouteLimit, unlimited } from "./organization-limits.ts";
-import { FormRefused, SignInRequired } from "./page-errors.ts";
+import { FormRefused, SignInRequired } from "@platter/domain";
 import type { PageLoads } from "./page-loads.ts";
 import { runProgram } from "./run-program.ts";
 

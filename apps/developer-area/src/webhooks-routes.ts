@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { WebhookEndpoints } from "@platter/application";
-import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
+import { errorAnswer, isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -93,7 +93,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     ));
     // The SSRF guard may have looked the name up: that refusal keeps its count, so lookups stay bounded.
     if ("_tag" in created && created._tag === "EndpointUrlRefused") refusalCostWork(ctx);
-    if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: created.message }));
+    if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: errorAnswer(created).text }));
     redirect(ctx, `/webhooks/${created.id}?done=added`);
   });
 
@@ -137,7 +137,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     const sent = await run(ctx, WebhookEndpoints.sendTestMessage(session, id, type).pipe(
       Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
     ));
-    if ("_tag" in sent) return showEndpoint(ctx, 409, id, { testForm: { type, error: sent.message } });
+    if ("_tag" in sent) return showEndpoint(ctx, errorAnswer(sent).status, id, { testForm: { type, error: errorAnswer(sent).text } });
     redirect(ctx, `/webhooks/${id}/test/${sent.delivery_id}`);
   });
 

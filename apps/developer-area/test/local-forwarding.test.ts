@@ -342,6 +342,6 @@ describe("a stopping Developer area", () => {
     const refused = await fetch(`${area.origin}/cli/listen?forward_to=${encodeURIComponent(FORWARD_TO)}`, { headers: bearer(sandbox.writeKey) });
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
-    expect(await refused.json()).toEqual({ error: "The service is temporarily unavailable; retry shortly" });
+    expect(await refused.json()).toEqual({ error: "This server is shutting down; retry shortly" });
   });
 });

@@ -1,6 +1,10 @@
 import { Schema } from "effect";
 
-/** Errors: expected failures of the domain, as tagged values. The API maps each tag to a status once. */
+/**
+ * Errors: every expected failure of Platter, as tagged values: the domain's, and those the edges
+ * raise themselves (an unknown path, a body too large, a rate limit, a database outage, a form from
+ * another site). `error-catalogue.ts` gives each tag its status and text once; each edge renders it.
+ */
 
 /** No key, a malformed key, an unknown key or a revoked key. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {}) {}
@@ -119,7 +123,80 @@ export const secretKeyUnavailable = (keyId: string): SecretKeyUnavailable =>
       "Nothing was changed. The operator must add that key to SECRET_ENCRYPTION_KEYS on every Platter process.",
   });
 
-/** Every expected failure of the domain. */
+/** Every expected failure of the domain the API answers. */
 export type DomainError =
   | Unauthenticated | Forbidden | NotFound | InvalidInput | InvalidCursor | InvalidTransition
   | IdempotencyKeyReused | IdempotencyKeyInProgress | SecretKeyUnavailable;
+
+/** A path or method the API (or the Developer area's `/cli/` routes) does not serve. */
+export class UnknownEndpoint extends Schema.TaggedError<UnknownEndpoint>()("UnknownEndpoint", {}) {}
+
+/** A request body over the size limit. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  limitBytes: Schema.Int,
+}) {}
+
+/** A request body that is declared as something other than JSON. */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {}) {}
+
+/** The database is down, frozen or too slow right now: the request did nothing and may be retried. */
+export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  /** The driver's error, for the outage log line. */
+  reason: Schema.Unknown,
+}) {}
+
+/** The request's work was interrupted because this process is shutting down: nothing more was done, and another instance may serve a retry. */
+export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDown", {}) {}
+
+/**
+ * A request over a rate limit: the key's own, its organization's, or the failed authentications
+ * of its client address; `Retry-After` says when to try again.
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  limitedBy: Schema.Literals(["key", "organization", "address"]),
+  retryAfterSeconds: Schema.Int,
+}) {}
+
+/** No live Developer-area session: never signed in, signed out, or the working day is over. */
+export class SignInRequired extends Schema.TaggedError<SignInRequired>()("SignInRequired", {}) {}
+
+/** A form without this session's token, or sent from another origin (cross-site request forgery). */
+export class FormRefused extends Schema.TaggedError<FormRefused>()("FormRefused", {}) {}
+
+/** A form body that could not be read (too large, not a form). */
+export class UnreadableForm extends Schema.TaggedError<UnreadableForm>()("UnreadableForm", {}) {}
+
+/** A path or method the Developer area does not serve. */
+export class UnknownPage extends Schema.TaggedError<UnknownPage>()("UnknownPage", {}) {}
+
+/** An action the organization has taken as often as its Developer-area limit allows in the current window: nothing was done. */
+export class TooManyActions extends Schema.TaggedError<TooManyActions>()("TooManyActions", {
+  /** What was refused, as a plural noun phrase: `test events`, `new endpoints`, `replays`. */
+  what: Schema.String,
+  /** How many the organization may take per window. */
+  allowed: Schema.Finite,
+  /** The window, in milliseconds. */
+  windowMs: Schema.Finite,
+  /** Seconds until the window resets and it may try again. */
+  retryAfterSeconds: Schema.Finite,
+  /** Where the page's button leads back to. */
+  back: Schema.String,
+}) {}
+
+/** The client's address has presented too many unknown session cookies or sign-in links lately: refused before any lookup. */
+export class TooManyFailedSignIns extends Schema.TaggedError<TooManyFailedSignIns>()("TooManyFailedSignIns", {
+  /** Seconds until the address's window ends. */
+  retryAfterSeconds: Schema.Finite,
+}) {}
+
+/** The organization has as many pages loading at once as `DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION` allows: this one was not started. */
+export class TooManyPageLoads extends Schema.TaggedError<TooManyPageLoads>()("TooManyPageLoads", {
+  /** How many may load at once. */
+  allowed: Schema.Finite,
+}) {}
+
+/** Every expected failure of Platter: each has its entry in the error catalogue (`ERROR_CATALOGUE`). */
+export type PlatterError =
+  | DomainError | SignInRefused | EndpointLimitReached | EndpointUrlRefused | ApiKeyLimitReached | EndpointUrlTaken
+  | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable | ShuttingDown | RateLimited
+  | SignInRequired | FormRefused | UnreadableForm | UnknownPage | TooManyActions | TooManyFailedSignIns | TooManyPageLoads;

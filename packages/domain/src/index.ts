@@ -33,3 +33,4 @@ export * from "./api-key-lifetime.ts";
 export * from "./sandbox.ts";
 export * from "./request-log.ts";
 export * from "./storable-text.ts";
+export * from "./error-catalogue.ts";

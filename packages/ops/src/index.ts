@@ -6,6 +6,5 @@ export * from "./outage-watch.ts";
 export * from "./address-failures.ts";
 export * from "./client-address.ts";
 export * from "./rate-limits.ts";
-export * from "./http-errors.ts";
 export * from "./key-authentication.ts";
 export { readJsonBody } from "./request-body.ts";

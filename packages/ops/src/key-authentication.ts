@@ -2,7 +2,7 @@ import { type OrgScope, parseBearerKey, Unauthenticated } from "@platter/domain"
 import { Effect } from "effect";
 import type { Context } from "koa";
 import { addressGroup } from "./client-address.ts";
-import { RateLimited } from "./http-errors.ts";
+import { RateLimited } from "@platter/domain";
 import type { KeyRateLimits, RateLimitDecision } from "./rate-limits.ts";
 
 /** Tells the caller where it stands; throws `RateLimited` when the decision refused the request. */

@@ -1,7 +1,6 @@
-import { InvalidInput } from "@platter/domain";
+import { InvalidInput, PayloadTooLarge, UnsupportedMediaType } from "@platter/domain";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { PayloadTooLarge, UnsupportedMediaType } from "./http-errors.ts";
 
 /** Largest request body accepted. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;

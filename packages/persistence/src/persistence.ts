@@ -1,5 +1,5 @@
-import type { SecretKey } from "@platter/domain";
-import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime } from "effect";
+import { DatabaseUnavailable, type SecretKey, ShuttingDown } from "@platter/domain";
+import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime, Result } from "effect";
 import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
@@ -93,14 +93,19 @@ export type DispatcherRuntime = ManagedRuntime.ManagedRuntime<DispatcherStorage,
 export type PlatformRuntime = ManagedRuntime.ManagedRuntime<Persistence, never>;
 
 /**
- * A request's storage program ended: its value, or thrown the expected failure itself (the app's
- * error mapping answers it), `unavailable(failure)` for a database outage (a 503), and any other
- * defect as it is (an opaque 500).
+ * A request's storage program ended: its value, or thrown what its Cause says, read as effect's
+ * `HttpServerError.causeResponse` reads one: the expected failure itself (the error catalogue
+ * answers it); else a defect, as `DatabaseUnavailable` when it is a database outage (a 503) and as
+ * it is otherwise (an opaque 500); else, a Cause of interruptions only, `ShuttingDown` (a 503 saying
+ * so): never a defect squashed from an interruption.
  */
-export const requestOutcome = <A, E>(exit: Exit.Exit<A, E>, unavailable: (failure: unknown) => Error): A => {
+export const requestOutcome = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
-  const failure = Cause.squash(exit.cause);
-  throw isDatabaseUnavailable(failure) ? unavailable(failure) : failure;
+  const failure = Cause.findError(exit.cause);
+  if (Result.isSuccess(failure)) throw failure.success;
+  const defect = Cause.findDefect(exit.cause);
+  if (Result.isSuccess(defect)) throw isDatabaseUnavailable(defect.success) ? new DatabaseUnavailable({ reason: defect.success }) : defect.success;
+  throw new ShuttingDown();
 };
 
 /** Where the database is and how long to wait on it, as configuration reads them, and this process's pool size. */

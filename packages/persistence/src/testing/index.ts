@@ -5,3 +5,4 @@ export * from "./test-postgres.ts";
 export * from "./controlled-postgres.ts";
 export * from "./pgbouncer.ts";
 export * from "./streaming-replica.ts";
+export * from "./error-samples.ts";
