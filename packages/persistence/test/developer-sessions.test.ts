@@ -1,4 +1,4 @@
-import { hashAccessToken } from "@platter/domain";
+import { generateSecretKey, hashAccessToken, makeSecretCipher, sessionSecretContext } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository, AuditLog, DeveloperSessions } from "../src/index.ts";
@@ -156,6 +156,22 @@ describe("sessions", () => {
     );
     expect(result.stillOpen.scope.organizationId).toBe(a.id);
     expect(result.ended).toMatchObject({ _tag: "Unauthenticated" });
+  });
+
+  it("is signed out, not a 500, when its form secret was sealed with a key this process does not hold; others go on", async () => {
+    const result = await atNow(
+      Effect.gen(function* () {
+        const sessions = yield* DeveloperSessions;
+        const sealedElsewhere = yield* sessions.signIn((yield* linkOf(a)).token);
+        const other = yield* sessions.signIn((yield* linkOf(a)).token);
+        const hash = hashAccessToken(sealedElsewhere.token);
+        const foreign = makeSecretCipher([generateSecretKey("elsewhere").key]).seal("a form secret", sessionSecretContext(a.id, hash));
+        yield* Effect.promise(() => rows("update developer_sessions set form_secret = ? where token_hash = ?", [foreign, hash]));
+        return { refused: yield* Effect.flip(sessions.authenticate(sealedElsewhere.token)), other: yield* sessions.authenticate(other.token) };
+      }),
+    );
+    expect(result.refused).toMatchObject({ _tag: "Unauthenticated" });
+    expect(result.other.scope.organizationId).toBe(a.id);
   });
 
   it("end at sign-out, and signing out again is harmless", async () => {

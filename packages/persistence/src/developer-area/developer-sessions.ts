@@ -2,13 +2,13 @@ import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
   NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,
 } from "@platter/domain";
-import { Context, Effect, Layer } from "effect";
+import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
 import { nowPlus, nowPlusValue } from "../database-clock.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { orgSql, raw, sql } from "../org-sql.ts";
-import { openedSecrets } from "../webhooks/opened-secrets.ts";
+import { openedSecrets, openOrUnavailable } from "../webhooks/opened-secrets.ts";
 
 /**
  * Developer-area access: single-use sign-in links for one organization, the sessions they open,
@@ -197,6 +197,10 @@ export class DeveloperSessions extends Context.Service<
             [hashAccessToken(sessionToken)],
           );
           if (row === undefined) return yield* new Unauthenticated();
+          // A form secret sealed with a key this process lacks: this process cannot check the
+          // session's forms, so it is signed out here (a new sign-in seals with this process's key).
+          const formSecret = openOrUnavailable(formSecrets, row.form_secret, sessionSecretContext(row.organization_id, row.token_hash));
+          if (Result.isFailure(formSecret)) return yield* new Unauthenticated();
           const scope = developerSessionScope(Number(row.organization_id), row.currency);
           if (row.seen_long_ago) noteSeen(scope, Number(row.id));
           return {
@@ -204,7 +208,7 @@ export class DeveloperSessions extends Context.Service<
             scope,
             sessionId: Number(row.id),
             linkId: Number(row.link_id),
-            formSecret: formSecrets.open(row.form_secret, sessionSecretContext(row.organization_id, row.token_hash)),
+            formSecret: formSecret.success,
             expiresAt: row.expires_at,
           };
         }),
