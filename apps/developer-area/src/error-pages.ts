@@ -1,4 +1,5 @@
-import { errorAnswer, inWords, isPlatterError, jsonAnswer, type PlatterError, REFUSED_SIGN_IN_LINK } from "@platter/domain";
+import { type ErrorAnswer, errorAnswer, inWords, isPlatterError, jsonAnswer, type PlatterError, REFUSED_SIGN_IN_LINK } from "@platter/domain";
+import { Effect } from "effect";
 import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
 import { loggedError, loggedPath } from "./log-redaction.ts";
@@ -89,6 +90,28 @@ export const errorPage = (error: PlatterError): { readonly status: number; reado
     { title: answer.text, paragraphs: ["Nothing was changed."], back: BACK_TO_KEYS };
   return { status: answer.status, headers: answer.headers ?? {}, page: messagePage(words.title, words.paragraphs, words.back) };
 };
+
+/** What a form's change came to: its value, or a refusal its page shows beside the field (the catalogue's status and text). */
+export type FormOutcome<A, Tag extends string> =
+  | { readonly done: true; readonly value: A }
+  | { readonly done: false; readonly tag: Tag; readonly refusal: ErrorAnswer };
+
+/**
+ * `change` with the refusals `tags` as a `FormOutcome`, for a form that shows them beside its field
+ * and keeps what was entered (nothing was written); every other failure goes on to `errorPages`.
+ * The one way a route turns an error into what it shows: the catalogue's answer, never its own.
+ */
+export const shownOnForm = <A, E extends PlatterError, R, const Tag extends E["_tag"]>(
+  change: Effect.Effect<A, E, R>,
+  ...tags: ReadonlyArray<Tag>
+): Effect.Effect<FormOutcome<A, Tag>, Exclude<E, { readonly _tag: Tag }>, R> =>
+  change.pipe(
+    Effect.map((value): FormOutcome<A, Tag> => ({ done: true, value })),
+    Effect.catchIf(
+      (error: E): error is Extract<E, { readonly _tag: Tag }> => (tags as ReadonlyArray<string>).includes(error._tag),
+      (refused) => Effect.succeed<FormOutcome<A, Tag>>({ done: false, tag: refused._tag as Tag, refusal: errorAnswer(refused) }),
+    ),
+  ) as Effect.Effect<FormOutcome<A, Tag>, Exclude<E, { readonly _tag: Tag }>, R>;
 
 /** The page a defect is answered with: opaque, the details only in the log. */
 const DEFECT_PAGE = () => messagePage("Something went wrong", ["This is our fault and has been logged. Nothing was changed; please try again."]);

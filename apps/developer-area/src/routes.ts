@@ -1,14 +1,15 @@
 import Router from "@koa/router";
 import { ApiKeys, DeveloperAreaSessions, RequestLogs, Sandbox } from "@platter/application";
 import {
-  ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, errorAnswer, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
+  ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
   parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES, SignInRefused, UnknownPage,
 } from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, type RequestRuntime } from "@platter/persistence";
-import { Effect, Result } from "effect";
+import { Result } from "effect";
 import type { Context } from "koa";
 import type { RequestHistorySettings, WebhookEndpointSettings } from "@platter/ops";
 import type { SignedIn } from "./layout.ts";
+import { shownOnForm } from "./error-pages.ts";
 import { runProgram } from "./run-program.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import {
@@ -166,12 +167,10 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     }
     const access = entered.access as Access;
     const lifetimeMs = Result.getOrThrow(checkKeyLifetime(lifetime.success.ms));
-    const created = await run(ctx, ApiKeys.create(session, access, name.success, lifetimeMs, settings.apiKeysPerOrganization).pipe(
-      // One key too many: said beside the name, the form kept, nothing written.
-      Effect.catchTag("ApiKeyLimitReached", (refusal) => Effect.succeed(refusal)),
-    ));
-    if ("_tag" in created) return listPage(ctx, 400, { ...entered, nameError: errorAnswer(created).text });
-    page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.key }));
+    // One key too many: said beside the name, the form kept, nothing written.
+    const created = await run(ctx, shownOnForm(ApiKeys.create(session, access, name.success, lifetimeMs, settings.apiKeysPerOrganization), "ApiKeyLimitReached"));
+    if (!created.done) return listPage(ctx, 400, { ...entered, nameError: created.refusal.text });
+    page(ctx, 201, createdKeyPage(await signedIn(ctx, session), { name: name.success, access, secret: created.value.key }));
   });
 
   router.get("/api-keys/:id/roll", signedInOnly, async (ctx) => {
@@ -187,14 +186,12 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
     if (Result.isFailure(overlap)) {
       return page(ctx, 400, confirmRollPage(await signedIn(ctx, session), await run(ctx, ApiKeys.find(session, id)), overlap.failure.message));
     }
-    const rolled = await run(ctx, ApiKeys.roll(session, id, overlap.success.ms).pipe(
-      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
-    ));
+    const rolled = await run(ctx, shownOnForm(ApiKeys.roll(session, id, overlap.success.ms), "InvalidTransition"));
     // Already rolled, revoked or expired meanwhile (a second click, an old page): the list says how it stands.
-    if ("_tag" in rolled) return redirect(ctx, "/api-keys");
-    const key = await run(ctx, ApiKeys.find(session, rolled.id));
+    if (!rolled.done) return redirect(ctx, "/api-keys");
+    const key = await run(ctx, ApiKeys.find(session, rolled.value.id));
     page(ctx, 201, createdKeyPage(await signedIn(ctx, session), {
-      name: key.name, access: key.access, secret: rolled.key, oldKeyWorksUntil: rolled.old_key_expires_at,
+      name: key.name, access: key.access, secret: rolled.value.key, oldKeyWorksUntil: rolled.value.old_key_expires_at,
     }));
   });
 

@@ -1,9 +1,10 @@
 import type Router from "@koa/router";
 import { Sandbox } from "@platter/application";
-import { deviceHint, errorAnswer, type InvalidTransition, type NotFound, parseSandboxTrigger, SANDBOX_TRIGGERS } from "@platter/domain";
+import { deviceHint, type InvalidTransition, type NotFound, parseSandboxTrigger, SANDBOX_TRIGGERS } from "@platter/domain";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
+import { shownOnForm } from "./error-pages.ts";
 import type { SignedIn } from "./layout.ts";
 import { page, redirect } from "./page-responses.ts";
 import { confirmResetPage, type SandboxMessages, sandboxPage } from "./sandbox-pages.ts";
@@ -53,10 +54,7 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
 
   /** Runs a sandbox change; a refusal (`InvalidTransition`) is the Sandbox page with its message (409), nothing written. */
   const change = async <A>(ctx: Context, session: DeveloperSession, program: Effect.Effect<A, InvalidTransition | NotFound, RequestStorage>) => {
-    const outcome = await run(ctx, program.pipe(
-      Effect.map((value) => ({ done: true as const, value })),
-      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed({ done: false as const, refusal: errorAnswer(refusal) })),
-    ));
+    const outcome = await run(ctx, shownOnForm(program, "InvalidTransition"));
     if (outcome.done) return outcome;
     await sandboxAnswer(ctx, session, outcome.refusal.status, { error: outcome.refusal.text });
     return undefined;

@@ -1,10 +1,11 @@
 import type Router from "@koa/router";
 import { WebhookEndpoints } from "@platter/application";
-import { errorAnswer, isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
+import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
+import { shownOnForm } from "./error-pages.ts";
 import type { SignedIn } from "./layout.ts";
 import { limited, refusalCostWork } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
@@ -82,19 +83,17 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
         ...entered, typesError: types.failure.message, ...(Result.isFailure(url) ? { urlError: url.failure.message } : {}),
       }));
     }
-    const created = await run(ctx, WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks).pipe(
-      // A URL that is not one or may not receive webhooks, or one endpoint too many: said beside the URL, and nothing written.
-      Effect.catchTags({
-        InvalidInput: (refusal) => Effect.succeed(refusal),
-        EndpointUrlRefused: (refusal) => Effect.succeed(refusal),
-        EndpointLimitReached: (refusal) => Effect.succeed(refusal),
-        EndpointUrlTaken: (refusal) => Effect.succeed(refusal),
-      }),
+    // A URL that is not one or may not receive webhooks, or one endpoint too many: said beside the URL, and nothing written.
+    const created = await run(ctx, shownOnForm(
+      WebhookEndpoints.register(session, entered.url, types.success, settings.webhooks),
+      "InvalidInput", "EndpointUrlRefused", "EndpointLimitReached", "EndpointUrlTaken",
     ));
-    // The SSRF guard may have looked the name up: that refusal keeps its count, so lookups stay bounded.
-    if ("_tag" in created && created._tag === "EndpointUrlRefused") refusalCostWork(ctx);
-    if ("_tag" in created) return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: errorAnswer(created).text }));
-    redirect(ctx, `/webhooks/${created.id}?done=added`);
+    if (!created.done) {
+      // The SSRF guard may have looked the name up: that refusal keeps its count, so lookups stay bounded.
+      if (created.tag === "EndpointUrlRefused") refusalCostWork(ctx);
+      return page(ctx, 400, newEndpointPage(await signedIn(ctx, session), { ...entered, urlError: created.refusal.text }));
+    }
+    redirect(ctx, `/webhooks/${created.value.id}?done=added`);
   });
 
   router.get("/webhooks/:id", signedInOnly, async (ctx) => {
@@ -134,11 +133,9 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     if (!isWebhookEventType(type)) {
       return showEndpoint(ctx, 400, id, { testForm: { type, error: "Choose an event type of the catalog." } });
     }
-    const sent = await run(ctx, WebhookEndpoints.sendTestMessage(session, id, type).pipe(
-      Effect.catchTag("InvalidTransition", (refusal) => Effect.succeed(refusal)),
-    ));
-    if ("_tag" in sent) return showEndpoint(ctx, errorAnswer(sent).status, id, { testForm: { type, error: errorAnswer(sent).text } });
-    redirect(ctx, `/webhooks/${id}/test/${sent.delivery_id}`);
+    const sent = await run(ctx, shownOnForm(WebhookEndpoints.sendTestMessage(session, id, type), "InvalidTransition"));
+    if (!sent.done) return showEndpoint(ctx, sent.refusal.status, id, { testForm: { type, error: sent.refusal.text } });
+    redirect(ctx, `/webhooks/${id}/test/${sent.value.delivery_id}`);
   });
 
   router.get("/webhooks/:id/test/:delivery", signedInOnly, async (ctx) => {
