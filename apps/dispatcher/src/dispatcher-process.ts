@@ -41,7 +41,7 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       unopenedSaidAt = Date.now();
       logger.error({ deliveries: count }, "signing secrets this process's SECRET_ENCRYPTION_KEYS do not open: their deliveries are left unsent under their lease");
     },
-  });
+  }, { isOutage: isDatabaseUnavailable });
   // The operator channel: a second loop with its own few slots on the endpoint notices, sending each
   // to the operator's URL through the same attempt, signing, lease and retry code (never a business slot).
   const operatorChannel = config.operatorWebhook === undefined ? undefined : new WebhookDispatcher(
@@ -63,6 +63,7 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
         else logger.error({ err: error }, "operator channel loop error");
       },
     },
+    { isOutage: isDatabaseUnavailable },
   );
   const ops = createOpsServer({
     isReady: () => runtime.runPromise(pingDatabase).then(() => true),
@@ -70,7 +71,11 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   });
   // The port first: a taken one stops the start before any delivery is claimed.
   const opsPort = await listenOn(ops, config.opsPort, config.opsHost, "DISPATCHER_OPS_PORT");
-  const listener = store.listen(() => dispatcher.wake(), (error) => logger.warn({ err: error }, "delivery listener"));
+  // Its connection lost with the database is part of the outage (said once); it reconnects every second meanwhile.
+  const listener = store.listen(
+    () => dispatcher.wake(),
+    (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.warn({ err: error }, "delivery listener")),
+  );
   if (!listener.listening) {
     logger.warn(
       { pollIntervalMs: config.pollIntervalMs },

@@ -33,7 +33,10 @@ export const createOpsServer = ({ isReady, metrics }: OpsEndpoints): Server =>
       return send(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "database unavailable" }));
     }
     if (req.method === "GET" && req.url === "/metrics" && metrics) {
-      return send(200, await metrics.metrics(), metrics.contentType);
+      // A gauge read from the database fails while it is away: the scrape is answered 503 (Prometheus
+      // marks the target down for it). Never a rejection: an unhandled one would end the process.
+      const text = await metrics.metrics().catch(() => undefined);
+      return text === undefined ? send(503, '{"status":"metrics unavailable"}') : send(200, text, metrics.contentType);
     }
     send(404, '{"error":"Unknown endpoint"}');
   });

@@ -4,7 +4,7 @@ import {
 } from "@platter/domain";
 import { Effect } from "effect";
 import type { Agent } from "undici";
-import { AttemptWriter } from "./attempt-writer.ts";
+import { AttemptWriter, NO_OUTAGE_RETRY } from "./attempt-writer.ts";
 import { type AttemptSettings, attemptDelivery, createDeliveryAgent, DEFAULT_ORIGIN_CONNECTIONS } from "./delivery-attempt.ts";
 import { type DispatcherTime, realTime } from "./dispatcher-time.ts";
 import { DEFAULT_DNS_SETTINGS, type DnsSettings, WebhookResolver } from "./webhook-resolver.ts";
@@ -30,6 +30,11 @@ export interface DispatcherSettings extends AttemptSettings, DeliveryPolicy {
 export interface DispatcherParts {
   readonly time?: DispatcherTime;
   readonly attempt?: (delivery: DueDelivery) => Promise<AttemptResult>;
+  /**
+   * Whether a failed write of results means the database is away: the writer then keeps them and
+   * writes them again, within the lease (`OutageRetry`). Without it, none is.
+   */
+  readonly isOutage?: (error: unknown) => boolean;
 }
 
 /** Observations for metrics and logs. */
@@ -194,7 +199,9 @@ export class WebhookDispatcher {
     this.slotsPerClaim = Math.max(1, Math.ceil(settings.concurrency / 3));
     this.claimAt = this.slotsPerClaim;
     // Once results are written, retries due at once can be claimed: the loop looks again.
-    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.rouse(), this.time);
+    // While the database is away, results are kept as long as their leases may still hold.
+    const outage = parts.isOutage === undefined ? NO_OUTAGE_RETRY : { isOutage: parts.isOutage, keepForMs: settings.leaseMs };
+    this.writer = new AttemptWriter(store, this.policy, (e) => observer.failedLoop?.(e), () => this.rouse(), this.time, outage);
     this.attempt = parts.attempt ?? ((delivery) => attemptDelivery(this.agent, delivery, this.settings, this.resolver));
   }
 
@@ -230,13 +237,13 @@ export class WebhookDispatcher {
     this.wakeUp?.();
   }
 
-  /** Claims nothing more, lets in-flight attempts finish, writes their results. */
+  /** Claims nothing more, lets in-flight attempts finish, writes their results (tried once more if the database is away). */
   async stop(): Promise<void> {
     this.stopping = true;
     this.rouse();
     await this.loop;
     await Promise.all(this.inFlight);
-    await this.writer.flush();
+    await this.writer.close();
     await this.agent.close();
   }
 

@@ -40,6 +40,9 @@ const receiver = (clock: TestClockTime, latencyMs: number, status: (delivery: Du
   return { calls, attempt };
 };
 
+/** What a dropped or timed-out connection fails with while the database is away (the loop's storage dies with it, as the driver does). */
+class DatabaseAway extends Error {}
+
 let clock: TestClockTime;
 let running: WebhookDispatcher[] = [];
 
@@ -149,6 +152,40 @@ describe("the dispatcher loop", () => {
       { outcome: "failed", heldLease: false },
     ]);
     expect(delivery).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+
+  it.each([
+    ["shorter than the lease: the results kept meanwhile are written once it is back, nothing is sent twice", 5_000, 1],
+    ["longer than the lease: the results are given up with it, and their deliveries sent again after it", 12_000, 2],
+  ])("rides out a database outage %s", async (_case, outageMs, sends) => {
+    const { storage, deliveries } = oneEndpointQueue("https://hooks.example/outage", 3);
+    const settings = { ...SETTINGS, leaseMs: 10_000 };
+    // Every call fails as a dropped connection does while the database is away.
+    let away = false;
+    const whileAway = <A>(effect: Effect.Effect<A>) => Effect.suspend(() => (away ? Effect.die(new DatabaseAway()) : effect));
+    const outage: DeliveryStorage = {
+      claimDue: (...args) => whileAway(storage.claimDue(...args)),
+      nextDueInMs: (...args) => whileAway(storage.nextDueInMs(...args)),
+      recordAttempts: (...args) => whileAway(storage.recordAttempts(...args)),
+    };
+    const hook = receiver(clock, 500, () => 200);
+    const failures: unknown[] = [];
+    const dispatcher = new WebhookDispatcher(outage, settings, { failedLoop: (error) => failures.push(error) }, {
+      time: clock.time, attempt: hook.attempt, isOutage: (error) => error instanceof DatabaseAway,
+    });
+    dispatcher.start();
+    running.push(dispatcher);
+    await advance(100);
+    expect(hook.calls).toHaveLength(3);
+    // The attempts end (and hand their results over) while the database is away.
+    away = true;
+    await advance(outageMs);
+    away = false;
+    await advance(settings.leaseMs + 2_000);
+    expect(deliveries.map((delivery) => delivery.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect(hook.calls).toHaveLength(3 * sends);
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.every((error) => error instanceof DatabaseAway)).toBe(true);
   });
 
   it("claims in batches when an endpoint's cap, not its slots, holds it back", async () => {

@@ -17,13 +17,19 @@ export const listenForDeliveries = (url: string, onNotify: () => void, onError: 
   let retry: NodeJS.Timeout | undefined;
 
   const connect = async () => {
-    const next = new pg.Client({ connectionString: url });
-    next.on("notification", onNotify);
-    next.on("error", (error) => {
+    const next = new pg.Client({ connectionString: url, keepAlive: true });
+    // A connection fails once: its error event and its failed connect or LISTEN may both come, but
+    // only one new connection follows (two would each LISTEN, and wake the dispatcher twice).
+    let failed = false;
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
       onError(error);
       void next.end().catch(() => {});
       if (!closed) retry = setTimeout(() => void connect(), 1000);
-    });
+    };
+    next.on("notification", onNotify);
+    next.on("error", fail);
     try {
       await next.connect();
       await next.query("listen platter_deliveries");
@@ -31,9 +37,7 @@ export const listenForDeliveries = (url: string, onNotify: () => void, onError: 
       client = next;
       onNotify(); // catch up on anything committed while we were not listening
     } catch (error) {
-      onError(error);
-      void next.end().catch(() => {});
-      if (!closed) retry = setTimeout(() => void connect(), 1000);
+      fail(error);
     }
   };
   void connect();
