@@ -1,6 +1,6 @@
 import { DatabaseUnavailable, type SecretKey, ShuttingDown } from "@platter/domain";
 import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime, Result } from "effect";
-import { isDatabaseUnavailable } from "./database-availability.ts";
+import { isDatabaseUnavailable } from "@platter/postgres";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { AuditLog } from "./audit-log.ts";
