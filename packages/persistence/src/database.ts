@@ -1,15 +1,14 @@
 import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Context, Effect, Layer } from "effect";
-import type pg from "pg";
 import { allEntities } from "./entities/index.ts";
 import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
 import {
-  type DatabaseConnection, type DatabaseLimits, openReadReplicas, poolOptions, type ReadStats, type ReplicaCondition, startLocalPostgres,
-  waitForDatabase, watchSilence,
+  type DatabaseConnection, driverCall, type DatabaseLimits, openReadReplicas, poolOptions, poolRows, type ReadStats, type ReplicaCondition,
+  startLocalPostgres, waitForDatabase, watchSilence,
 } from "@platter/postgres";
-import { makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
+import { type DatabaseUnavailable, makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { checkKeysAndSealClearSecrets, localSecretKeys, resealInBatches, type SealedCounts, type StatementRunner } from "./stored-secrets.ts";
 
 export type { DatabaseConnection, DatabaseLimits } from "@platter/postgres";
@@ -103,16 +102,6 @@ interface PreparedStatement {
   readonly name: string | undefined;
 }
 
-/**
- * The rows of one statement on `pool`, through pg's callback: no promise and no async function
- * per statement, the API's hottest path (a failure is a defect, as with `Effect.promise`).
- */
-const poolRows = <Row>(pool: pg.Pool, query: pg.QueryConfig): Effect.Effect<Row[]> =>
-  Effect.callback<Row[]>((resume) => {
-    pool.query(query, (error: Error | undefined, result: pg.QueryResult) =>
-      resume(error ? Effect.die(error) : Effect.succeed(result.rows as Row[])));
-  });
-
 /** At most this many statement texts are prepared on each connection; any beyond run unnamed. */
 const MAX_PREPARED = 500;
 
@@ -151,24 +140,26 @@ export class Database extends Context.Service<
      * inlining, Kysely's executor): tools/bench measured about a quarter less API CPU per list
      * request. Same pool, same type parsers.
      */
-    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>;
     /**
      * Rows of a read-only statement on a replica that is current within the bound, else on the
      * primary (see read-replicas.ts); the primary's `rows` when no replica is configured.
      */
-    readonly replicaRows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly replicaRows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>;
     /**
      * `rows` with each row as the array of its column values in select-list order (pg's array row
      * mode): no object per row for the driver to build by column name, which costs the hot lists
      * more than mapping the values by position (tools/bench's profile).
      */
-    readonly valueRows: <Row extends ReadonlyArray<unknown>>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly valueRows: <Row extends ReadonlyArray<unknown>>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>;
     /** `replicaRows` with each row as the array of its column values (see `valueRows`). */
-    readonly replicaValueRows: <Row extends ReadonlyArray<unknown>>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly replicaValueRows: <Row extends ReadonlyArray<unknown>>(
+      text: string, values?: ReadonlyArray<unknown>,
+    ) => Effect.Effect<Row[], DatabaseUnavailable>;
     /** Where the reads that could go to a replica went, and each replica's condition (metrics). */
     readonly readStats: () => ReadStats | undefined;
     /** Succeeds when the database answers a trivial query. */
-    readonly ping: Effect.Effect<void>;
+    readonly ping: Effect.Effect<void, DatabaseUnavailable>;
     /** The pool right now: connections open, idle, and callers waiting for one. */
     readonly poolStats: () => PoolStats;
     /** Seals the secrets stores write and opens those they read (`SecretCipher`). */
@@ -240,11 +231,11 @@ export class Database extends Context.Service<
           );
         const replicaRows = replicas === undefined
           ? rows
-          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => Effect.promise(() => replicas.rows<Row>(queryOf(text, values)));
+          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => driverCall(() => replicas.rows<Row>(queryOf(text, values)));
         const replicaValueRows = replicas === undefined
           ? valueRows
           : <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) =>
-            Effect.promise(() => replicas.rows<Row>(queryOf(text, values, "array")));
+            driverCall(() => replicas.rows<Row>(queryOf(text, values, "array")));
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
         const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
         return Database.of({
@@ -283,4 +274,4 @@ export const databasePoolStats: Effect.Effect<PoolStats, never, Database> = Data
 export const databaseReadStats: Effect.Effect<ReadStats | undefined, never, Database> = Database.use((database) => Effect.sync(database.readStats));
 
 /** Succeeds when the platform's database answers (readiness probes). */
-export const pingDatabase: Effect.Effect<void, never, Database> = Database.use((database) => database.ping);
+export const pingDatabase: Effect.Effect<void, DatabaseUnavailable, Database> = Database.use((database) => database.ping);

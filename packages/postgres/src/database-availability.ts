@@ -1,34 +1,97 @@
+import { DatabaseUnavailable } from "@platter/domain";
+import { Effect } from "effect";
 import pg from "pg";
+import { ServerSilent } from "./silence-watchdog.ts";
 
 /**
  * Telling "the database is not there right now" from everything else. An outage (stopped, frozen,
- * restarting, out of connections, too slow) is expected on a shared service: callers answer it
- * with 503 and wait for it to pass. Anything else that fails in storage stays a defect.
+ * restarting, out of connections, too slow) is expected on a shared service: the driver fails with
+ * the domain's `DatabaseUnavailable` (`statementFailure`), callers answer it with 503 and wait for it
+ * to pass. Anything else that fails in storage stays a defect.
  */
 
-/** Socket-level failures: the server is not reachable. */
+/** Node's socket-level error codes: the server is not reachable. */
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND"]);
-/** SQLSTATEs of a server going away, not yet accepting, full, or cancelling a statement that ran too long. */
+/**
+ * SQLSTATEs of a server going away (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect
+ * now), full (53300 too many connections), or cancelling a statement that ran past `statement_timeout`
+ * (57014: a frozen or overloaded server shows so); class 08 (connection exception) is matched as a class.
+ */
 const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "53300", "57014"]);
-/** node-postgres's own words for a connection that died or never came, or a server that did not answer in time. */
+/**
+ * node-postgres and pg-pool fail a connection that died or never came with a plain `Error` and no
+ * code, so their words are all there is to read: "Connection terminated (unexpectedly | due to
+ * connection timeout)", "timeout exceeded when trying to connect" (the pool's acquire timeout),
+ * "Query read timeout", "Client … is not queryable", and "Cannot use a pool after calling end on the pool".
+ */
 const DRIVER_MESSAGES =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Connection ended/i;
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client (has encountered a connection error|was closed) and is not queryable|Cannot use a pool after calling end on the pool|Connection ended)/;
 
-const isOutage = (error: { code?: unknown; sqlState?: unknown; message?: unknown }): boolean => {
-  const code = typeof error.code === "string" ? error.code : typeof error.sqlState === "string" ? error.sqlState : "";
-  return NETWORK_CODES.has(code) || UNAVAILABLE_STATES.has(code) || code.startsWith("08") ||
-    (typeof error.message === "string" && DRIVER_MESSAGES.test(error.message));
+/** What a failure of the driver says about the database. */
+export type DatabaseFailureKind =
+  /** The database is not there right now (down, frozen, restarting, full, too slow): wait for it, answer 503. */
+  | "unavailable"
+  /** PostgreSQL refused the statement's data (SQLSTATE class 22 or 23): about some rows only. */
+  | "data refusal"
+  /** Anything else: a defect. */
+  | "defect";
+
+const ownKind = (error: object): DatabaseFailureKind | undefined => {
+  // Already typed (a program run to a rejected promise by `Effect.runPromise`), or our watchdog's own.
+  if (error instanceof DatabaseUnavailable || error instanceof ServerSilent) return "unavailable";
+  const { code, sqlState } = error as { code?: unknown; sqlState?: unknown };
+  // pg's `DatabaseError` carries the SQLSTATE in `code`, MikroORM's exceptions in `sqlState`, Node's system errors their errno name in `code`.
+  const state = typeof code === "string" ? code : typeof sqlState === "string" ? sqlState : "";
+  if (NETWORK_CODES.has(state) || UNAVAILABLE_STATES.has(state) || /^08[0-9A-Z]{3}$/.test(state)) return "unavailable";
+  if (/^2[23][0-9A-Z]{3}$/.test(state)) return "data refusal";
+  // Only pg's plain errors without a code are read by their words (see DRIVER_MESSAGES).
+  if (state === "" && error instanceof Error && DRIVER_MESSAGES.test(error.message)) return "unavailable";
+  return undefined;
+};
+
+/**
+ * The one classification of a driver's failure: the kind of `error` or of the first thing it wraps
+ * (`cause`, MikroORM's `previous`, an `AggregateError`'s `errors`, a few levels deep) that has one.
+ * An outage anywhere in the chain wins over a refusal.
+ */
+export const databaseFailureKind = (error: unknown): DatabaseFailureKind => {
+  let refusal = false;
+  const visit = (inner: unknown, depth: number): boolean => {
+    if (typeof inner !== "object" || inner === null || depth > 5) return false;
+    const kind = ownKind(inner);
+    if (kind === "unavailable") return true;
+    if (kind === "data refusal") refusal = true;
+    const wrapped = inner as { cause?: unknown; previous?: unknown; errors?: unknown };
+    return [wrapped.cause, wrapped.previous, ...(Array.isArray(wrapped.errors) ? wrapped.errors : [])].some((next) => visit(next, depth + 1));
+  };
+  return visit(error, 0) ? "unavailable" : refusal ? "data refusal" : "defect";
 };
 
 /** Whether `error` (or anything it wraps) says the database is unavailable rather than that something is wrong. */
-export const isDatabaseUnavailable = (error: unknown, depth = 0): boolean => {
-  if (typeof error !== "object" || error === null || depth > 5) return false;
-  if (isOutage(error)) return true;
-  const wrapped = error as { cause?: unknown; previous?: unknown; errors?: unknown };
-  return [wrapped.cause, wrapped.previous, ...(Array.isArray(wrapped.errors) ? wrapped.errors : [])].some((inner) =>
-    isDatabaseUnavailable(inner, depth + 1)
-  );
-};
+export const isDatabaseUnavailable = (error: unknown): boolean => databaseFailureKind(error) === "unavailable";
+
+/**
+ * A statement's failure as the driver reports it: the domain's `DatabaseUnavailable` in the error
+ * channel for an outage (`databaseFailureKind`), a defect for anything else.
+ */
+export const statementFailure = (error: unknown): Effect.Effect<never, DatabaseUnavailable> =>
+  isDatabaseUnavailable(error) ? Effect.fail(new DatabaseUnavailable({ reason: error })) : Effect.die(error);
+
+/** A call into the driver (or the ORM over it) as an effect whose outage is a typed `DatabaseUnavailable`. */
+export const driverCall = <A>(call: () => Promise<A>): Effect.Effect<A, DatabaseUnavailable> =>
+  Effect.callback<A, DatabaseUnavailable>((resume) => {
+    call().then((value) => resume(Effect.succeed(value)), (error: unknown) => resume(statementFailure(error)));
+  });
+
+/**
+ * The rows of one statement on `pool`, through pg's callback: no promise and no async function
+ * per statement, the API's hottest path. An outage fails with `DatabaseUnavailable`, anything else is a defect.
+ */
+export const poolRows = <Row>(pool: pg.Pool, query: pg.QueryConfig): Effect.Effect<Row[], DatabaseUnavailable> =>
+  Effect.callback<Row[], DatabaseUnavailable>((resume) => {
+    pool.query(query, (error: Error | undefined, result: pg.QueryResult) =>
+      resume(error ? statementFailure(error) : Effect.succeed(result.rows as Row[])));
+  });
 
 /**
  * Whether `error` (or anything it wraps) is PostgreSQL refusing the statement's data: SQLSTATE class
@@ -36,16 +99,7 @@ export const isDatabaseUnavailable = (error: unknown, depth = 0): boolean => {
  * refusal is about some rows, so a batch may be split to keep the others; disk full, out of memory
  * or a deadlock is not, and splitting would only add statements while the server is under pressure.
  */
-export const isDataRefusal = (error: unknown, depth = 0): boolean => {
-  if (typeof error !== "object" || error === null || depth > 5) return false;
-  const { code, sqlState } = error as { code?: unknown; sqlState?: unknown };
-  const state = typeof code === "string" ? code : typeof sqlState === "string" ? sqlState : "";
-  if (/^2[23][0-9A-Z]{3}$/.test(state)) return true;
-  const wrapped = error as { cause?: unknown; previous?: unknown; errors?: unknown };
-  return [wrapped.cause, wrapped.previous, ...(Array.isArray(wrapped.errors) ? wrapped.errors : [])].some((inner) =>
-    isDataRefusal(inner, depth + 1)
-  );
-};
+export const isDataRefusal = (error: unknown): boolean => databaseFailureKind(error) === "data refusal";
 
 /** The database did not answer within the start timeout, or refused us for a reason waiting will not fix. */
 export class DatabaseUnreachable extends Error {

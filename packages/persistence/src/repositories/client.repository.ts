@@ -1,7 +1,6 @@
 import {
   type Client, type ClientCreate, clientListing, type Created, type IdempotencyError, type IdempotencyRequest, type ListPage,
-  type OrgScope, type PageRequest,
-} from "@platter/domain";
+  type OrgScope, type PageRequest,type DatabaseUnavailable,} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
@@ -34,12 +33,12 @@ export const readClient = (org: OrgSql, id: number) =>
 export class ClientRepository extends Context.Service<
   ClientRepository,
   {
-    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Client>>;
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Client>, DatabaseUnavailable>;
     readonly create: (
       scope: OrgScope,
       input: ClientCreate,
       idempotency?: IdempotencyRequest,
-    ) => Effect.Effect<Created, IdempotencyError>;
+    ) => Effect.Effect<Created, IdempotencyError | DatabaseUnavailable>;
   }
 >()("platter/persistence/ClientRepository") {
   static readonly layer = Layer.effect(
