@@ -1,6 +1,7 @@
 import {
   ERROR_TEXT_MAX_CHARACTERS, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
-  requestLogListing, storableTextOrNull,type DatabaseUnavailable,} from "@platter/domain";
+  requestLogListing, storableTextOrNull, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { isoTimestamp, readKeysetPage } from "./keyset-page.ts";

@@ -84,6 +84,17 @@ export const driverCall = <A>(call: () => Promise<A>): Effect.Effect<A, Database
   });
 
 /**
+ * `effect` with every failure a defect except an outage, which stays typed: for a read whose row
+ * must exist (its absence is a bug), where `Effect.orDie` would also make the database's absence one.
+ */
+export const orDieButOutage = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Extract<E, DatabaseUnavailable>, R> =>
+  Effect.catchIf(
+    effect,
+    (error): error is Exclude<E, DatabaseUnavailable> => !(error instanceof DatabaseUnavailable),
+    (error) => Effect.die(error),
+  ) as Effect.Effect<A, Extract<E, DatabaseUnavailable>, R>;
+
+/**
  * The rows of one statement on `pool`, through pg's callback: no promise and no async function
  * per statement, the API's hottest path. An outage fails with `DatabaseUnavailable`, anything else is a defect.
  */

@@ -3,7 +3,7 @@ import { DatabaseUnavailable } from "@platter/domain";
 import { Effect, Exit } from "effect";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { databaseFailureKind, type DatabaseFailureKind, poolRows, ServerSilent } from "../src/index.ts";
+import { databaseFailureKind, type DatabaseFailureKind, orDieButOutage, poolRows, ServerSilent } from "../src/index.ts";
 
 /**
  * The one classification of the driver's failures: an outage (the server is not there right now)
@@ -78,5 +78,19 @@ describe("databaseFailureKind", () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+describe("orDieButOutage", () => {
+  const outage = new DatabaseUnavailable({ reason: new Error("Connection terminated unexpectedly") });
+  const missing = new Error("a row that must exist is missing");
+  it.each([
+    ["an outage stays a failure", Effect.fail(outage), "Fail", outage],
+    ["any other failure becomes a defect", Effect.fail(missing), "Die", missing],
+  ] as const)("%s", async (_name, effect, reason, error) => {
+    const exit = await Effect.runPromiseExit(orDieButOutage(effect as Effect.Effect<never, DatabaseUnavailable | Error>));
+    const [first] = Exit.isFailure(exit) ? exit.cause.reasons : [];
+    expect(first?._tag).toBe(reason);
+    expect(first?._tag === "Fail" ? first.error : first?._tag === "Die" ? first.defect : undefined).toBe(error);
   });
 });

@@ -1,7 +1,9 @@
 import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
-  NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,type DatabaseUnavailable,} from "@platter/domain";
+  NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer, Result } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { nowPlus, nowPlusValue } from "../database-clock.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
@@ -131,7 +133,7 @@ export class DeveloperSessions extends Context.Service<
           });
           const { expires_at } = yield* org.one<{ expires_at: string }>({
             columns: `${isoTimestamp("l.expires_at")} as expires_at`, from: "developer_sign_in_links", as: "l", where: sql`l.id = ${id}`,
-          }).pipe(Effect.orDie);
+          }).pipe(orDieButOutage);
           return { id, token, expires_at };
         }),
         checkLink: Effect.fnUntraced(function* (linkToken: string) {

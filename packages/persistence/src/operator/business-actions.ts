@@ -1,7 +1,9 @@
 import {
   fromMinorUnits, type InquiryReceive, type InvalidTransition, invoiceTotals, invoiceTransition, type InvoiceStatus, NotFound,
-  type OrgScope, proposalTransition, type ProposalStatus,type DatabaseUnavailable,} from "@platter/domain";
+  type OrgScope, proposalTransition, type ProposalStatus, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { ClientEntity, EventEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
@@ -124,7 +126,7 @@ export class BusinessActions extends Context.Service<
                 eventType: null,
                 status: "inquiry",
               });
-              yield* recordMessage(tx, { type: "event.inquiry", data: yield* Effect.orDie(readEvent(tx, id)) });
+              yield* recordMessage(tx, { type: "event.inquiry", data: yield* orDieButOutage(readEvent(tx, id)) });
               return { id, client_id: clientId };
             }),
           ),

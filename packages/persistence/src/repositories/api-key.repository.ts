@@ -1,6 +1,8 @@
 import {
-  type Access, type ApiKeyLimitReached, apiKeyLimitReached, authenticatedScope, DEFAULT_API_KEYS_PER_ORGANIZATION, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated,type DatabaseUnavailable,} from "@platter/domain";
+  type Access, type ApiKeyLimitReached, apiKeyLimitReached, authenticatedScope, DEFAULT_API_KEYS_PER_ORGANIZATION, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
@@ -78,7 +80,7 @@ const LAST_USED_KEYS_HELD = 100_000;
 /** Whether the scope's organization is a sandbox (its keys are `platter_test_…`) or live. */
 const environmentOf = (org: OrgSql): Effect.Effect<KeyEnvironment, DatabaseUnavailable> =>
   Effect.map(
-    Effect.orDie(org.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o" })),
+    orDieButOutage(org.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o" })),
     (row) => (row.sandbox ? "test" : "live"),
   );
 
@@ -180,7 +182,7 @@ export class ApiKeyRepository extends Context.Service<
                 from: "organizations",
                 as: "o",
               });
-              const row = yield* Effect.orDie(tx.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
+              const row = yield* orDieButOutage(tx.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
               return { id: Number(row.id), key: key.secret };
             })),
         roll: (scope: OrgScope, id: number, overlapMs: number) =>

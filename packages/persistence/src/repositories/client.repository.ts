@@ -1,7 +1,9 @@
 import {
   type Client, type ClientCreate, clientListing, type Created, type IdempotencyError, type IdempotencyRequest, type ListPage,
-  type OrgScope, type PageRequest,type DatabaseUnavailable,} from "@platter/domain";
+  type OrgScope, type PageRequest, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
@@ -64,7 +66,7 @@ export class ClientRepository extends Context.Service<
                 phone: input.phone ?? null,
                 company: input.company ?? null,
               });
-              const client = yield* Effect.orDie(readClient(tx, id));
+              const client = yield* orDieButOutage(readClient(tx, id));
               yield* recordMessage(tx, { type: "client.created", data: client });
               return id;
             }),

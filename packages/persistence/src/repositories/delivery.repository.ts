@@ -1,5 +1,6 @@
 import {
-  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest,type DatabaseUnavailable,} from "@platter/domain";
+  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp, readFirstRows, readKeysetPage } from "../keyset-page.ts";

@@ -1,8 +1,10 @@
 import {
   type Created, currencyExponent, type Event, type EventCreate, type EventDetail, eventListing, fromMinorUnits,
   type IdempotencyError, type IdempotencyRequest, InvalidInput, type ListPage, NotFound, type OrgScope, type PageRequest,
-  toMinorUnits,type DatabaseUnavailable,} from "@platter/domain";
+  toMinorUnits, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
@@ -113,7 +115,7 @@ export class EventRepository extends Context.Service<
                 eventType: input.event_type ?? null,
                 status: "inquiry",
               });
-              yield* recordMessage(tx, { type: "event.created", data: yield* Effect.orDie(readEvent(tx, id)) });
+              yield* recordMessage(tx, { type: "event.created", data: yield* orDieButOutage(readEvent(tx, id)) });
               return id;
             }),
           );

@@ -1,6 +1,7 @@
 import {
   type Created, IDEMPOTENCY_WINDOW_HOURS, type IdempotencyError, IdempotencyKeyInProgress, IdempotencyKeyReused,
-  type IdempotencyRequest,type DatabaseUnavailable,} from "@platter/domain";
+  type IdempotencyRequest, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Effect } from "effect";
 import { IdempotencyKeyEntity } from "../entities/index.ts";
 import { type OrgSql, sql } from "../org-sql.ts";

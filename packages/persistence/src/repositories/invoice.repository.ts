@@ -1,6 +1,7 @@
 import {
   fromMinorUnits, type Invoice, type InvoiceDetail, invoiceListing, invoiceTotals, lineNetMinor, type LineItemAmounts,
-  type ListPage, type NotFound, type OrgScope, type PageRequest,type DatabaseUnavailable,} from "@platter/domain";
+  type ListPage, type NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";

@@ -1,5 +1,6 @@
 import {
-  type ListPage, type NotFound, type OrgScope, type PageRequest, type Recipe, type RecipeDetail, recipeListing,type DatabaseUnavailable,} from "@platter/domain";
+  type ListPage, type NotFound, type OrgScope, type PageRequest, type Recipe, type RecipeDetail, recipeListing, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import {
   DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
   endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher, type SecretKeyUnavailable,
-  type WebhookEventType, type WebhookMessage,type DatabaseUnavailable,} from "@platter/domain";
+  type WebhookEventType, type WebhookMessage, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";

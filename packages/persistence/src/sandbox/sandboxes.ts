@@ -1,6 +1,8 @@
 import {
-  authenticatedScope, type InvalidTransition, NotFound, notASandbox, notSwitchedFromLive, type OrgScope, sandboxName, sandboxOfSandbox,type DatabaseUnavailable,} from "@platter/domain";
+  authenticatedScope, type InvalidTransition, NotFound, notASandbox, notSwitchedFromLive, type OrgScope, sandboxName, sandboxOfSandbox, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { type OrgSql, orgSql, type OrgTable, sql } from "../org-sql.ts";
 import { type DemoCounts, seedDemo } from "../seed/demo.ts";
@@ -60,7 +62,7 @@ const scopeOfLinkedOrganization = (
 /** Locks the scope's organization row for the rest of the transaction and says whether it is a sandbox. */
 const lockOrganization = (tx: OrgSql) =>
   Effect.map(
-    Effect.orDie(tx.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o", rest: sql`for update` })),
+    orDieButOutage(tx.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o", rest: sql`for update` })),
     (row) => row.sandbox,
   );
 
@@ -121,7 +123,7 @@ export class Sandboxes extends Context.Service<
             `insert into organizations (name, currency, sandbox_of) values (?, ?, ?) on conflict (sandbox_of) do nothing returning id`,
             [sandboxName(live.name), liveScope.currency, liveScope.organizationId],
           );
-          const sandboxScope = yield* Effect.orDie(scopeOfLinkedOrganization(database, liveScope));
+          const sandboxScope = yield* orDieButOutage(scopeOfLinkedOrganization(database, liveScope));
           yield* orgSql(database, sandboxScope).transaction((tx) =>
             Effect.gen(function* () {
               yield* lockOrganization(tx);

@@ -2,7 +2,8 @@ import {
   ATTEMPT_TEXT_MAX_CHARACTERS, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
   LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, type SecretKeyUnavailable,
   storableTextOrNull, tooManyListeners,
-  UNREADABLE_MESSAGE,type DatabaseUnavailable,} from "@platter/domain";
+  UNREADABLE_MESSAGE, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";

@@ -1,6 +1,7 @@
 import {
   type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, type HeldSlots, type NoticeKind,
-  operationalEnvelopeBody,type DatabaseUnavailable,} from "@platter/domain";
+  operationalEnvelopeBody, type DatabaseUnavailable,
+} from "@platter/domain";
 import { Effect } from "effect";
 import { isoTimestamp } from "../keyset-page.ts";
 import { RESULT_COLUMNS, toResultRow } from "./attempt-record.ts";
