@@ -5,7 +5,9 @@ import tseslint from "typescript-eslint";
  * Lint rules. The one that matters most is the module boundary: the folder layout is the
  * architecture, and tags enforce it.
  *   type:domain      → imports nothing of ours
- *   type:adapter     → domain only (persistence, webhooks, ops)
+ *   type:driver      → domain only (postgres: the PostgreSQL driver and bootstrap); only adapters
+ *                      (persistence) import it, and others reach it through persistence's re-exports
+ *   type:adapter     → domain and the driver (persistence, webhooks, ops)
  *   type:application → domain and adapters (the use cases)
  *   type:app         → wires domain, adapters and use cases, never another app: what two apps share
  *                      lives in a package (settings readers, rate limits and HTTP errors in ops, sign-in
@@ -73,10 +75,11 @@ const boundaries = (testing = [], allow = []) => [
     allow,
     depConstraints: [
       { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
-      { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
+      { sourceTag: "type:driver", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
+      { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain", "type:driver", ...testing] },
       { sourceTag: "type:application", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", ...testing] },
       { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", ...testing] },
-      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", "type:app", "type:tool"] },
+      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:driver", "type:adapter", "type:application", "type:app", "type:tool"] },
     ],
   },
 ];

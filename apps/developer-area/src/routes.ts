@@ -1,7 +1,7 @@
 import Router from "@koa/router";
 import { ApiKeys, DeveloperAreaSessions, RequestLogs, Sandbox } from "@platter/application";
 import {
-  ACCESS_LEVELS, type Access, checkKeyLifetime, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
+  ACCESS_LEVELS, type Access, checkKeyLifetime, type DatabaseUnavailable, deviceHint, KEY_LIFETIME_CHOICES, parseApiKeyName, parsePageRequest, parseRecordId,
   parseRequestLogFilter, pickChoice, requestLogListing, ROLL_OVERLAP_CHOICES, SignInRefused, UnknownPage,
 } from "@platter/domain";
 import { type DeveloperSession, DeveloperSessions, onReplica, type RequestRuntime } from "@platter/persistence";
@@ -84,7 +84,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
    * A sign-in link's lookup (`program`), once its client address may look one up (else 429 before
    * the database); a link that is not valid (`SignInRefused`) counts against the address.
    */
-  const linkLookup = async <A>(ctx: Context, program: Parameters<typeof runProgram<A, SignInRefused>>[1]): Promise<A> => {
+  const linkLookup = async <A>(ctx: Context, program: Parameters<typeof runProgram<A, SignInRefused | DatabaseUnavailable>>[1]): Promise<A> => {
     const address = await settings.lookups.admit(ctx);
     try {
       return await run(ctx, program);

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { Sandbox } from "@platter/application";
-import { deviceHint, type InvalidTransition, type NotFound, parseSandboxTrigger, SANDBOX_TRIGGERS } from "@platter/domain";
+import { type DatabaseUnavailable, deviceHint, type InvalidTransition, type NotFound, parseSandboxTrigger, SANDBOX_TRIGGERS } from "@platter/domain";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context, Middleware } from "koa";
@@ -53,7 +53,7 @@ export const addSandboxRoutes = (router: Router, kit: SandboxRouteKit): void => 
     page(ctx, status, sandboxPage(await signedIn(ctx, session), await run(ctx, Sandbox.standing(session)), shown));
 
   /** Runs a sandbox change; a refusal (`InvalidTransition`) is the Sandbox page with its message (409), nothing written. */
-  const change = async <A>(ctx: Context, session: DeveloperSession, program: Effect.Effect<A, InvalidTransition | NotFound, RequestStorage>) => {
+  const change = async <A>(ctx: Context, session: DeveloperSession, program: Effect.Effect<A, InvalidTransition | NotFound | DatabaseUnavailable, RequestStorage>) => {
     const outcome = await run(ctx, shownOnForm(program, "InvalidTransition"));
     if (outcome.done) return outcome;
     await sandboxAnswer(ctx, session, outcome.refusal.status, { error: outcome.refusal.text });

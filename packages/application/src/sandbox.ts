@@ -1,4 +1,4 @@
-import { type Actor, type InvalidTransition, notASandbox, nothingLeftToTrigger, type WebhookEventType } from "@platter/domain";
+import { type Actor, type DatabaseUnavailable, type InvalidTransition, notASandbox, nothingLeftToTrigger, type WebhookEventType } from "@platter/domain";
 import { ClientRepository, type DeveloperSession, DeveloperSessions, EventRepository, Sandboxes, type SandboxTarget } from "@platter/persistence";
 import { BusinessActions } from "@platter/persistence/operator";
 import { Effect } from "effect";
@@ -33,7 +33,7 @@ const targetOf = (actor: Actor, type: keyof typeof TRANSITIONS) =>
 type TriggerStores = ClientRepository | EventRepository | BusinessActions | Sandboxes;
 
 /** Makes `type` happen once in the actor's organization (already known to be a sandbox); the record it is about. */
-const happen = (actor: Actor, type: WebhookEventType): Effect.Effect<string, InvalidTransition, TriggerStores> => {
+const happen = (actor: Actor, type: WebhookEventType): Effect.Effect<string, InvalidTransition | DatabaseUnavailable, TriggerStores> => {
   const { scope } = actor;
   switch (type) {
     case "client.created":

@@ -1,4 +1,4 @@
-import type { NotFound, SignInRequester } from "@platter/domain";
+import type { DatabaseUnavailable, NotFound, SignInRequester } from "@platter/domain";
 import { DeveloperSessions, type Persistence, type PlatformRuntime } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { Effect } from "effect";
@@ -23,7 +23,7 @@ export const makeSignInLink = (
   origin: string,
   organizationId: number,
   requestedBy: SignInRequester,
-): Effect.Effect<SignInLink, NotFound, Persistence> =>
+): Effect.Effect<SignInLink, NotFound | DatabaseUnavailable, Persistence> =>
   Effect.gen(function* () {
     // The operator's explicit step: a link is for one named organization.
     const scope = yield* Operator.use((operator) => operator.scopeOf(organizationId));

@@ -1,4 +1,4 @@
-import { type Actor, type AuditActorKind, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest } from "@platter/domain";
+import { type Actor, type AuditActorKind, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { nowPlusValue } from "./database-clock.ts";
@@ -73,13 +73,13 @@ export class AuditLog extends Context.Service<
      * session's row is made from the session's own row within that scope, so it can only name a
      * session of the scope's organization (`NotFound` otherwise).
      */
-    readonly record: (actor: Actor, action: string, subject: string) => Effect.Effect<void, NotFound>;
+    readonly record: (actor: Actor, action: string, subject: string) => Effect.Effect<void, NotFound | DatabaseUnavailable>;
     /** The organization's latest entries, newest first. */
-    readonly list: (scope: OrgScope, limit: number) => Effect.Effect<ReadonlyArray<AuditEntry>>;
+    readonly list: (scope: OrgScope, limit: number) => Effect.Effect<ReadonlyArray<AuditEntry>, DatabaseUnavailable>;
     /** One page of the organization's entries (`auditLogListing`: newest first), filtered. */
-    readonly page: (scope: OrgScope, filter: AuditLogFilter, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<AuditEntry>>;
+    readonly page: (scope: OrgScope, filter: AuditLogFilter, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<AuditEntry>, DatabaseUnavailable>;
     /** The actions the organization's log holds, in alphabetical order (a filter's choices). */
-    readonly actions: (scope: OrgScope) => Effect.Effect<ReadonlyArray<string>>;
+    readonly actions: (scope: OrgScope) => Effect.Effect<ReadonlyArray<string>, DatabaseUnavailable>;
   }
 >()("platter/persistence/AuditLog") {
   static readonly layer = Layer.effect(

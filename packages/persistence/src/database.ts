@@ -1,61 +1,22 @@
 import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Context, Effect, Layer } from "effect";
-import type pg from "pg";
 import { allEntities } from "./entities/index.ts";
-import { waitForDatabase } from "./database-availability.ts";
-import { startLocalPostgres } from "./local-postgres.ts";
 import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
-import { openReadReplicas, type ReadStats, type ReplicaCondition, type ReplicaSettings } from "./read-replicas.ts";
-import { watchSilence } from "./silence-watchdog.ts";
-import { makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
+import {
+  type DatabaseConnection, driverCall, type DatabaseLimits, openReadReplicas, poolOptions, poolRows, type ReadStats, type ReplicaCondition,
+  startLocalPostgres, waitForDatabase, watchSilence,
+} from "@platter/postgres";
+import { type DatabaseUnavailable, makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { checkKeysAndSealClearSecrets, localSecretKeys, resealInBatches, type SealedCounts, type StatementRunner } from "./stored-secrets.ts";
+
+export type { DatabaseConnection, DatabaseLimits } from "@platter/postgres";
 
 /**
  * The database: one MikroORM (its pool, its schema model, its migrations) per process. Every other
  * storage service is built on it; organization data is reached only through `OrgSql`.
  */
-
-/** How long to wait on the database: every wait is bounded. */
-export interface DatabaseLimits {
-  /** To open a connection, or to get one from the pool. */
-  readonly connectTimeoutMs: number;
-  /** For one statement: the server cancels it then, and the client stops waiting shortly after. */
-  readonly statementTimeoutMs: number;
-  /** For a configured server to answer at start, tried every second. */
-  readonly startTimeoutMs: number;
-}
-
-/**
- * How to talk to the server behind the URL. Behind a pooler in transaction mode (PgBouncer's
- * `pool_mode = transaction`) consecutive transactions of one client connection may run on
- * different server connections: a named prepared statement is then unknown (or already there) on
- * the next, a session's LISTEN hears nothing, and PgBouncer refuses startup parameters it does not
- * know, such as `statement_timeout` (set it on the role instead).
- */
-export interface DatabaseConnection {
-  /** `transaction`: the URL is a transaction-mode pooler (default `none`). */
-  readonly pooler?: "none" | "transaction";
-  /** `unnamed`: no statement is prepared under a name (default `named`, `unnamed` behind a transaction pooler). */
-  readonly preparedStatements?: "named" | "unnamed";
-  /** Where LISTEN connects: PostgreSQL itself when the URL is a transaction pooler (see `Database.listenUrl`). */
-  readonly listenUrl?: string | undefined;
-  /** Streaming replicas that may serve reads (`onReplica`); none when omitted. */
-  readonly replicas?: ReplicaSettings | undefined;
-  /**
-   * Named statements run their generic plan from their first execution
-   * (`plan_cache_mode=force_generic_plan`) instead of being planned anew at each one, which
-   * PostgreSQL does when a generic plan's estimate looks worse than the custom ones, as it does for
-   * a keyset page (`limit $n`): about 70 µs of PostgreSQL's CPU per list request (pg_stat_statements,
-   * 2026-11-27), a sixth of its share. For the API, whose statements all walk one organization's
-   * index in its order, so their plan does not depend on the values; not for processes whose
-   * statements filter on skewed values (the dispatcher's, the Developer area's). Ignored behind a
-   * transaction pooler (unnamed statements are planned each time anyway, and PgBouncer refuses the
-   * `options` startup parameter). Default off.
-   */
-  readonly genericPlans?: boolean;
-}
 
 /** Where the database is and how to open it. */
 export interface DatabaseOptions extends DatabaseLimits, DatabaseConnection {
@@ -97,16 +58,7 @@ export const openOrm = (
     extensions: [Migrator],
     migrations: { migrationsList, silent: true, transactional: true, allOrNothing: true, snapshot: false },
     pool: { min: 0, max: poolSize },
-    ...(limits === undefined
-      ? {}
-      : {
-        driverOptions: {
-          connectionTimeoutMillis: limits.connectTimeoutMs,
-          // A transaction pooler refuses these as startup parameters: the role's settings apply there.
-          ...(pooler === "transaction" ? {} : { statement_timeout: limits.statementTimeoutMs }),
-          ...(pooler === "transaction" || limits.genericPlans !== true ? {} : { options: "-c plan_cache_mode=force_generic_plan" }),
-        },
-      }),
+    ...(limits === undefined ? {} : { driverOptions: poolOptions(limits, pooler) }),
     // Timestamps are read as UTC strings in SQL; keep the driver from shifting anything.
     forceUtcTimezone: true,
     debug: false,
@@ -150,16 +102,6 @@ interface PreparedStatement {
   readonly name: string | undefined;
 }
 
-/**
- * The rows of one statement on `pool`, through pg's callback: no promise and no async function
- * per statement, the API's hottest path (a failure is a defect, as with `Effect.promise`).
- */
-const poolRows = <Row>(pool: pg.Pool, query: pg.QueryConfig): Effect.Effect<Row[]> =>
-  Effect.callback<Row[]>((resume) => {
-    pool.query(query, (error: Error | undefined, result: pg.QueryResult) =>
-      resume(error ? Effect.die(error) : Effect.succeed(result.rows as Row[])));
-  });
-
 /** At most this many statement texts are prepared on each connection; any beyond run unnamed. */
 const MAX_PREPARED = 500;
 
@@ -198,24 +140,26 @@ export class Database extends Context.Service<
      * inlining, Kysely's executor): tools/bench measured about a quarter less API CPU per list
      * request. Same pool, same type parsers.
      */
-    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>;
     /**
      * Rows of a read-only statement on a replica that is current within the bound, else on the
      * primary (see read-replicas.ts); the primary's `rows` when no replica is configured.
      */
-    readonly replicaRows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly replicaRows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>;
     /**
      * `rows` with each row as the array of its column values in select-list order (pg's array row
      * mode): no object per row for the driver to build by column name, which costs the hot lists
      * more than mapping the values by position (tools/bench's profile).
      */
-    readonly valueRows: <Row extends ReadonlyArray<unknown>>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly valueRows: <Row extends ReadonlyArray<unknown>>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>;
     /** `replicaRows` with each row as the array of its column values (see `valueRows`). */
-    readonly replicaValueRows: <Row extends ReadonlyArray<unknown>>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>;
+    readonly replicaValueRows: <Row extends ReadonlyArray<unknown>>(
+      text: string, values?: ReadonlyArray<unknown>,
+    ) => Effect.Effect<Row[], DatabaseUnavailable>;
     /** Where the reads that could go to a replica went, and each replica's condition (metrics). */
     readonly readStats: () => ReadStats | undefined;
     /** Succeeds when the database answers a trivial query. */
-    readonly ping: Effect.Effect<void>;
+    readonly ping: Effect.Effect<void, DatabaseUnavailable>;
     /** The pool right now: connections open, idle, and callers waiting for one. */
     readonly poolStats: () => PoolStats;
     /** Seals the secrets stores write and opens those they read (`SecretCipher`). */
@@ -287,11 +231,11 @@ export class Database extends Context.Service<
           );
         const replicaRows = replicas === undefined
           ? rows
-          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => Effect.promise(() => replicas.rows<Row>(queryOf(text, values)));
+          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => driverCall(() => replicas.rows<Row>(queryOf(text, values)));
         const replicaValueRows = replicas === undefined
           ? valueRows
           : <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) =>
-            Effect.promise(() => replicas.rows<Row>(queryOf(text, values, "array")));
+            driverCall(() => replicas.rows<Row>(queryOf(text, values, "array")));
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
         const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
         return Database.of({
@@ -330,4 +274,4 @@ export const databasePoolStats: Effect.Effect<PoolStats, never, Database> = Data
 export const databaseReadStats: Effect.Effect<ReadStats | undefined, never, Database> = Database.use((database) => Effect.sync(database.readStats));
 
 /** Succeeds when the platform's database answers (readiness probes). */
-export const pingDatabase: Effect.Effect<void, never, Database> = Database.use((database) => database.ping);
+export const pingDatabase: Effect.Effect<void, DatabaseUnavailable, Database> = Database.use((database) => database.ping);

@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_WINDOW_HOURS } from "@platter/domain";
+import { IDEMPOTENCY_WINDOW_HOURS, type DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { nowPlus } from "./database-clock.ts";
@@ -16,7 +16,7 @@ export class Housekeeping extends Context.Service<
   Housekeeping,
   {
     /** Forgets Idempotency-Keys older than their window (lookups already ignore them; this reclaims the space). */
-    readonly pruneIdempotencyKeys: () => Effect.Effect<void>;
+    readonly pruneIdempotencyKeys: () => Effect.Effect<void, DatabaseUnavailable>;
     /**
      * Removes up to `batchSize` messages created longer than `retentionMs` ago whose deliveries have
      * all settled (succeeded or failed), with those deliveries and their attempts. A message with a
@@ -26,35 +26,35 @@ export class Housekeeping extends Context.Service<
      * messages' own index orders: deliveries carry no index for this, so settling one writes no
      * entry for retention's sake.
      */
-    readonly pruneDeliveryHistory: (retentionMs: number, batchSize: number) => Effect.Effect<HistoryPruned>;
+    readonly pruneDeliveryHistory: (retentionMs: number, batchSize: number) => Effect.Effect<HistoryPruned, DatabaseUnavailable>;
     /**
      * Removes up to `batchSize` endpoint notices created longer than `retentionMs` ago whose
      * operator delivery has settled, except the one an endpoint's page still shows (the latest of
      * the endpoint's current stage). Returns how many.
      */
-    readonly pruneNotices: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
+    readonly pruneNotices: (retentionMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
     /** Removes up to `batchSize` audit-log rows older than `retentionMs` (`AUDIT_LOG_RETENTION`), oldest first. Returns how many. */
-    readonly pruneAuditLog: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
+    readonly pruneAuditLog: (retentionMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
      * Removes up to `batchSize` Developer-area sessions, then up to `batchSize` sign-in links, that
      * expired longer than `graceMs` ago, oldest first. One the audit log still names (a session that
      * changed something, its link) is kept until those rows go (`pruneAuditLog`), as is a link whose
      * session is still kept. Returns how many of each.
      */
-    readonly pruneExpiredAccess: (graceMs: number, batchSize: number) => Effect.Effect<{ readonly sessions: number; readonly links: number }>;
+    readonly pruneExpiredAccess: (graceMs: number, batchSize: number) => Effect.Effect<{ readonly sessions: number; readonly links: number }, DatabaseUnavailable>;
     /**
      * Removes up to `batchSize` API keys that ended (revoked, expired, or rolled out and past their
      * overlap) longer than `graceMs` ago, with a local listener a key has (and its secret) once no
      * delivery or notice of the listener is left. A key the audit log still names stays until those
      * rows go (`pruneAuditLog`); the request log keeps only its number. Returns how many.
      */
-    readonly pruneEndedApiKeys: (graceMs: number, batchSize: number) => Effect.Effect<number>;
+    readonly pruneEndedApiKeys: (graceMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
      * Ends up to `batchSize` pending deliveries of disabled endpoints (failed, "endpoint disabled"),
      * as disabling does: one written by a create or a replay that raced the disable's transaction
      * would otherwise wait for ever and keep its message from retention. Returns how many.
      */
-    readonly endDeliveriesOfDisabledEndpoints: (batchSize: number) => Effect.Effect<number>;
+    readonly endDeliveriesOfDisabledEndpoints: (batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
   }
 >()("platter/persistence/Housekeeping") {
   static readonly layer = Layer.effect(

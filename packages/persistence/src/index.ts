@@ -1,7 +1,10 @@
-export { DatabaseUnreachable, isDatabaseUnavailable, isDataRefusal } from "./database-availability.ts";
+// The driver's (`@platter/postgres`): apps and tests reach it through persistence, the one adapter that may import it.
+export {
+  DatabaseUnreachable, importEmbeddedPostgres, isDatabaseUnavailable, isDataRefusal, postgresCanReach, reachableCopyOf,
+  type ReadStats, type ReplicaCondition, type ReplicaSettings, type ReplicaStats,
+} from "@platter/postgres";
 export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, isSecretKeyRefusal, pingDatabase, type PoolStats,
   SecretKeysMissing } from "./database.ts";
-export type { ReadStats, ReplicaCondition, ReplicaSettings, ReplicaStats } from "./read-replicas.ts";
 export * from "./audit-log.ts";
 export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";

@@ -1,4 +1,4 @@
-import { assemblePage, type Listing, type ListPage, type PageRequest, type SortKey } from "@platter/domain";
+import { assemblePage, type Listing, type ListPage, type PageRequest, type SortKey, type DatabaseUnavailable } from "@platter/domain";
 import { Effect } from "effect";
 import { allOf, type Join, type OrgSql, type OrgTable, raw, type Select, type Statement, sql } from "./org-sql.ts";
 
@@ -43,7 +43,7 @@ export const readKeysetPage = <DbRow, Row, Key extends SortKey>(
   page: PageRequest<Key>,
   toRow: (row: DbRow) => Row,
   as: "objects" | "values" = "objects",
-): Effect.Effect<ListPage<Row>> => {
+): Effect.Effect<ListPage<Row>, DatabaseUnavailable> => {
   const select = keysetSelect(listing, query, page);
   const rows = as === "values" ? (org.selectValues(select) as Effect.Effect<DbRow[]>) : org.select<DbRow>(select);
   return Effect.map(rows, (read) => assemblePage(listing, read.map(toRow), page.limit));
@@ -59,7 +59,7 @@ export const readFirstRows = <DbRow, Row, Key extends SortKey>(
   query: KeysetQuery,
   limit: number,
   toRow: (row: DbRow) => Row,
-): Effect.Effect<ReadonlyArray<Row>> =>
+): Effect.Effect<ReadonlyArray<Row>, DatabaseUnavailable> =>
   Effect.map(readKeysetPage(org, listing, query, { limit, after: undefined }, toRow), (page) => page.data);
 
 /** The select of one page: `limit + 1` rows strictly after the cursor's key, in the listing's order, filtered. */

@@ -1,13 +1,15 @@
 import type { EntityManager, EntityName, RequiredEntityData } from "@mikro-orm/postgresql";
-import { NotFound, type OrgScope } from "@platter/domain";
+import { NotFound, type OrgScope, type DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Exit } from "effect";
+import { driverCall } from "@platter/postgres";
 import { Database } from "./database.ts";
 
 /**
  * Organization SQL: the one way to reach organization data. An `OrgSql` is made from a scope (which
  * only authentication or an explicit operator action can make) and writes the organization filter
  * of every statement itself, so no statement it builds can read, count or change another
- * organization's rows. Storage failures are defects (an opaque 500), not values.
+ * organization's rows. An outage fails with the domain's `DatabaseUnavailable` (the driver's
+ * `driverCall` and `poolRows`); any other storage failure is a defect (an opaque 500).
  */
 
 /** Every table that holds organization data, with the column naming its organization. */
@@ -128,53 +130,53 @@ export interface InsertFrom {
 
 export interface OrgSql {
   readonly scope: OrgScope;
-  readonly select: <Row>(query: Select) => Effect.Effect<Row[]>;
+  readonly select: <Row>(query: Select) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** The first row, or `NotFound`: a record that does not exist and another organization's look alike. */
-  readonly one: <Row>(query: Select) => Effect.Effect<Row, NotFound>;
+  readonly one: <Row>(query: Select) => Effect.Effect<Row, NotFound | DatabaseUnavailable>;
   /**
    * `select` with each row as the array of its column values in select-list order: for reads
    * mapped by position (a list's page), which spares the driver building an object per row.
    */
-  readonly selectValues: <Row extends ReadonlyArray<unknown>>(query: Select) => Effect.Effect<Row[]>;
+  readonly selectValues: <Row extends ReadonlyArray<unknown>>(query: Select) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** `one` as the array of its column values (see `selectValues`). */
-  readonly oneValues: <Row extends ReadonlyArray<unknown>>(query: Select) => Effect.Effect<Row, NotFound>;
-  readonly update: <Row>(query: Update) => Effect.Effect<Row[]>;
+  readonly oneValues: <Row extends ReadonlyArray<unknown>>(query: Select) => Effect.Effect<Row, NotFound | DatabaseUnavailable>;
+  readonly update: <Row>(query: Update) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** Deletes the scope's rows of `table` matching `where`; returns how many. */
-  readonly delete: (table: OrgTable, as: string, where: Statement) => Effect.Effect<number>;
+  readonly delete: (table: OrgTable, as: string, where: Statement) => Effect.Effect<number, DatabaseUnavailable>;
   /** Inserts one row through its entity with the scope's organization; returns its id. */
   readonly insert: <Row extends object>(
     entity: EntityName<Row>,
     data: Omit<RequiredEntityData<Row>, "organization">,
-  ) => Effect.Effect<number>;
+  ) => Effect.Effect<number, DatabaseUnavailable>;
   /**
    * Rows made from the scope's own rows, owned by the scope's organization:
    * `insert into <into> (<org>, <columns>) select <organization>, <values> from <from> <as> where <org filter> and (<where>)`.
    * Returns how many were inserted.
    */
-  readonly insertFrom: (query: InsertFrom) => Effect.Effect<number>;
+  readonly insertFrom: (query: InsertFrom) => Effect.Effect<number, DatabaseUnavailable>;
   /** Inserts many rows through their entity, each with the scope's organization. */
   readonly insertMany: <Row extends object>(
     entity: EntityName<Row>,
     data: ReadonlyArray<Omit<RequiredEntityData<Row>, "organization">>,
-  ) => Effect.Effect<void>;
+  ) => Effect.Effect<void, DatabaseUnavailable>;
   /**
    * Runs `work` in one transaction on this scope: it commits when `work` succeeds and rolls back
    * when it fails (an expected failure too), so a failed action writes nothing.
    */
-  readonly transaction: <A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>) => Effect.Effect<A, E>;
+  readonly transaction: <A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>) => Effect.Effect<A, E | DatabaseUnavailable>;
   /** A transaction-scoped advisory lock on `name` within this organization; false when another transaction holds it. */
-  readonly tryLock: (name: string) => Effect.Effect<boolean>;
+  readonly tryLock: (name: string) => Effect.Effect<boolean, DatabaseUnavailable>;
 }
 
 /** How statements run: on the pool (or the fiber's transaction), or on one transaction's connection. */
 interface Executor {
-  readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[]>;
+  readonly rows: <Row>(statement: Statement) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** A select: on a replica when the fiber reads from one (see `onReplica`), else as `rows`. */
-  readonly read: <Row>(statement: Statement) => Effect.Effect<Row[]>;
+  readonly read: <Row>(statement: Statement) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** `read` with each row as the array of its column values. */
-  readonly readValues: <Row extends ReadonlyArray<unknown>>(statement: Statement) => Effect.Effect<Row[]>;
+  readonly readValues: <Row extends ReadonlyArray<unknown>>(statement: Statement) => Effect.Effect<Row[], DatabaseUnavailable>;
   readonly em: Effect.Effect<EntityManager>;
-  readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>;
+  readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>;
 }
 
 /**
@@ -242,35 +244,35 @@ class ScopedSql implements OrgSql {
     this.executor = executor;
   }
 
-  select<Row>(query: Select): Effect.Effect<Row[]> {
+  select<Row>(query: Select): Effect.Effect<Row[], DatabaseUnavailable> {
     return this.executor.read<Row>(selectStatement(this.scope, query));
   }
 
-  one<Row>(query: Select): Effect.Effect<Row, NotFound> {
+  one<Row>(query: Select): Effect.Effect<Row, NotFound | DatabaseUnavailable> {
     return Effect.flatMap(this.select<Row>(query), first);
   }
 
-  selectValues<Row extends ReadonlyArray<unknown>>(query: Select): Effect.Effect<Row[]> {
+  selectValues<Row extends ReadonlyArray<unknown>>(query: Select): Effect.Effect<Row[], DatabaseUnavailable> {
     return this.executor.readValues<Row>(selectStatement(this.scope, query));
   }
 
-  oneValues<Row extends ReadonlyArray<unknown>>(query: Select): Effect.Effect<Row, NotFound> {
+  oneValues<Row extends ReadonlyArray<unknown>>(query: Select): Effect.Effect<Row, NotFound | DatabaseUnavailable> {
     return Effect.flatMap(this.selectValues<Row>(query), first);
   }
 
-  update<Row>(query: Update): Effect.Effect<Row[]> {
+  update<Row>(query: Update): Effect.Effect<Row[], DatabaseUnavailable> {
     return this.executor.rows<Row>(updateStatement(this.scope, query));
   }
 
-  delete(table: OrgTable, as: string, where: Statement): Effect.Effect<number> {
+  delete(table: OrgTable, as: string, where: Statement): Effect.Effect<number, DatabaseUnavailable> {
     return this.rowsChanged(sql`delete from ${raw(table)} ${raw(as)} where ${organizationFilter(this.scope, table, as)}${andWhere(where)}`);
   }
 
-  insert<Row extends object>(entity: EntityName<Row>, data: Omit<RequiredEntityData<Row>, "organization">): Effect.Effect<number> {
-    return Effect.flatMap(this.executor.em, (em) => Effect.promise(async () => Number(await em.insert(entity, this.withOrganization(data)))));
+  insert<Row extends object>(entity: EntityName<Row>, data: Omit<RequiredEntityData<Row>, "organization">): Effect.Effect<number, DatabaseUnavailable> {
+    return Effect.flatMap(this.executor.em, (em) => driverCall(async () => Number(await em.insert(entity, this.withOrganization(data)))));
   }
 
-  insertFrom(query: InsertFrom): Effect.Effect<number> {
+  insertFrom(query: InsertFrom): Effect.Effect<number, DatabaseUnavailable> {
     return this.rowsChanged(
       sql`insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${this.scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(this.scope, query.from, query.as)}${andWhere(query.where)}`,
     );
@@ -278,17 +280,17 @@ class ScopedSql implements OrgSql {
 
   insertMany<Row extends object>(
     entity: EntityName<Row>, data: ReadonlyArray<Omit<RequiredEntityData<Row>, "organization">>,
-  ): Effect.Effect<void> {
+  ): Effect.Effect<void, DatabaseUnavailable> {
     return data.length === 0
       ? Effect.void
-      : Effect.flatMap(this.executor.em, (em) => Effect.promise(() => em.insertMany(entity, data.map((row) => this.withOrganization(row)))));
+      : Effect.flatMap(this.executor.em, (em) => driverCall(() => em.insertMany(entity, data.map((row) => this.withOrganization(row)))));
   }
 
-  transaction<A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>): Effect.Effect<A, E> {
+  transaction<A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>): Effect.Effect<A, E | DatabaseUnavailable> {
     return this.executor.transaction((em) => work(new ScopedSql(this.scope, transactionExecutor(em))));
   }
 
-  tryLock(name: string): Effect.Effect<boolean> {
+  tryLock(name: string): Effect.Effect<boolean, DatabaseUnavailable> {
     return Effect.map(
       this.executor.rows<{ locked: boolean }>(
         sql`select pg_try_advisory_xact_lock(hashtextextended(${`${this.scope.organizationId}:${name}`}, 0)) as locked`,
@@ -302,7 +304,7 @@ class ScopedSql implements OrgSql {
   }
 
   /** How many rows a data-changing statement (without its own `returning`) touched. */
-  private rowsChanged(change: Statement): Effect.Effect<number> {
+  private rowsChanged(change: Statement): Effect.Effect<number, DatabaseUnavailable> {
     return Effect.map(
       this.executor.rows<{ n: number }>(sql`with changed as (${change} returning 1) select count(*)::int as n from changed`),
       ([row]) => row?.n ?? 0,
@@ -311,19 +313,19 @@ class ScopedSql implements OrgSql {
 }
 
 /** Runs `work` between `begin` and `commit` (or `rollback` when it fails) on a fresh EntityManager. */
-const inTransaction = <A, E, R>(em: EntityManager, work: (em: EntityManager) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+const inTransaction = <A, E, R>(em: EntityManager, work: (em: EntityManager) => Effect.Effect<A, E, R>): Effect.Effect<A, E | DatabaseUnavailable, R> =>
   Effect.acquireUseRelease(
-    Effect.promise(async () => {
+    driverCall(async () => {
       const fork = em.fork();
       await fork.begin();
       return fork;
     }),
     work,
-    (fork, exit) => Effect.promise(() => (Exit.isSuccess(exit) ? fork.commit() : fork.rollback())),
+    (fork, exit) => driverCall(() => (Exit.isSuccess(exit) ? fork.commit() : fork.rollback())),
   );
 
 const transactionExecutor = (em: EntityManager): Executor => {
-  const rows = <Row>(statement: Statement) => Effect.promise(() => em.execute<Row[]>(statement.text, [...statement.values]));
+  const rows = <Row>(statement: Statement) => driverCall(() => em.execute<Row[]>(statement.text, [...statement.values]));
   return {
     rows,
     read: rows,
@@ -352,19 +354,19 @@ const poolExecutor = (database: Database["Service"]): Executor => {
   return executor;
 };
 
-type RowsOf = (text: string, values: ReadonlyArray<unknown>) => Effect.Effect<unknown[]>;
+type RowsOf = (text: string, values: ReadonlyArray<unknown>) => Effect.Effect<unknown[], DatabaseUnavailable>;
 
 /**
  * A select on the pool: in the fiber's transaction when there is one (`inTransaction`), else on a
  * replica when the fiber reads from one (`onReplica`), else on the primary.
  */
 const poolRead =
-  (inTransaction: (em: EntityManager, statement: Statement) => Effect.Effect<unknown[]>, primary: RowsOf, replica: RowsOf) =>
-  <Row>(statement: Statement): Effect.Effect<Row[]> =>
+  (inTransaction: (em: EntityManager, statement: Statement) => Effect.Effect<unknown[], DatabaseUnavailable>, primary: RowsOf, replica: RowsOf) =>
+  <Row>(statement: Statement): Effect.Effect<Row[], DatabaseUnavailable> =>
     Effect.flatMap(CurrentTransaction, (em) =>
       em !== undefined
         ? inTransaction(em, statement)
-        : Effect.flatMap(ReplicaReads, (onReplica) => (onReplica ? replica : primary)(statement.text, statement.values))) as Effect.Effect<Row[]>;
+        : Effect.flatMap(ReplicaReads, (onReplica) => (onReplica ? replica : primary)(statement.text, statement.values))) as Effect.Effect<Row[], DatabaseUnavailable>;
 
 const makePoolExecutor = (database: Database["Service"]): Executor => ({
   rows: (statement) =>
@@ -381,7 +383,7 @@ const makePoolExecutor = (database: Database["Service"]): Executor => ({
  * joins it, so the change and its audit row commit together, or, when anything in it fails (an
  * expected failure too), nothing is written. Inside another, it joins that one.
  */
-export const inOneTransaction = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Database> =>
+export const inOneTransaction = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E | DatabaseUnavailable, R | Database> =>
   Effect.flatMap(Database, (database) => poolExecutor(database).transaction(() => program));
 
 /** The scope's door to its organization's data, on the database's pool. */

@@ -1,6 +1,5 @@
-import { DatabaseUnavailable, type SecretKey, ShuttingDown } from "@platter/domain";
+import { type SecretKey, ShuttingDown } from "@platter/domain";
 import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime, Result } from "effect";
-import { isDatabaseUnavailable } from "./database-availability.ts";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { AuditLog } from "./audit-log.ts";
@@ -95,16 +94,18 @@ export type PlatformRuntime = ManagedRuntime.ManagedRuntime<Persistence, never>;
 /**
  * A request's storage program ended: its value, or thrown what its Cause says, read as effect's
  * `HttpServerError.causeResponse` reads one: the expected failure itself (the error catalogue
- * answers it); else a defect, as `DatabaseUnavailable` when it is a database outage (a 503) and as
- * it is otherwise (an opaque 500); else, a Cause of interruptions only, `ShuttingDown` (a 503 saying
- * so): never a defect squashed from an interruption.
+ * answers it; a database outage is one, the driver's typed `DatabaseUnavailable`, a 503); else a
+ * defect as it is (an opaque 500, or `DatabaseUnavailable` when a caller made an outage a defect);
+ * else, a Cause of interruptions only, `ShuttingDown` (a 503 saying so): never a defect squashed
+ * from an interruption.
  */
 export const requestOutcome = <A, E>(exit: Exit.Exit<A, E>): A => {
   if (Exit.isSuccess(exit)) return exit.value;
   const failure = Cause.findError(exit.cause);
   if (Result.isSuccess(failure)) throw failure.success;
   const defect = Cause.findDefect(exit.cause);
-  if (Result.isSuccess(defect)) throw isDatabaseUnavailable(defect.success) ? new DatabaseUnavailable({ reason: defect.success }) : defect.success;
+  // A typed outage a caller turned into a defect (`Effect.orDie` on a read that must find its row) is still one.
+  if (Result.isSuccess(defect)) throw defect.success;
   throw new ShuttingDown();
 };
 

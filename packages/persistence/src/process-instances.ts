@@ -1,3 +1,4 @@
+import type { DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 
@@ -12,9 +13,9 @@ export class ProcessInstances extends Context.Service<
      * Marks instance `id` of `role` as seen now, forgets instances not seen for `staleAfterMs`,
      * and returns how many of `role` are live (this one included).
      */
-    readonly heartbeat: (role: ProcessRole, id: string, staleAfterMs: number) => Effect.Effect<number>;
+    readonly heartbeat: (role: ProcessRole, id: string, staleAfterMs: number) => Effect.Effect<number, DatabaseUnavailable>;
     /** Removes instance `id` (a graceful stop), so the others take over its share at once. */
-    readonly leave: (id: string) => Effect.Effect<void>;
+    readonly leave: (id: string) => Effect.Effect<void, DatabaseUnavailable>;
   }
 >()("platter/persistence/ProcessInstances") {
   static readonly layer = Layer.effect(
@@ -47,7 +48,7 @@ export const HEARTBEAT_MS: Readonly<Record<ProcessRole, number>> = { api: 5_000,
  * away, keeps the last count). `leave()` stops and removes it, so the others take over at once.
  */
 export const announceInstance = async (
-  run: <A>(program: Effect.Effect<A, never, ProcessInstances>) => Promise<A>,
+  run: <A>(program: Effect.Effect<A, DatabaseUnavailable, ProcessInstances>) => Promise<A>,
   role: ProcessRole,
   onCount: (live: number) => void,
 ): Promise<{ readonly leave: () => Promise<void> }> => {

@@ -1,6 +1,6 @@
 import {
   ERROR_TEXT_MAX_CHARACTERS, type ListPage, type OrgScope, type PageRequest, type RequestLogEntry, type RequestLogFilter, type RequestLogRecord,
-  requestLogListing, storableTextOrNull,
+  requestLogListing, storableTextOrNull, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
@@ -41,13 +41,13 @@ export class RequestLog extends Context.Service<
      * API's writer splits such a batch.
      * Returns how many were written.
      */
-    readonly append: (records: ReadonlyArray<RequestLogRecord>) => Effect.Effect<number>;
+    readonly append: (records: ReadonlyArray<RequestLogRecord>) => Effect.Effect<number, DatabaseUnavailable>;
     /** The organization's requests, newest first, filtered; a page at a time. */
     readonly list: (
       scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>,
-    ) => Effect.Effect<ListPage<RequestLogEntry>>;
+    ) => Effect.Effect<ListPage<RequestLogEntry>, DatabaseUnavailable>;
     /** Removes up to `batchSize` requests older than `retentionMs` (of every organization); returns how many. */
-    readonly prune: (retentionMs: number, batchSize: number) => Effect.Effect<number>;
+    readonly prune: (retentionMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
   }
 >()("platter/persistence/RequestLog") {
   static readonly layer = Layer.effect(

@@ -1,4 +1,4 @@
-import { type ApiKeyLimitReached } from "@platter/domain";
+import { type ApiKeyLimitReached, type DatabaseUnavailable } from "@platter/domain";
 import { Effect, Result } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -66,7 +66,7 @@ describe("the cap on API keys per organization", () => {
     await rows("create trigger hold_key_inserts before insert on api_keys for each row execute function hold_key_inserts()");
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
-    let outcomes: Array<Result.Result<{ id: number; key: string }, ApiKeyLimitReached>>;
+    let outcomes: Array<Result.Result<{ id: number; key: string }, ApiKeyLimitReached | DatabaseUnavailable>>;
     try {
       await blocker.query("select pg_advisory_lock(16017)");
       const racing = Promise.all(Array.from({ length: 12 }, () => create(org, limit)));

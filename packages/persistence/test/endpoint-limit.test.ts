@@ -1,4 +1,4 @@
-import { type EndpointLimitReached, type EndpointUrlTaken } from "@platter/domain";
+import { type DatabaseUnavailable, type EndpointLimitReached, type EndpointUrlTaken } from "@platter/domain";
 import { Effect, Result } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -63,7 +63,7 @@ describe("the limit on endpoints per organization", () => {
     await rows("create trigger hold_endpoint_inserts before insert on webhook_endpoints for each row execute function hold_endpoint_inserts()");
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
-    let outcomes: Array<Result.Result<{ id: number; secret: string }, EndpointLimitReached | EndpointUrlTaken>>;
+    let outcomes: Array<Result.Result<{ id: number; secret: string }, EndpointLimitReached | EndpointUrlTaken | DatabaseUnavailable>>;
     try {
       await blocker.query("select pg_advisory_lock(16016)");
       const racing = Promise.all(Array.from({ length: 12 }, (_, i) => add(org, limit, `https://hooks.example.com/race-${i}`)));

@@ -1,5 +1,5 @@
 import {
-  auditLogListing, clientListing, deliveryLogListing, encodeCursor, eventListing, InvalidCursor, invoiceListing, type Listing, type ListPage,
+  auditLogListing, clientListing, type DatabaseUnavailable, deliveryLogListing, encodeCursor, eventListing, InvalidCursor, invoiceListing, type Listing, type ListPage,
   operatorActor, type OrgScope, type PageRequest, parsePageRequest, recipeListing, requestLogListing, type SortKey,
 } from "@platter/domain";
 import { Effect, Result } from "effect";
@@ -42,7 +42,7 @@ interface PagedList {
   readonly name: string;
   readonly listing: Listing<any, SortKey>;
   readonly seed: (org: OrganizationFixture) => Promise<unknown>;
-  readonly read: (scope: OrgScope, page: PageRequest<any>) => Effect.Effect<ListPage<{ readonly id: number }>, never, Persistence>;
+  readonly read: (scope: OrgScope, page: PageRequest<any>) => Effect.Effect<ListPage<{ readonly id: number }>, DatabaseUnavailable, Persistence>;
   readonly expected: (organizationId: number) => Promise<number[]>;
 }
 

@@ -5,7 +5,7 @@ import { requestOutcome } from "../src/index.ts";
 
 /**
  * A request's program's end, read from its whole Cause as effect's `HttpServerError.causeResponse`
- * reads one: the expected failure first, then a defect (an outage as `DatabaseUnavailable`), and an
+ * reads one: the expected failure first (an outage is one, typed by the driver), then a defect, and an
  * interruption as `ShuttingDown`, never squashed into a defect.
  */
 
@@ -31,16 +31,16 @@ describe("requestOutcome", () => {
     ["a failure", Exit.fail(new NotFound()), NotFound],
     ["a failure beside an interruption", Exit.failCause(Cause.combine(Cause.interrupt(1), Cause.fail(new NotFound()))), NotFound],
     ["a typed outage", Exit.fail(new DatabaseUnavailable({ reason: outage })), DatabaseUnavailable],
-    ["an outage the driver threw", Exit.die(outage), DatabaseUnavailable],
-    ["an outage beside an interruption", Exit.failCause(Cause.combine(Cause.interrupt(1), Cause.die(outage))), DatabaseUnavailable],
+    ["a typed outage a caller made a defect", Exit.die(new DatabaseUnavailable({ reason: outage })), DatabaseUnavailable],
+    ["an outage beside an interruption", Exit.failCause(Cause.combine(Cause.interrupt(1), Cause.fail(new DatabaseUnavailable({ reason: outage })))), DatabaseUnavailable],
     ["an interruption", Exit.failCause(Cause.interrupt(1)), ShuttingDown],
   ] as const)("throws %s as its tagged error", (_case, exit, expected) => {
     expect(thrownBy(exit)).toBeInstanceOf(expected);
   });
 
-  it("throws a defect as it is, and keeps an outage's driver error as its reason", () => {
+  it("throws a defect as it is, reading no message: the driver types an outage before it gets here", () => {
     expect(thrownBy(Exit.die(bug))).toBe(bug);
-    expect((thrownBy(Exit.die(outage)) as DatabaseUnavailable).reason).toBe(outage);
+    expect(thrownBy(Exit.die(outage))).toBe(outage);
   });
 
   it("answers a program interrupted while it runs as ShuttingDown", async () => {

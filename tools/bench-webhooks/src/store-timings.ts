@@ -33,7 +33,7 @@ type Queue = DeliveryQueue["Service"];
 export const timedStore = (store: Queue): { store: Queue; timings: () => OperationTimings[] } => {
   const samples = new Map<string, Samples>();
   /** Calls that found nothing to do are counted apart (`claimDue (none)`): they are the loop's idle cost. */
-  const time = <T>(operation: string, asked: number, call: () => Effect.Effect<T>, rowsOf: (result: T) => number): Effect.Effect<T> =>
+  const time = <T, E>(operation: string, asked: number, call: () => Effect.Effect<T, E>, rowsOf: (result: T) => number): Effect.Effect<T, E> =>
     Effect.suspend(() => {
       const began = performance.now();
       return Effect.map(call(), (result) => {

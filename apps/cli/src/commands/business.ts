@@ -1,4 +1,4 @@
-import { decodeInput, InquiryReceive, type InvalidTransition, type NotFound } from "@platter/domain";
+import { type DatabaseUnavailable, decodeInput, InquiryReceive, type InvalidTransition, type NotFound } from "@platter/domain";
 import { BusinessActions } from "@platter/persistence/operator";
 import { defineCommand } from "citty";
 import { type Effect, Result } from "effect";
@@ -26,7 +26,7 @@ const invoiceAction = (name: "send" | "pay") =>
           platform,
           inOwnerOf("invoices", id, ({ scope }) =>
             BusinessActions.use(
-              (actions): Effect.Effect<{ readonly id: number; readonly status: "sent" | "paid" }, NotFound | InvalidTransition> =>
+              (actions): Effect.Effect<{ readonly id: number; readonly status: "sent" | "paid" }, NotFound | InvalidTransition | DatabaseUnavailable> =>
                 name === "send" ? actions.sendInvoice(scope, id) : actions.payInvoice(scope, id),
             ),
           ),

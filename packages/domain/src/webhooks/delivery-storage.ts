@@ -1,10 +1,11 @@
 import type { Effect } from "effect";
+import type { DatabaseUnavailable } from "../errors.ts";
 import type { AttemptRecord, DeliveryPolicy, DueDelivery, HeldSlots } from "./delivery.ts";
 
 /**
  * The delivery queue as the dispatcher loop needs it: persistence's `DeliveryQueue` is one (on
  * PostgreSQL, its time the database's `now()`), the webhooks package's `InMemoryDeliveryStorage`
- * another (for the loop's unit tests, on a test's clock).
+ * another (for the loop's unit tests, on a test's clock). A database outage fails with `DatabaseUnavailable`.
  */
 export interface DeliveryStorage {
   /**
@@ -21,16 +22,16 @@ export interface DeliveryStorage {
     leaseMs: number,
     policy: DeliveryPolicy,
     held: HeldSlots,
-  ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[]; readonly unopened?: number }>;
+  ) => Effect.Effect<{ readonly due: DueDelivery[]; readonly unreadable: DueDelivery[]; readonly unopened?: number }, DatabaseUnavailable>;
   /**
    * Records attempts and applies the domain's decisions: `deliveryAfterAttempt` by the lease holder
    * only (a result whose lease was lost is logged and moves nothing), `endpointAfterAttempts` per
    * endpoint over the batch.
    */
-  readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void>;
+  readonly recordAttempts: (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy) => Effect.Effect<void, DatabaseUnavailable>;
   /**
    * For a dispatcher with nothing in flight: milliseconds until a claim may find something
    * (undefined when nothing is pending), to sleep exactly; an open circuit counts from its end.
    */
-  readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined>;
+  readonly nextDueInMs: (policy: DeliveryPolicy) => Effect.Effect<number | undefined, DatabaseUnavailable>;
 }

@@ -1,8 +1,9 @@
 import {
   DEVELOPER_SESSION_LIFETIME_MS, developerSessionScope, generateAccessToken, generateFormSecret, hashAccessToken, isAccessToken,
-  NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated,
+  NotFound, type OrgScope, sessionSecretContext, type SessionActor, SIGN_IN_LINK_LIFETIME_MS, SignInRefused, type SignInLinkOrigin, Unauthenticated, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer, Result } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { nowPlus, nowPlusValue } from "../database-clock.ts";
 import { DeveloperSessionEntity, DeveloperSignInLinkEntity } from "../entities/index.ts";
@@ -70,34 +71,34 @@ export class DeveloperSessions extends Context.Service<
   DeveloperSessions,
   {
     /** A single-use sign-in link for the scope's organization, valid `SIGN_IN_LINK_LIFETIME_MS` from now. */
-    readonly createLink: (scope: OrgScope, requestedBy: SignInLinkOrigin) => Effect.Effect<CreatedSignInLink>;
+    readonly createLink: (scope: OrgScope, requestedBy: SignInLinkOrigin) => Effect.Effect<CreatedSignInLink, DatabaseUnavailable>;
     /**
      * The organization a link's token would sign in to, without using the link up (the page a
      * link opens, so that a link scanner's GET leaves it working); used, expired or unknown is `SignInRefused`.
      */
-    readonly checkLink: (linkToken: string) => Effect.Effect<{ readonly organizationName: string }, SignInRefused>;
+    readonly checkLink: (linkToken: string) => Effect.Effect<{ readonly organizationName: string }, SignInRefused | DatabaseUnavailable>;
     /**
      * Opens a session with a link's token and uses the link up; a used, expired or unknown link is
      * `SignInRefused`. `deviceHint` (see the domain's `deviceHint`) is kept to tell sessions apart.
      */
-    readonly signIn: (linkToken: string, deviceHint?: string) => Effect.Effect<OpenedSession, SignInRefused>;
+    readonly signIn: (linkToken: string, deviceHint?: string) => Effect.Effect<OpenedSession, SignInRefused | DatabaseUnavailable>;
     /**
      * The live session of a token, or `Unauthenticated` (unknown, expired, signed out or ended).
      * The only maker of session scopes. Notes the session as seen now, at most once a
      * `LAST_SEEN_RESOLUTION_MS`, off the request's path (a lost note never fails the request).
      */
-    readonly authenticate: (sessionToken: string) => Effect.Effect<DeveloperSession, Unauthenticated>;
+    readonly authenticate: (sessionToken: string) => Effect.Effect<DeveloperSession, Unauthenticated | DatabaseUnavailable>;
     /** Ends the session at once; ending it again is harmless. */
-    readonly signOut: (session: DeveloperSession) => Effect.Effect<void, NotFound>;
+    readonly signOut: (session: DeveloperSession) => Effect.Effect<void, NotFound | DatabaseUnavailable>;
     /** The organization's live sessions, the most recently seen first. */
-    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<SessionView>>;
+    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<SessionView>, DatabaseUnavailable>;
     /**
      * Ends one of the organization's sessions at once (its next request is signed out); `changed`
      * is false for one already ended or expired. `NotFound` for another organization's.
      */
-    readonly end: (scope: OrgScope, id: number) => Effect.Effect<{ readonly changed: boolean }, NotFound>;
+    readonly end: (scope: OrgScope, id: number) => Effect.Effect<{ readonly changed: boolean }, NotFound | DatabaseUnavailable>;
     /** Ends every live session of the organization but `exceptId` (when given); returns the ids ended. */
-    readonly endAll: (scope: OrgScope, exceptId?: number) => Effect.Effect<ReadonlyArray<number>>;
+    readonly endAll: (scope: OrgScope, exceptId?: number) => Effect.Effect<ReadonlyArray<number>, DatabaseUnavailable>;
   }
 >()("platter/persistence/DeveloperSessions") {
   static readonly layer = Layer.effect(
@@ -132,7 +133,7 @@ export class DeveloperSessions extends Context.Service<
           });
           const { expires_at } = yield* org.one<{ expires_at: string }>({
             columns: `${isoTimestamp("l.expires_at")} as expires_at`, from: "developer_sign_in_links", as: "l", where: sql`l.id = ${id}`,
-          }).pipe(Effect.orDie);
+          }).pipe(orDieButOutage);
           return { id, token, expires_at };
         }),
         checkLink: Effect.fnUntraced(function* (linkToken: string) {

@@ -1,8 +1,9 @@
 import {
   fromMinorUnits, type InquiryReceive, type InvalidTransition, invoiceTotals, invoiceTransition, type InvoiceStatus, NotFound,
-  type OrgScope, proposalTransition, type ProposalStatus,
+  type OrgScope, proposalTransition, type ProposalStatus, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { ClientEntity, EventEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
@@ -52,14 +53,14 @@ export class BusinessActions extends Context.Service<
   BusinessActions,
   {
     /** draft → sent, and `invoice.sent`. */
-    readonly sendInvoice: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly status: "sent" }, TransitionError>;
+    readonly sendInvoice: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly status: "sent" }, TransitionError | DatabaseUnavailable>;
     /** → paid in full, and `invoice.paid`. */
-    readonly payInvoice: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly status: "paid" }, TransitionError>;
+    readonly payInvoice: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly status: "paid" }, TransitionError | DatabaseUnavailable>;
     /** A proposal is approved once, and `proposal.approved` names it by its title. */
     readonly approveProposal: (
       scope: OrgScope,
       id: number,
-    ) => Effect.Effect<{ readonly id: number; readonly status: "approved" }, TransitionError>;
+    ) => Effect.Effect<{ readonly id: number; readonly status: "approved" }, TransitionError | DatabaseUnavailable>;
     /**
      * A new online catering request: the requester becomes a client and the request an event in
      * `inquiry` status; `event.inquiry` carries the event as the API shows it.
@@ -67,7 +68,7 @@ export class BusinessActions extends Context.Service<
     readonly receiveInquiry: (
       scope: OrgScope,
       inquiry: InquiryReceive,
-    ) => Effect.Effect<{ readonly id: number; readonly client_id: number }>;
+    ) => Effect.Effect<{ readonly id: number; readonly client_id: number }, DatabaseUnavailable>;
   }
 >()("platter/persistence/BusinessActions") {
   static readonly layer = Layer.effect(
@@ -125,7 +126,7 @@ export class BusinessActions extends Context.Service<
                 eventType: null,
                 status: "inquiry",
               });
-              yield* recordMessage(tx, { type: "event.inquiry", data: yield* Effect.orDie(readEvent(tx, id)) });
+              yield* recordMessage(tx, { type: "event.inquiry", data: yield* orDieButOutage(readEvent(tx, id)) });
               return { id, client_id: clientId };
             }),
           ),

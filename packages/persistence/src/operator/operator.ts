@@ -1,5 +1,6 @@
-import { InvalidInput, isCurrencyCode, NotFound, operatorScope, type OrgScope } from "@platter/domain";
+import { InvalidInput, isCurrencyCode, NotFound, operatorScope, type OrgScope, type DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { driverCall } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { OrganizationEntity } from "../entities/index.ts";
 import type { OrgTable } from "../org-sql.ts";
@@ -17,13 +18,13 @@ export class Operator extends Context.Service<
   Operator,
   {
     /** Creates an organization; `currency` must be an ISO 4217 code. */
-    readonly createOrganization: (fields: { name: string; currency: string }) => Effect.Effect<{ readonly id: number }, InvalidInput>;
+    readonly createOrganization: (fields: { name: string; currency: string }) => Effect.Effect<{ readonly id: number }, InvalidInput | DatabaseUnavailable>;
     /** The first organizations by id, to say which exist. */
-    readonly organizations: (limit: number) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly name: string }>>;
+    readonly organizations: (limit: number) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly name: string }>, DatabaseUnavailable>;
     /** An operator's full-access scope of organization `id`, or `NotFound`. */
-    readonly scopeOf: (organizationId: number) => Effect.Effect<OrgScope, NotFound>;
+    readonly scopeOf: (organizationId: number) => Effect.Effect<OrgScope, NotFound | DatabaseUnavailable>;
     /** The operator's scope of the organization that owns record `id` of `table`, or `NotFound`. */
-    readonly scopeOfRecord: (table: OwnedRecord, id: number) => Effect.Effect<OrgScope, NotFound>;
+    readonly scopeOfRecord: (table: OwnedRecord, id: number) => Effect.Effect<OrgScope, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/Operator") {
   static readonly layer = Layer.effect(
@@ -42,7 +43,7 @@ export class Operator extends Context.Service<
           if (!isCurrencyCode(fields.currency)) {
             return yield* new InvalidInput({ message: `currency must be an ISO 4217 code such as EUR, got "${fields.currency}"` });
           }
-          const id = yield* Effect.promise(() => database.orm.em.fork().insert(OrganizationEntity, { name, currency: fields.currency }));
+          const id = yield* driverCall(() => database.orm.em.fork().insert(OrganizationEntity, { name, currency: fields.currency }));
           return { id: Number(id) };
         }),
         organizations: Effect.fnUntraced(function* (limit: number) {

@@ -1,4 +1,6 @@
+import type { DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { driverCall } from "@platter/postgres";
 import { Database, resealStoredSecrets } from "../database.ts";
 import type { SealedCounts } from "../stored-secrets.ts";
 
@@ -11,7 +13,7 @@ export class StoredSecretsResealing extends Context.Service<
   StoredSecretsResealing,
   {
     /** Re-seals every secret not sealed with the current key (and seals any in clear), in batches of their own transactions; how many. */
-    readonly reseal: () => Effect.Effect<SealedCounts & { readonly keyId: string }>;
+    readonly reseal: () => Effect.Effect<SealedCounts & { readonly keyId: string }, DatabaseUnavailable>;
   }
 >()("platter/persistence/StoredSecretsResealing") {
   static readonly layer = Layer.effect(
@@ -21,7 +23,7 @@ export class StoredSecretsResealing extends Context.Service<
       return StoredSecretsResealing.of({
         reseal: () =>
           Effect.map(
-            Effect.promise(() => resealStoredSecrets(database.orm, database.secrets)),
+            driverCall(() => resealStoredSecrets(database.orm, database.secrets)),
             (counts) => ({ ...counts, keyId: database.secrets.currentKeyId }),
           ),
       });

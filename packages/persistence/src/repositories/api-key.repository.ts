@@ -1,7 +1,8 @@
 import {
-  type Access, type ApiKeyLimitReached, apiKeyLimitReached, authenticatedScope, DEFAULT_API_KEYS_PER_ORGANIZATION, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated,
+  type Access, type ApiKeyLimitReached, apiKeyLimitReached, authenticatedScope, DEFAULT_API_KEYS_PER_ORGANIZATION, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
@@ -77,9 +78,9 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const LAST_USED_KEYS_HELD = 100_000;
 
 /** Whether the scope's organization is a sandbox (its keys are `platter_test_…`) or live. */
-const environmentOf = (org: OrgSql): Effect.Effect<KeyEnvironment> =>
+const environmentOf = (org: OrgSql): Effect.Effect<KeyEnvironment, DatabaseUnavailable> =>
   Effect.map(
-    Effect.orDie(org.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o" })),
+    orDieButOutage(org.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o" })),
     (row) => (row.sandbox ? "test" : "live"),
   );
 
@@ -87,14 +88,14 @@ export class ApiKeyRepository extends Context.Service<
   ApiKeyRepository,
   {
     /** The scope of a live key, or `Unauthenticated`. The only maker of request scopes. */
-    readonly authenticate: (secret: string) => Effect.Effect<AuthenticatedKey, Unauthenticated>;
+    readonly authenticate: (secret: string) => Effect.Effect<AuthenticatedKey, Unauthenticated | DatabaseUnavailable>;
     /** `authenticate` for a caller that already hashed the key (`hashApiKey`): the API hashes it once per request. */
-    readonly authenticateHash: (keyHash: string) => Effect.Effect<AuthenticatedKey, Unauthenticated>;
+    readonly authenticateHash: (keyHash: string) => Effect.Effect<AuthenticatedKey, Unauthenticated | DatabaseUnavailable>;
     /**
      * Notes that the scope's key writes now (the API, before a create, when reads may go to
      * replicas): its reads go to the primary for the read-your-writes window after it.
      */
-    readonly recordWrite: (scope: OrgScope) => Effect.Effect<void>;
+    readonly recordWrite: (scope: OrgScope) => Effect.Effect<void, DatabaseUnavailable>;
     /**
      * A new key with `name` (what its organization calls it) that expires `lifetimeMs` from now
      * (never when undefined; checked with `checkKeyLifetime`); its secret is returned this once.
@@ -103,20 +104,20 @@ export class ApiKeyRepository extends Context.Service<
      */
     readonly create: (
       scope: OrgScope, access: Access, name?: string, lifetimeMs?: number, limit?: number,
-    ) => Effect.Effect<{ readonly id: number; readonly key: string }, ApiKeyLimitReached>;
+    ) => Effect.Effect<{ readonly id: number; readonly key: string }, ApiKeyLimitReached | DatabaseUnavailable>;
     /**
      * Replaces a live key with a new one (same name, access and lifetime from now) whose secret is
      * returned this once; the old key keeps working for `overlapMs` (checked with
      * `checkRollOverlap`; sooner if it expired sooner anyway). `NotFound` for another
      * organization's key; `InvalidTransition` for a key that is revoked, expired or already rolled.
      */
-    readonly roll: (scope: OrgScope, id: number, overlapMs: number) => Effect.Effect<RolledKey, NotFound | InvalidTransition>;
+    readonly roll: (scope: OrgScope, id: number, overlapMs: number) => Effect.Effect<RolledKey, NotFound | InvalidTransition | DatabaseUnavailable>;
     /** Revokes a key at once; revoking it again is harmless and changes nothing (`changed` false). */
-    readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly changed: boolean }, NotFound>;
+    readonly revoke: (scope: OrgScope, id: number) => Effect.Effect<{ readonly id: number; readonly changed: boolean }, NotFound | DatabaseUnavailable>;
     /** The organization's keys, oldest first. */
-    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<ApiKeyView>>;
+    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<ApiKeyView>, DatabaseUnavailable>;
     /** One of the organization's keys; `NotFound` for another organization's. */
-    readonly find: (scope: OrgScope, id: number) => Effect.Effect<ApiKeyView, NotFound>;
+    readonly find: (scope: OrgScope, id: number) => Effect.Effect<ApiKeyView, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/ApiKeyRepository") {
   static readonly layer = Layer.effect(
@@ -181,7 +182,7 @@ export class ApiKeyRepository extends Context.Service<
                 from: "organizations",
                 as: "o",
               });
-              const row = yield* Effect.orDie(tx.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
+              const row = yield* orDieButOutage(tx.one<{ id: string }>({ columns: "k.id", from: "api_keys", as: "k", where: sql`k.key_hash = ${key.hash}` }));
               return { id: Number(row.id), key: key.secret };
             })),
         roll: (scope: OrgScope, id: number, overlapMs: number) =>

@@ -1,8 +1,9 @@
 import {
   type Client, type ClientCreate, clientListing, type Created, type IdempotencyError, type IdempotencyRequest, type ListPage,
-  type OrgScope, type PageRequest,
+  type OrgScope, type PageRequest, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
@@ -34,12 +35,12 @@ export const readClient = (org: OrgSql, id: number) =>
 export class ClientRepository extends Context.Service<
   ClientRepository,
   {
-    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Client>>;
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Client>, DatabaseUnavailable>;
     readonly create: (
       scope: OrgScope,
       input: ClientCreate,
       idempotency?: IdempotencyRequest,
-    ) => Effect.Effect<Created, IdempotencyError>;
+    ) => Effect.Effect<Created, IdempotencyError | DatabaseUnavailable>;
   }
 >()("platter/persistence/ClientRepository") {
   static readonly layer = Layer.effect(
@@ -65,7 +66,7 @@ export class ClientRepository extends Context.Service<
                 phone: input.phone ?? null,
                 company: input.company ?? null,
               });
-              const client = yield* Effect.orDie(readClient(tx, id));
+              const client = yield* orDieButOutage(readClient(tx, id));
               yield* recordMessage(tx, { type: "client.created", data: client });
               return id;
             }),

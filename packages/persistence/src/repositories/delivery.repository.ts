@@ -1,5 +1,5 @@
 import {
-  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest,
+  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -176,31 +176,31 @@ export class DeliveryRepository extends Context.Service<
   DeliveryRepository,
   {
     /** Newest first. */
-    readonly list: (scope: OrgScope, filter: DeliveryFilter) => Effect.Effect<ReadonlyArray<DeliveryView>>;
+    readonly list: (scope: OrgScope, filter: DeliveryFilter) => Effect.Effect<ReadonlyArray<DeliveryView>, DatabaseUnavailable>;
     /** One delivery with its attempts; `NotFound` for another organization's. */
-    readonly find: (scope: OrgScope, id: number) => Effect.Effect<DeliveryView, NotFound>;
+    readonly find: (scope: OrgScope, id: number) => Effect.Effect<DeliveryView, NotFound | DatabaseUnavailable>;
     /** One page of the delivery log (`deliveryLogListing`: newest first), filtered. */
     readonly log: (
       scope: OrgScope,
       filter: DeliveryLogFilter,
       page: PageRequest<readonly [string, number]>,
-    ) => Effect.Effect<ListPage<DeliveryLogEntry>>;
+    ) => Effect.Effect<ListPage<DeliveryLogEntry>, DatabaseUnavailable>;
     /** A message by its envelope id (`evt_…`), with its deliveries and their attempts; `NotFound` when it is not the scope's. */
-    readonly message: (scope: OrgScope, envelopeId: string) => Effect.Effect<MessageView, NotFound>;
+    readonly message: (scope: OrgScope, envelopeId: string) => Effect.Effect<MessageView, NotFound | DatabaseUnavailable>;
     /**
      * Sends a delivery now (see `RETRIABLE`): a finished one is due again, a pending one waiting for
      * its next try has it now. `retried` is 0 when it is already due or being sent, or its endpoint is
      * disabled (nothing changes); `NotFound` when it is not the scope's.
      */
-    readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
+    readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound | DatabaseUnavailable>;
     /** `retry` for every delivery of a message; `NotFound` without the message. */
-    readonly retryMessage: (scope: OrgScope, messageId: number) => Effect.Effect<{ readonly retried: number }, NotFound>;
+    readonly retryMessage: (scope: OrgScope, messageId: number) => Effect.Effect<{ readonly retried: number }, NotFound | DatabaseUnavailable>;
     /**
      * `retry` for every failing delivery of an endpoint (made at or after `since`, when given):
      * failed ones, and pending ones waiting to try again after a failed attempt; in batches of
      * `REPLAY_BATCH_SIZE`, each its own statement and transaction.
      */
-    readonly retryFailed: (scope: OrgScope, endpointId: number, since?: string) => Effect.Effect<{ readonly retried: number }, NotFound>;
+    readonly retryFailed: (scope: OrgScope, endpointId: number, since?: string) => Effect.Effect<{ readonly retried: number }, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/DeliveryRepository") {
   static readonly layer = Layer.effect(

@@ -1,9 +1,10 @@
 import {
   type Created, currencyExponent, type Event, type EventCreate, type EventDetail, eventListing, fromMinorUnits,
   type IdempotencyError, type IdempotencyRequest, InvalidInput, type ListPage, NotFound, type OrgScope, type PageRequest,
-  toMinorUnits,
+  toMinorUnits, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
@@ -53,12 +54,12 @@ const toEvent = (row: EventRow, currency: string): Event => ({
 });
 
 /** Reads one event of the scope as the API shows it (inside a create's transaction). */
-export const readEvent = (org: OrgSql, id: number): Effect.Effect<Event, NotFound> =>
+export const readEvent = (org: OrgSql, id: number): Effect.Effect<Event, NotFound | DatabaseUnavailable> =>
   Effect.map(org.oneValues<EventRow>({ columns: COLUMNS, from: "events", as: "e", where: sql`e.id = ${id}` }), (row) =>
     toEvent(row, org.scope.currency),
   );
 
-const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<number | null, InvalidInput> => {
+const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<number | null, InvalidInput | DatabaseUnavailable> => {
   if (input.price_per_head === undefined || input.price_per_head === null) return Effect.succeed(null);
   const minor = toMinorUnits(input.price_per_head, currency);
   return minor === undefined
@@ -69,13 +70,13 @@ const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<
 export class EventRepository extends Context.Service<
   EventRepository,
   {
-    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Event>>;
-    readonly get: (scope: OrgScope, id: number) => Effect.Effect<EventDetail, NotFound>;
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Event>, DatabaseUnavailable>;
+    readonly get: (scope: OrgScope, id: number) => Effect.Effect<EventDetail, NotFound | DatabaseUnavailable>;
     readonly create: (
       scope: OrgScope,
       input: EventCreate,
       idempotency?: IdempotencyRequest,
-    ) => Effect.Effect<Created, InvalidInput | IdempotencyError>;
+    ) => Effect.Effect<Created, InvalidInput | IdempotencyError | DatabaseUnavailable>;
   }
 >()("platter/persistence/EventRepository") {
   static readonly layer = Layer.effect(
@@ -114,7 +115,7 @@ export class EventRepository extends Context.Service<
                 eventType: input.event_type ?? null,
                 status: "inquiry",
               });
-              yield* recordMessage(tx, { type: "event.created", data: yield* Effect.orDie(readEvent(tx, id)) });
+              yield* recordMessage(tx, { type: "event.created", data: yield* orDieButOutage(readEvent(tx, id)) });
               return id;
             }),
           );

@@ -1,6 +1,6 @@
 import {
   type Created, IDEMPOTENCY_WINDOW_HOURS, type IdempotencyError, IdempotencyKeyInProgress, IdempotencyKeyReused,
-  type IdempotencyRequest,
+  type IdempotencyRequest, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Effect } from "effect";
 import { IdempotencyKeyEntity } from "../entities/index.ts";
@@ -34,8 +34,8 @@ const earlierRequest = Effect.fnUntraced(function* (tx: OrgSql, idempotency: Ide
 export const createOnce = <E>(
   org: OrgSql,
   idempotency: IdempotencyRequest | undefined,
-  create: (tx: OrgSql) => Effect.Effect<number, E>,
-): Effect.Effect<Created, E | IdempotencyError> =>
+  create: (tx: OrgSql) => Effect.Effect<number, E | DatabaseUnavailable>,
+): Effect.Effect<Created, E | IdempotencyError | DatabaseUnavailable> =>
   org.transaction(
     Effect.fnUntraced(function* (tx) {
       const earlier = idempotency === undefined ? undefined : yield* earlierRequest(tx, idempotency);

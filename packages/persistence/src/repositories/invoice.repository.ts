@@ -1,6 +1,6 @@
 import {
   fromMinorUnits, type Invoice, type InvoiceDetail, invoiceListing, invoiceTotals, lineNetMinor, type LineItemAmounts,
-  type ListPage, type NotFound, type OrgScope, type PageRequest,
+  type ListPage, type NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -40,7 +40,7 @@ const COLUMNS = `i.id, i.number, i.status, i.currency, i.client_id, i.event_id, 
       from invoice_line_items l where l.invoice_id = i.id and l.organization_id = i.organization_id), '[]') as lines`;
 
 /** Reads one invoice of the scope with its line items, as stored. */
-export const readInvoiceRow = (org: OrgSql, id: number): Effect.Effect<InvoiceRow, NotFound> =>
+export const readInvoiceRow = (org: OrgSql, id: number): Effect.Effect<InvoiceRow, NotFound | DatabaseUnavailable> =>
   org.one<InvoiceRow>({ columns: COLUMNS, from: "invoices", as: "i", where: sql`i.id = ${id}` });
 
 /** A stored line's amounts in the domain's terms. */
@@ -84,8 +84,8 @@ const toLineItems = (row: InvoiceRow): InvoiceDetail["line_items"] =>
 export class InvoiceRepository extends Context.Service<
   InvoiceRepository,
   {
-    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Invoice>>;
-    readonly get: (scope: OrgScope, id: number) => Effect.Effect<InvoiceDetail, NotFound>;
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Invoice>, DatabaseUnavailable>;
+    readonly get: (scope: OrgScope, id: number) => Effect.Effect<InvoiceDetail, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/InvoiceRepository") {
   static readonly layer = Layer.effect(

@@ -1,4 +1,4 @@
-import { type NotFound, type Organization, type OrgScope } from "@platter/domain";
+import { type DatabaseUnavailable, type NotFound, type Organization, type OrgScope } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { isoTimestamp } from "../keyset-page.ts";
@@ -15,7 +15,7 @@ interface OrganizationRow {
 
 export class OrganizationRepository extends Context.Service<
   OrganizationRepository,
-  { readonly current: (scope: OrgScope) => Effect.Effect<Organization, NotFound> }
+  { readonly current: (scope: OrgScope) => Effect.Effect<Organization, NotFound | DatabaseUnavailable> }
 >()("platter/persistence/OrganizationRepository") {
   static readonly layer = Layer.effect(
     OrganizationRepository,

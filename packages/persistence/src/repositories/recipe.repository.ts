@@ -1,5 +1,5 @@
 import {
-  type ListPage, type NotFound, type OrgScope, type PageRequest, type Recipe, type RecipeDetail, recipeListing,
+  type ListPage, type NotFound, type OrgScope, type PageRequest, type Recipe, type RecipeDetail, recipeListing, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -44,8 +44,8 @@ const toRecipe = (row: RecipeRow): Recipe => ({
 export class RecipeRepository extends Context.Service<
   RecipeRepository,
   {
-    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Recipe>>;
-    readonly get: (scope: OrgScope, id: number) => Effect.Effect<RecipeDetail, NotFound>;
+    readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Recipe>, DatabaseUnavailable>;
+    readonly get: (scope: OrgScope, id: number) => Effect.Effect<RecipeDetail, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/RecipeRepository") {
   static readonly layer = Layer.effect(

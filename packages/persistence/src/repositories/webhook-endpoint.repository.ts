@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import {
   DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
   endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher, type SecretKeyUnavailable,
-  type WebhookEventType, type WebhookMessage,
+  type WebhookEventType, type WebhookMessage, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -222,19 +222,19 @@ export class WebhookEndpointRepository extends Context.Service<
       url: string,
       eventTypes: ReadonlyArray<WebhookEventType>,
       limit?: number,
-    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, EndpointLimitReached | EndpointUrlTaken>;
-    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>>;
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, EndpointLimitReached | EndpointUrlTaken | DatabaseUnavailable>;
+    readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, DatabaseUnavailable>;
     /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
-    readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>>;
+    readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>, DatabaseUnavailable>;
     /** Each endpoint's active operational notice (failing, about to be disabled, disabled), by endpoint id; endpoints without one are left out. */
-    readonly activeNotices: (scope: OrgScope) => Effect.Effect<ReadonlyArray<EndpointNoticeView>>;
+    readonly activeNotices: (scope: OrgScope) => Effect.Effect<ReadonlyArray<EndpointNoticeView>, DatabaseUnavailable>;
     /** One endpoint as `overview` shows it; `NotFound` for another organization's. */
-    readonly find: (scope: OrgScope, id: number) => Effect.Effect<WebhookEndpointOverview, NotFound>;
+    readonly find: (scope: OrgScope, id: number) => Effect.Effect<WebhookEndpointOverview, NotFound | DatabaseUnavailable>;
     /**
      * The endpoint's signing secret (and whether the one before still signs): shown only when asked
      * for. `SecretKeyUnavailable` when it is sealed with a key this process does not hold.
      */
-    readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound | SecretKeyUnavailable>;
+    readonly secret: (scope: OrgScope, id: number) => Effect.Effect<EndpointSecret, NotFound | SecretKeyUnavailable | DatabaseUnavailable>;
     /**
      * Enabling or disabling starts the endpoint's run of failures over (`endpointSwitched`: failures,
      * failure window, circuit and notice stage together), so a repaired endpoint gets a fresh start and
@@ -248,7 +248,7 @@ export class WebhookEndpointRepository extends Context.Service<
       id: number,
       enabled: boolean,
       disabledReason?: string,
-    ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean; readonly changed: boolean; readonly ended: number }, NotFound>;
+    ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean; readonly changed: boolean; readonly ended: number }, NotFound | DatabaseUnavailable>;
     /**
      * Records `message` as a test and one delivery of it to this endpoint only (see
      * `recordTestMessage`); returns the delivery's id. A disabled endpoint sends nothing, so it is
@@ -258,9 +258,9 @@ export class WebhookEndpointRepository extends Context.Service<
       scope: OrgScope,
       id: number,
       message: WebhookMessage,
-    ) => Effect.Effect<{ readonly delivery_id: number }, NotFound | InvalidTransition>;
+    ) => Effect.Effect<{ readonly delivery_id: number }, NotFound | InvalidTransition | DatabaseUnavailable>;
     /** A delivery to endpoint `endpointId` with its attempts; `NotFound` for any other. */
-    readonly delivery: (scope: OrgScope, endpointId: number, deliveryId: number) => Effect.Effect<EndpointDelivery, NotFound>;
+    readonly delivery: (scope: OrgScope, endpointId: number, deliveryId: number) => Effect.Effect<EndpointDelivery, NotFound | DatabaseUnavailable>;
     /**
      * Replaces the signing secret. Deliveries from now on are signed with the new one; the old one
      * keeps signing beside it (in `webhook-signature`) for `overlapMs`, so receivers can switch at leisure.
@@ -270,7 +270,7 @@ export class WebhookEndpointRepository extends Context.Service<
       scope: OrgScope,
       id: number,
       overlapMs: number,
-    ) => Effect.Effect<{ readonly id: number; readonly secret: string; readonly previous_secret_until: string }, NotFound | SecretKeyUnavailable>;
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string; readonly previous_secret_until: string }, NotFound | SecretKeyUnavailable | DatabaseUnavailable>;
   }
 >()("platter/persistence/WebhookEndpointRepository") {
   static readonly layer = Layer.effect(

@@ -1,4 +1,4 @@
-import { storedMessage, type WebhookMessage } from "@platter/domain";
+import { storedMessage, type WebhookMessage, type DatabaseUnavailable } from "@platter/domain";
 import { Effect } from "effect";
 import { WebhookMessageEntity } from "../entities/index.ts";
 import { type OrgSql, sql, type Statement } from "../org-sql.ts";
@@ -8,7 +8,7 @@ import { type OrgSql, sql, type Statement } from "../org-sql.ts";
  * scope matching `endpoints`, a local listener's marked `via_listener` (forwarded by `platter
  * listen`, never sent by a dispatcher); returns the message's id.
  */
-const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number> => {
+const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number, DatabaseUnavailable> => {
   const { type, payload } = storedMessage(message);
   return Effect.tap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
     tx.insertFrom({
@@ -28,7 +28,7 @@ const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement)
  * endpoints subscribed when it happened. Written through the domain's message schema. (An empty
  * `event_types` subscribes to every type, as the domain's `subscribes` says.)
  */
-export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number> =>
+export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number, DatabaseUnavailable> =>
   writeMessage(tx, message, sql`e.enabled and (e.listener_key_id is null or e.listening_until > now())
     and (cardinality(e.event_types) = 0 or ${message.type}::text = any(e.event_types))`);
 
@@ -38,7 +38,7 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
  * any other. Written through the domain's message schema; returns the delivery's id, or `undefined`
  * when the scope has no such enabled endpoint (the message is then written too: roll back).
  */
-export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined> =>
+export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined, DatabaseUnavailable> =>
   Effect.flatMap(writeMessage(tx, message, sql`e.id = ${endpointId} and e.enabled`), (messageId) =>
     Effect.map(
       tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),

@@ -1,7 +1,8 @@
 import {
-  authenticatedScope, type InvalidTransition, NotFound, notASandbox, notSwitchedFromLive, type OrgScope, sandboxName, sandboxOfSandbox,
+  authenticatedScope, type InvalidTransition, NotFound, notASandbox, notSwitchedFromLive, type OrgScope, sandboxName, sandboxOfSandbox, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { type OrgSql, orgSql, type OrgTable, sql } from "../org-sql.ts";
 import { type DemoCounts, seedDemo } from "../seed/demo.ts";
@@ -45,7 +46,7 @@ interface StandingRow {
  */
 const scopeOfLinkedOrganization = (
   database: Database["Service"], scope: OrgScope, switchLinkId?: number,
-): Effect.Effect<OrgScope, NotFound | InvalidTransition> =>
+): Effect.Effect<OrgScope, NotFound | InvalidTransition | DatabaseUnavailable> =>
   Effect.gen(function* () {
     const [row] = yield* database.rows<{ id: string; currency: string; to_live: boolean; switched: boolean }>(
       `select l.id, l.currency, l.id = o.sandbox_of as to_live,
@@ -61,7 +62,7 @@ const scopeOfLinkedOrganization = (
 /** Locks the scope's organization row for the rest of the transaction and says whether it is a sandbox. */
 const lockOrganization = (tx: OrgSql) =>
   Effect.map(
-    Effect.orDie(tx.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o", rest: sql`for update` })),
+    orDieButOutage(tx.one<{ sandbox: boolean }>({ columns: "o.sandbox_of is not null as sandbox", from: "organizations", as: "o", rest: sql`for update` })),
     (row) => row.sandbox,
   );
 
@@ -70,27 +71,27 @@ export class Sandboxes extends Context.Service<
   Sandboxes,
   {
     /** Whether the scope's organization is live or a sandbox, and the organization linked to it. */
-    readonly standing: (scope: OrgScope) => Effect.Effect<SandboxStanding>;
+    readonly standing: (scope: OrgScope) => Effect.Effect<SandboxStanding, DatabaseUnavailable>;
     /**
      * The live organization's sandbox, created with its currency, "<name> (sandbox)" and the demo
      * data when it has none (`created`); opening it again changes nothing. A sandbox's own is
      * `InvalidTransition`. Should seeding ever have failed after the row was made, opening seeds it.
      */
-    readonly open: (liveScope: OrgScope) => Effect.Effect<{ readonly id: number; readonly created: boolean }, InvalidTransition>;
+    readonly open: (liveScope: OrgScope) => Effect.Effect<{ readonly id: number; readonly created: boolean }, InvalidTransition | DatabaseUnavailable>;
     /**
      * The scope of the linked organization (see `scopeOfLinkedOrganization`): a live organization's
      * sandbox (`NotFound` without one); a sandbox's live organization only with `switchLinkId`, the
      * link of a session opened by a switch from it (`InvalidTransition` otherwise).
      */
-    readonly linkedScope: (scope: OrgScope, switchLinkId?: number) => Effect.Effect<OrgScope, NotFound | InvalidTransition>;
+    readonly linkedScope: (scope: OrgScope, switchLinkId?: number) => Effect.Effect<OrgScope, NotFound | InvalidTransition | DatabaseUnavailable>;
     /**
      * Deletes a sandbox's business data (events, dishes, proposals, invoices, clients, recipes,
      * ingredients, idempotency keys) and seeds the demo data again, in one transaction; its keys,
      * endpoints and delivery history stay. A live organization is `InvalidTransition`, untouched.
      */
-    readonly reset: (sandboxScope: OrgScope) => Effect.Effect<DemoCounts, InvalidTransition>;
+    readonly reset: (sandboxScope: OrgScope) => Effect.Effect<DemoCounts, InvalidTransition | DatabaseUnavailable>;
     /** The oldest record a trigger can act on (see `SandboxTarget`), or `undefined` when none is left. */
-    readonly target: (scope: OrgScope, target: SandboxTarget) => Effect.Effect<number | undefined>;
+    readonly target: (scope: OrgScope, target: SandboxTarget) => Effect.Effect<number | undefined, DatabaseUnavailable>;
   }
 >()("platter/persistence/Sandboxes") {
   static readonly layer = Layer.effect(
@@ -122,7 +123,7 @@ export class Sandboxes extends Context.Service<
             `insert into organizations (name, currency, sandbox_of) values (?, ?, ?) on conflict (sandbox_of) do nothing returning id`,
             [sandboxName(live.name), liveScope.currency, liveScope.organizationId],
           );
-          const sandboxScope = yield* Effect.orDie(scopeOfLinkedOrganization(database, liveScope));
+          const sandboxScope = yield* orDieButOutage(scopeOfLinkedOrganization(database, liveScope));
           yield* orgSql(database, sandboxScope).transaction((tx) =>
             Effect.gen(function* () {
               yield* lockOrganization(tx);

@@ -1,4 +1,4 @@
-import type { InvalidInput, OrgScope } from "@platter/domain";
+import type { InvalidInput, OrgScope, DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { orgSql } from "../org-sql.ts";
@@ -11,11 +11,11 @@ export class Seeding extends Context.Service<
   Seeding,
   {
     /** The small, realistic demo data set, in one transaction. */
-    readonly demo: (scope: OrgScope) => Effect.Effect<DemoCounts>;
+    readonly demo: (scope: OrgScope) => Effect.Effect<DemoCounts, DatabaseUnavailable>;
     /** Large generated volumes, chunk by chunk (for load tests). */
-    readonly bulk: (scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) => Effect.Effect<void, InvalidInput>;
+    readonly bulk: (scope: OrgScope, options: BulkSeedOptions, onProgress?: SeedProgress) => Effect.Effect<void, InvalidInput | DatabaseUnavailable>;
     /** A week's delivery log on new endpoints: messages, deliveries and attempts (for load tests of the Developer area). */
-    readonly deliveryLog: (scope: OrgScope, options: DeliveryLogSeedOptions) => Effect.Effect<void, InvalidInput>;
+    readonly deliveryLog: (scope: OrgScope, options: DeliveryLogSeedOptions) => Effect.Effect<void, InvalidInput | DatabaseUnavailable>;
   }
 >()("platter/persistence/Seeding") {
   static readonly layer = Layer.effect(

@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryPolicy, DeliveryStorage, HeldSlots } from "@platter/domain";
+import type { AttemptRecord, DeliveryPolicy, DeliveryStorage, HeldSlots, DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { RECORD, recordValues } from "./attempt-record.ts";
@@ -31,9 +31,9 @@ export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
   DeliveryStorage & {
     /** Pending deliveries, for the queue-depth gauge. */
-    readonly queueDepth: () => Effect.Effect<number>;
+    readonly queueDepth: () => Effect.Effect<number, DatabaseUnavailable>;
     /** Per endpoint with deliveries pending or a circuit not closed: depth, in flight, circuit. */
-    readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>>;
+    readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>, DatabaseUnavailable>;
     /**
      * Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own, to
      * `Database.listenUrl`); without one (a transaction pooler and no `listenUrl`) it listens to

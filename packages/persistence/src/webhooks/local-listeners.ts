@@ -2,7 +2,7 @@ import {
   ATTEMPT_TEXT_MAX_CHARACTERS, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
   LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, type SecretKeyUnavailable,
   storableTextOrNull, tooManyListeners,
-  UNREADABLE_MESSAGE,
+  UNREADABLE_MESSAGE, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer, Result } from "effect";
 import { Database } from "../database.ts";
@@ -134,22 +134,22 @@ export class LocalListeners extends Context.Service<
      */
     readonly open: (
       scope: OrgScope, request: ListenRequest, leaseMs: number, limit: number,
-    ) => Effect.Effect<OpenedListener, InvalidTransition | SecretKeyUnavailable>;
+    ) => Effect.Effect<OpenedListener, InvalidTransition | SecretKeyUnavailable | DatabaseUnavailable>;
     /** Keeps the stream's listener getting deliveries for `leaseMs` more, unless another stream replaced it or its key stopped working. */
-    readonly renew: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ListenerRenewal>;
+    readonly renew: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ListenerRenewal, DatabaseUnavailable>;
     /** The stream ended: the listener gets no new deliveries (those it has keep their places for its return). */
-    readonly close: (scope: OrgScope, listener: OpenedListener) => Effect.Effect<void>;
+    readonly close: (scope: OrgScope, listener: OpenedListener) => Effect.Effect<void, DatabaseUnavailable>;
     /**
      * Up to the listener's free share of `LISTENER_IN_FLIGHT`, its due deliveries, oldest first,
      * leased to the stream for `leaseMs`; none when another stream replaced it.
      */
-    readonly claim: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ReadonlyArray<ListenerDelivery>>;
+    readonly claim: (scope: OrgScope, listener: OpenedListener, leaseMs: number) => Effect.Effect<ReadonlyArray<ListenerDelivery>, DatabaseUnavailable>;
     /**
      * Records a forward's answer as the delivery's attempt, the delivery moved as
      * `deliveryAfterAttempt` says with no retries (a listener's deliveries are tried once; replay one
      * to send it again). `InvalidTransition` (`leaseLost`) unless the key's listener holds its lease.
      */
-    readonly record: (scope: OrgScope, report: ListenerReport) => Effect.Effect<{ readonly status: "succeeded" | "failed" }, InvalidTransition>;
+    readonly record: (scope: OrgScope, report: ListenerReport) => Effect.Effect<{ readonly status: "succeeded" | "failed" }, InvalidTransition | DatabaseUnavailable>;
   }
 >()("platter/persistence/LocalListeners") {
   static readonly layer = Layer.effect(

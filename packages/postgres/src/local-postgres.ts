@@ -12,6 +12,7 @@ import { importEmbeddedPostgres, postgresCanReach } from "./embedded-postgres.ts
  * (for example the CLI beside `npm start`) just connects.
  */
 
+/** The local server as this process found it: where to connect, where its data lives, and how to let it go. */
 export interface LocalPostgres {
   readonly url: string;
   /** Where its data lives, and whether this call created it (an empty new cluster). */
