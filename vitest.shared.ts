@@ -8,7 +8,7 @@ export const sharedTestConfig = defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // The test keyring (TEST_SECRET_KEYS_TEXT in @platter/persistence/testing): processes a test
+    // The test keyring (TEST_SECRET_KEYS_TEXT in @platter/testing): processes a test
     // starts with DATABASE_URL need one, as every process with a configured database does.
     env: { SECRET_ENCRYPTION_KEYS: "test:dGVzdC1zZWNyZXQta2V5LW9mLTMyLWJ5dGVzLSEhISE=" },
   },

@@ -4,7 +4,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitForDatabase } from "../database-availability.ts";
+import { waitForDatabase } from "@platter/persistence/tooling";
 
 /**
  * A real PgBouncer of a test's own, in transaction mode, in front of the test server: the

@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { importEmbeddedPostgres } from "../embedded-postgres.ts";
+import { importEmbeddedPostgres } from "@platter/persistence/tooling";
 
 /**
  * Test PostgreSQL: one server per test run, chosen in this order: `TEST_DATABASE_URL` (an admin

@@ -3,7 +3,7 @@ import { appendFile, chown, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { importEmbeddedPostgres } from "../embedded-postgres.ts";
+import { importEmbeddedPostgres } from "@platter/persistence/tooling";
 import { processTree } from "./controlled-postgres.ts";
 import { freePort, startEmbeddedServer } from "./test-postgres.ts";
 
