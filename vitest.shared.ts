@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 export const sharedTestConfig = defineConfig({
   resolve: { conditions: ["@platter/source"] },
   ssr: { resolve: { conditions: ["@platter/source"] } },
+  // The global setup (@platter/testing's) runs in vitest's own environment, which reads workspace packages so too.
+  environments: { __vitest__: { resolve: { conditions: ["@platter/source"] } } },
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 60_000,
