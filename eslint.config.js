@@ -14,6 +14,9 @@ import tseslint from "typescript-eslint";
  *                      links in application). Two exceptions: an app's tests may run the apps it talks
  *                      to, and `platter start` (apps/cli/src/commands/start.ts) runs the three servers.
  *   type:tool        → anything (benchmarks, scripts, test support); tests may import it too
+ *   type:testing     → the test harness (@platter/testing: embedded PostgreSQL, a database per test
+ *                      file, fixtures): domain, adapters and use cases; only tests, test setup files and
+ *                      tools import it, never a package's or an app's production `src`
  */
 /** A scope cast into being, which only authentication and the operator's step may do. */
 const scopeCast = {
@@ -65,27 +68,36 @@ const noSandboxes = {
 };
 
 /**
- * The boundaries; `testing` names tags tests may import besides (test support lives in tools), `allow`
- * the packages a file may import whatever their tags.
+ * The boundaries; `testing` names tags tests may import besides (the harness, `type:testing`, and test
+ * support in tools), `allow` the packages a file may import whatever their tags.
  */
 const boundaries = (testing = [], allow = []) => [
   "error",
   {
     enforceBuildableLibDependency: false,
     allow,
+    // Through tests only: persistence's own tests use the harness and the bulk seeds (both built on
+    // persistence's entry points) and the application's demo data (a sandbox's contents), and the
+    // application's tests use the harness, whose sandbox fixture holds that demo data. The tags still
+    // keep persistence's and the application's production code from importing what depends on them.
+    ignoredCircularDependencies: [
+      ["@platter/persistence", "@platter/testing"], ["@platter/persistence", "@platter/seeds"], ["@platter/persistence", "@platter/application"],
+      ["@platter/application", "@platter/testing"],
+    ],
     depConstraints: [
       { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
       { sourceTag: "type:driver", onlyDependOnLibsWithTags: ["type:domain", ...testing] },
       { sourceTag: "type:adapter", onlyDependOnLibsWithTags: ["type:domain", "type:driver", ...testing] },
       { sourceTag: "type:application", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", ...testing] },
       { sourceTag: "type:app", onlyDependOnLibsWithTags: ["type:domain", "type:adapter", "type:application", ...testing] },
-      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:driver", "type:adapter", "type:application", "type:app", "type:tool"] },
+      { sourceTag: "type:tool", onlyDependOnLibsWithTags: ["type:domain", "type:driver", "type:adapter", "type:application", "type:app", "type:tool", "type:testing"] },
+      { sourceTag: "type:testing", onlyDependOnLibsWithTags: ["type:domain", "type:driver", "type:adapter", "type:application", ...testing] },
     ],
   },
 ];
 
-/** What an app's end-to-end tests may import: test support, and the apps they run beside it. */
-export const appTestBoundaries = boundaries(["type:tool", "type:app"]);
+/** What an app's end-to-end tests may import: the harness, test support, and the apps they run beside it. */
+export const appTestBoundaries = boundaries(["type:testing", "type:tool", "type:app"]);
 
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "**/.nx/**", "**/.data/**"] },
@@ -117,9 +129,15 @@ export default tseslint.config(
     },
   },
   {
-    // Tests may also use the test support in tools (packing a package, for one).
-    files: ["**/test/**/*.ts"],
-    rules: { "@nx/enforce-module-boundaries": boundaries(["type:tool"]) },
+    // Tests (and test setup: vitest configs name the harness's global setup) may also use the harness
+    // (@platter/testing) and the test support in tools (packing a package, for one).
+    files: ["**/test/**/*.ts", "**/*.test.ts", "**/vitest.config.ts"],
+    rules: { "@nx/enforce-module-boundaries": boundaries(["type:testing", "type:tool"]) },
+  },
+  {
+    // Persistence's sandbox tests write a sandbox's contents, the application's demo data.
+    files: ["packages/persistence/test/**/*.ts"],
+    rules: { "@nx/enforce-module-boundaries": boundaries(["type:testing", "type:tool", "type:application"]) },
   },
   {
     // An app's end-to-end tests run the apps it talks to (the CLI's against the API and the
@@ -133,6 +151,24 @@ export default tseslint.config(
     // together on one platform: it imports their start functions and configuration, nothing else.
     files: ["apps/cli/src/commands/start.ts"],
     rules: { "@nx/enforce-module-boundaries": boundaries([], ["@platter/api", "@platter/developer-area", "@platter/dispatcher"]) },
+  },
+  {
+    // `platter seed bulk` is the operator's one use of the bulk seeds (a tool, `@platter/seeds`); the
+    // demo data it and a sandbox write is the application's.
+    files: ["apps/cli/src/commands/seed.ts"],
+    rules: { "@nx/enforce-module-boundaries": boundaries([], ["@platter/seeds"]) },
+  },
+  {
+    // The database's internals (`@platter/persistence/tooling`) are for the test harness
+    // (@platter/testing) and the bulk seeds (@platter/seeds) alone: production code opens the
+    // platform through persistence's other entry points, and tests through @platter/testing.
+    files: ["**/*.ts", "**/*.js"],
+    ignores: ["packages/testing/**", "packages/seeds/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", {
+        paths: [{ name: "@platter/persistence/tooling", message: "The database's internals are the test harness's and the bulk seeds'; use persistence's other entry points (tests: @platter/testing)." }],
+      }],
+    },
   },
   {
     // Isolation by construction: a scope (the key to an organization's data) is made only by
@@ -154,7 +190,6 @@ export default tseslint.config(
       // The delivery queue's jobs that run on the pool it hands them (`rows`).
       "packages/persistence/src/webhooks/operator-notices.ts", "packages/persistence/src/webhooks/queue-metrics.ts",
       "packages/persistence/src/process-instances.ts", "packages/persistence/src/housekeeping.ts", "packages/persistence/src/request-log.ts",
-      "packages/persistence/src/testing/**",
     ],
     rules: {
       "no-restricted-syntax": [
@@ -165,6 +200,18 @@ export default tseslint.config(
           message: "Organization data goes through OrgSql; raw Database.rows is for the files eslint.config.js lists.",
         },
       ],
+    },
+  },
+  {
+    // Bulk seeding writes set-based statements of its own (a million rows made by PostgreSQL), each
+    // binding the scope's organization to every row it makes: only these two files run raw statements.
+    files: ["packages/seeds/src/**/*.ts"],
+    ignores: ["packages/seeds/src/bulk.ts", "packages/seeds/src/delivery-log.ts"],
+    rules: {
+      "no-restricted-syntax": ["error", scopeCast, {
+        selector: "MemberExpression[property.name=/^(getConnection|execute|getNativeClient|rows|query)$/]",
+        message: "Raw statements of the seeds live in bulk.ts and delivery-log.ts (eslint.config.js), each binding the scope's organization.",
+      }],
     },
   },
   ...[

@@ -4,13 +4,14 @@ import { defineConfig } from "vitest/config";
 export const sharedTestConfig = defineConfig({
   resolve: { conditions: ["@platter/source"] },
   ssr: { resolve: { conditions: ["@platter/source"] } },
-  // The global setup runs in vitest's own environment: it starts PostgreSQL through `@platter/postgres`.
+  // The global setup (@platter/testing's) runs in vitest's own environment, which reads workspace packages so too
+  // (it starts PostgreSQL through `@platter/postgres`).
   environments: { __vitest__: { resolve: { conditions: ["@platter/source"] } } },
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // The test keyring (TEST_SECRET_KEYS_TEXT in @platter/persistence/testing): processes a test
+    // The test keyring (TEST_SECRET_KEYS_TEXT in @platter/testing): processes a test
     // starts with DATABASE_URL need one, as every process with a configured database does.
     env: { SECRET_ENCRYPTION_KEYS: "test:dGVzdC1zZWNyZXQta2V5LW9mLTMyLWJ5dGVzLSEhISE=" },
   },

@@ -3,5 +3,5 @@ import { sharedTestConfig } from "../../vitest.shared.ts";
 
 export default mergeConfig(
   sharedTestConfig,
-  defineConfig({ test: { globalSetup: ["../../packages/persistence/src/testing/global-setup.ts"] } }),
+  defineConfig({ test: { globalSetup: ["../../packages/testing/src/global-setup.ts"] } }),
 );

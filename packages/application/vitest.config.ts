@@ -3,5 +3,5 @@ import { sharedTestConfig } from "../../vitest.shared.ts";
 
 export default mergeConfig(
   sharedTestConfig,
-  defineConfig({ test: { globalSetup: ["../persistence/src/testing/global-setup.ts"] } }),
+  defineConfig({ test: { globalSetup: ["../testing/src/global-setup.ts"] } }),
 );

@@ -1,4 +1,4 @@
 import { defineConfig, mergeConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.ts";
 
-export default mergeConfig(sharedTestConfig, defineConfig({ test: { globalSetup: ["src/testing/global-setup.ts"] } }));
+export default mergeConfig(sharedTestConfig, defineConfig({ test: { globalSetup: ["../testing/src/global-setup.ts"] } }));

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { type DatabaseConnection, openPlatform } from "@platter/persistence";
 import {
   createOrganization, createTestDatabase, DIRECT_CONNECTION, NO_REPLICAS, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
-} from "@platter/persistence/testing";
+} from "@platter/testing";
 import { pino } from "pino";
 import { expect, inject } from "vitest";
 import type { ApiAppOptions } from "../src/app.ts";

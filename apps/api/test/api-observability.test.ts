@@ -1,7 +1,7 @@
 import { REQUEST_HISTORY_DEFAULTS } from "../src/request-log.ts";
 import { Writable } from "node:stream";
 import { openPlatform, type PlatformRuntime } from "@platter/persistence";
-import { createOrganization, createTestDatabase, DIRECT_CONNECTION, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, DIRECT_CONNECTION, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { UNTHROTTLED } from "@platter/ops";

@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createOrganization, createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, freePort, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 /** The API as operators run it: `apps/api/src/main.ts` in a process of its own. */

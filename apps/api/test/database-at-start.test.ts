@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { generateSecretKey } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, freePort, startControlledPostgres } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, freePort, startControlledPostgres } from "@platter/testing";
 import { describe, expect, inject, it } from "vitest";
 
 /**

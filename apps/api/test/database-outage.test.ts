@@ -4,7 +4,7 @@ import { databasePoolStats, openPlatform, type PlatformRuntime } from "@platter/
 import {
   type ControlledPostgres, createOrganization, createTestDatabase, DIRECT_CONNECTION, type OrganizationFixture, startControlledPostgres, type TestDatabase,
   TEST_SECRET_KEYS, TEST_SECRET_KEYS_TEXT,
-} from "@platter/persistence/testing";
+} from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadApiConfig } from "../src/config.ts";

@@ -1,5 +1,5 @@
 import { EVENT_TYPES } from "@platter/domain";
-import type { OrganizationFixture } from "@platter/persistence/testing";
+import type { OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiUnderTest, startApiUnderTest } from "./api-harness.ts";
 

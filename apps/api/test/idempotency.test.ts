@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiUnderTest, startApiUnderTest } from "./api-harness.ts";
-import type { OrganizationFixture } from "@platter/persistence/testing";
+import type { OrganizationFixture } from "@platter/testing";
 
 let api: ApiUnderTest;
 let org: OrganizationFixture;

@@ -1,4 +1,4 @@
-import type { OrganizationFixture } from "@platter/persistence/testing";
+import type { OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiUnderTest, startApiUnderTest } from "./api-harness.ts";
 import { listPage, walkList } from "./list-walk.ts";

@@ -1,4 +1,4 @@
-import { createOrganization, createTestDatabase, type OrganizationFixture, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { UNTHROTTLED } from "@platter/ops";
 import { startAnotherInstance } from "./api-harness.ts";

@@ -1,7 +1,7 @@
 import {
   createOrganization, createTestDatabase, DIRECT_CONNECTION, type OrganizationFixture, startTestReplication, type TestDatabase,
   type TestReplication,
-} from "@platter/persistence/testing";
+} from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNTHROTTLED } from "@platter/ops";
 import { startAnotherInstance } from "./api-harness.ts";

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, freePort, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 /**

@@ -1,5 +1,6 @@
+import { seedDemo } from "@platter/application";
 import { ApiKeyRepository, Sandboxes } from "@platter/persistence";
-import type { OrganizationFixture } from "@platter/persistence/testing";
+import type { OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiUnderTest, startApiUnderTest } from "./api-harness.ts";
 import { walkList } from "./list-walk.ts";
@@ -20,7 +21,7 @@ let sandboxWrite: string;
 beforeAll(async () => {
   api = await startApiUnderTest();
   live = await api.newOrganization("Riverside Catering", "EUR");
-  await api.db.run(Sandboxes.use((s) => s.open(live.scope)));
+  await api.db.run(Sandboxes.use((s) => s.open(live.scope, seedDemo)));
   const sandbox = await api.db.run(Sandboxes.use((s) => s.linkedScope(live.scope)));
   sandboxId = sandbox.organizationId;
   sandboxRead = (await api.db.run(ApiKeyRepository.use((keys) => keys.create(sandbox, "read")))).key;

@@ -1,7 +1,7 @@
-import { ApiKeys } from "@platter/application";
+import { ApiKeys, type DemoCounts, DemoData } from "@platter/application";
 import { operatorActor } from "@platter/domain";
 import type { PlatformRuntime } from "@platter/persistence";
-import { type DemoCounts, Operator, Seeding } from "@platter/persistence/operator";
+import { Operator } from "@platter/persistence/operator";
 import { Effect } from "effect";
 
 /**
@@ -39,7 +39,7 @@ export const prepareFirstRun = (platform: PlatformRuntime): Promise<Welcome> =>
       if (organizations.length > 0) return { kind: "existing", organizations } as const;
       const { id } = yield* Effect.orDie(operator.createOrganization(DEMO_ORGANIZATION));
       const scope = yield* Effect.orDie(operator.scopeOf(id));
-      const seeded = yield* Seeding.use((seeding) => seeding.demo(scope));
+      const seeded = yield* DemoData.seed(scope);
       const firstRun = operatorActor(scope, "npm start (first run)");
       const read = yield* ApiKeys.create(firstRun, "read");
       const write = yield* ApiKeys.create(firstRun, "read_write");

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 /** `bin/platter.js`, the workspace bin: it must pass arguments, output and exit code through unchanged. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { BusinessActions, Operator } from "@platter/persistence/operator";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { WebhookDispatcher } from "@platter/webhooks";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";

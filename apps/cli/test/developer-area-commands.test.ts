@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import { createServer } from "node:http";
 import { makeSignInLink } from "@platter/application";
 import { createDeveloperAreaApp } from "@platter/developer-area";
-import { createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";

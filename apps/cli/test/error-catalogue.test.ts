@@ -1,5 +1,5 @@
 import { errorAnswer, NotFound } from "@platter/domain";
-import { ERROR_SAMPLES } from "@platter/persistence/testing";
+import { ERROR_SAMPLES } from "@platter/testing";
 import { describe, expect, it } from "vitest";
 import { exitCodeOf, failureOf, LimitReached, messageOf, UsageError } from "../src/failures.ts";
 

@@ -1,7 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { createDeveloperAreaApp } from "@platter/developer-area";
-import { createOrganization, createSandbox, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createSandbox, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { verifyWebhook } from "@platter/sdk";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApiApp, createApiObservability } from "@platter/api";
 import { KeyRateLimits, UNTHROTTLED } from "@platter/ops";
-import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, type TestDatabase } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliJson } from "./cli-process.ts";

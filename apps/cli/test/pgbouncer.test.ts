@@ -1,4 +1,4 @@
-import { createOrganization, createTestDatabase, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliJson } from "./cli-process.ts";
 

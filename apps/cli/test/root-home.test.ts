@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort } from "@platter/persistence/testing";
+import { freePort } from "@platter/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**

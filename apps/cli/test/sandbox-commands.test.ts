@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
 

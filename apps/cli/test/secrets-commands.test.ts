@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateSecretKey } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, freePort, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, freePort, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
 

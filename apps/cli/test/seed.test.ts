@@ -1,5 +1,5 @@
 import { ALLERGENS, COURSES, EVENT_STATUSES, invoiceTotals, UNITS } from "@platter/domain";
-import { createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli, runCliJson } from "./cli-process.ts";
 

@@ -1,7 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { request } from "node:http";
 import { connect, createServer } from "node:net";
-import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, freePort, type TestDatabase } from "@platter/testing";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { spawnCli, watchCli } from "./cli-process.ts";
 

@@ -2,7 +2,7 @@ import { userInfo } from "node:os";
 import type { WebhookEventType } from "@platter/domain";
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
-import { createOrganization, createTestDatabase, openStoredEndpointSecret, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, openStoredEndpointSecret, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCliFailing, runCliJson } from "./cli-process.ts";

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { UNTHROTTLED } from "@platter/ops";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cookiePair, type RunningArea, signIn, startArea, type TestSession, useLink } from "./developer-area-harness.ts";
 

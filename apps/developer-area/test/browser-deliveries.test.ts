@@ -3,8 +3,8 @@ import { buildOpenApiDocument } from "@platter/contract";
 import { MESSAGE_TYPES } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { Seeding } from "@platter/persistence/operator";
-import { createOrganization, freePort, type OrganizationFixture } from "@platter/persistence/testing";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, freePort, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -59,7 +59,7 @@ beforeAll(async () => {
     area.db.runtime,
   );
   // Some history first, so the log has older pages; then the endpoint on the receiver.
-  await area.db.run(Seeding.use((seeding) => seeding.deliveryLog(org.scope, { deliveries: 80, endpoints: 1 })));
+  await area.db.run(Seeding.deliveryLog(org.scope, { deliveries: 80, endpoints: 1 }));
   // The seeded endpoint keeps its history but gets nothing new: the new message goes to the receiver only.
   const [seeded] = await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.list(org.scope)));
   await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.setEnabled(org.scope, seeded!.id, false)));

@@ -1,4 +1,4 @@
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DESKTOP, launchBrowser, PHONE, SCREENSHOTS, watchedPage } from "./browser-harness.ts";

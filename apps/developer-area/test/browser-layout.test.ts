@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, freePort, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, freePort, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DESKTOP, launchBrowser, PHONE, SCREENSHOTS, watchedPage } from "./browser-harness.ts";

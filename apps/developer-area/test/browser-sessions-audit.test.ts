@@ -1,6 +1,6 @@
 import { ApiKeys } from "@platter/application";
 import { operatorActor } from "@platter/domain";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { exampleMessage } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
-import { createOrganization, freePort, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, freePort, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { Webhook } from "standardwebhooks";

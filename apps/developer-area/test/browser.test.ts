@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createApiApp, createApiObservability } from "@platter/api";
 import { KeyRateLimits, UNTHROTTLED } from "@platter/ops";
 import { createDeveloperAreaApp } from "../src/index.ts";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { buildOpenApiDocument } from "@platter/contract";
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
-import { Seeding } from "@platter/persistence/operator";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   area = await startArea(inject("pgAdminUrl"));
   a = await createOrganization(area.db, "Deliveries of A");
   b = await createOrganization(area.db, "Deliveries of B");
-  await area.db.run(Seeding.use((seeding) => seeding.deliveryLog(a.scope, { deliveries: 120, endpoints: 2 })));
+  await area.db.run(Seeding.deliveryLog(a.scope, { deliveries: 120, endpoints: 2 }));
   const [failed] = await rows<{ envelope_id: string; message_id: string; id: string; endpoint_id: string }>(
     `select m.envelope_id, d.message_id, d.id, d.endpoint_id from webhook_deliveries d join webhook_messages m on m.id = d.message_id
      where d.organization_id = ? and d.status = 'failed' order by d.id limit 1`,

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { RateLimitSettings, WebhookEndpointSettings } from "@platter/ops";
 import type { SignInRequester } from "@platter/domain";
 import { openPlatform } from "@platter/persistence";
-import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, DIRECT_CONNECTION, freePort, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
 import { pino } from "pino";
 import type { Page } from "playwright-core";
 import { type AreaRoute, createDeveloperAreaApp, type DeveloperAreaConfig, type DeveloperAreaLimits } from "../src/index.ts";

@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, freePort, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, freePort, type TestDatabase } from "@platter/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 
 /** `npm run developer-area` as a real process: it serves on its port until SIGTERM, and a taken port is one line naming the variable. */

@@ -1,5 +1,5 @@
 import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 

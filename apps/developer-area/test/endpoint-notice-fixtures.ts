@@ -1,7 +1,7 @@
 import type { AttemptOutcome, DeliveryPolicy } from "@platter/domain";
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 
 /** Endpoints in each notice's state, made by the delivery queue itself (attempts recorded as the dispatcher records them). */

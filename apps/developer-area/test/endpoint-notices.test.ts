@@ -1,4 +1,4 @@
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { endpointsWithNotices } from "./endpoint-notice-fixtures.ts";
 import { type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { errorAnswer, type PlatterError } from "@platter/domain";
-import { ERROR_SAMPLES } from "@platter/persistence/testing";
+import { ERROR_SAMPLES } from "@platter/testing";
 import Koa from "koa";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

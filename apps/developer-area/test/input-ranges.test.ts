@@ -1,5 +1,5 @@
-import { Seeding } from "@platter/persistence/operator";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_DEVELOPER_AREA_LIMITS } from "../src/index.ts";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
@@ -20,7 +20,7 @@ beforeAll(async () => {
   // One replay per window: a refused form that spent it would leave the next valid one a 429.
   area = await startArea(inject("pgAdminUrl"), "'self'", { limits: { ...DEFAULT_DEVELOPER_AREA_LIMITS, replays: 1 } });
   a = await createOrganization(area.db, "Ranges");
-  await area.db.run(Seeding.use((seeding) => seeding.deliveryLog(a.scope, { deliveries: 4, endpoints: 1 })));
+  await area.db.run(Seeding.deliveryLog(a.scope, { deliveries: 4, endpoints: 1 }));
   const [row] = await area.db.orm.em.getConnection().execute<Array<{ endpoint_id: string; envelope_id: string }>>(
     `select d.endpoint_id, m.envelope_id from webhook_deliveries d join webhook_messages m on m.id = d.message_id
      where d.organization_id = ? order by d.id limit 1`,

@@ -1,4 +1,4 @@
-import { type ControlledPostgres, createOrganization, createSandbox, type OrganizationFixture, startControlledPostgres } from "@platter/persistence/testing";
+import { type ControlledPostgres, createOrganization, createSandbox, type OrganizationFixture, startControlledPostgres } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningArea, startArea } from "./developer-area-harness.ts";
 

@@ -2,7 +2,7 @@ import { UNTHROTTLED } from "@platter/ops";
 import { ATTEMPT_TEXT_MAX_CHARACTERS, CUT_MARKER, ECHOED_INPUT_MAX_CHARACTERS, LISTENER_BACKLOG_EXPIRED, LISTENER_REPLACED } from "@platter/domain";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { ApiKeyRepository } from "@platter/persistence";
-import { createOrganization, createSandbox, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/persistence/testing";
+import { createOrganization, createSandbox, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type RunningArea, signIn, startArea } from "./developer-area-harness.ts";

@@ -1,6 +1,6 @@
 import { makeSignInLink } from "@platter/application";
 import { Writable } from "node:stream";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDeveloperAreaApp } from "../src/index.ts";

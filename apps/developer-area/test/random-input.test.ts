@@ -1,7 +1,7 @@
 import { UNTHROTTLED } from "@platter/ops";
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
-import { Seeding } from "@platter/persistence/operator";
-import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/persistence/testing";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_DEVELOPER_AREA_LIMITS } from "../src/index.ts";
@@ -45,7 +45,7 @@ beforeAll(async () => {
   });
   live = await createOrganization(area.db, "Fuzzed Catering");
   sandbox = await createSandbox(area.db, live);
-  await area.db.run(Seeding.use((seeding) => seeding.deliveryLog(live.scope, { deliveries: 12, endpoints: 2 })));
+  await area.db.run(Seeding.deliveryLog(live.scope, { deliveries: 12, endpoints: 2 }));
   const rows = <Row>(statement: string, params: unknown[]) => area.db.orm.em.getConnection().execute<Row[]>(statement, params);
   const deliveries = await rows<{ id: string; endpoint_id: string; envelope_id: string }>(
     `select d.id, d.endpoint_id, m.envelope_id from webhook_deliveries d join webhook_messages m on m.id = d.message_id

@@ -1,4 +1,4 @@
-import { createOrganization, type OrganizationFixture, startTestReplication, type TestReplication } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture, startTestReplication, type TestReplication } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 

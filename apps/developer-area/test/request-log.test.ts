@@ -1,5 +1,5 @@
 import { RequestLog } from "@platter/persistence";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";

@@ -1,5 +1,5 @@
 import Router from "@koa/router";
-import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, type DeveloperAreaLimits } from "../src/config.ts";
 import { declareRouteLimit, postRouteLimits, unlimited } from "../src/organization-limits.ts";

@@ -2,7 +2,7 @@ import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { Effect } from "effect";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cookiePair, formTokenIn, postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 

@@ -1,6 +1,6 @@
 import { ApiKeys } from "@platter/application";
 import { operatorActor } from "@platter/domain";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cookiePair, formTokenIn, postForm, type RunningArea, startArea, type TestSession, useLink } from "./developer-area-harness.ts";
 

@@ -1,5 +1,5 @@
 import { makeSignInLink } from "@platter/application";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { pino } from "pino";
 import { createDeveloperAreaApp } from "../src/index.ts";

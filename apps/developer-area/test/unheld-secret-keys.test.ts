@@ -1,7 +1,7 @@
 import { endpointSecretContext, generateSecretKey, makeSecretCipher } from "@platter/domain";
 import { LocalListeners, WebhookEndpointRepository } from "@platter/persistence";
 import { Effect } from "effect";
-import { createOrganization, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 

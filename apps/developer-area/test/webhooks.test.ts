@@ -1,6 +1,6 @@
 import { exampleMessage, storedMessage } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, openStoredEndpointSecret, type OrganizationFixture } from "@platter/persistence/testing";
+import { createOrganization, openStoredEndpointSecret, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_DEVELOPER_AREA_LIMITS } from "../src/config.ts";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";

@@ -1,7 +1,7 @@
 import { type AttemptRecord, exampleMessage } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
 import { AttemptWriter } from "@platter/webhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sql } from "./dispatcher-harness.ts";

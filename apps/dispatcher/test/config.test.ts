@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
-import { createTestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase } from "@platter/testing";
 import { describe, expect, inject, it } from "vitest";
 import { ConfigError, loadDispatcherConfig } from "../src/config.ts";
 

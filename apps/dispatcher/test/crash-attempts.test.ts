@@ -1,5 +1,5 @@
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { deliveriesOf, killLeftoverDispatchers, type Receiver, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
 

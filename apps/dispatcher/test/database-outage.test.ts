@@ -1,7 +1,7 @@
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
 import {
   type ControlledPostgres, createOrganization, createTestDatabase, type OrganizationFixture, startControlledPostgres, type TestDatabase,
-} from "@platter/persistence/testing";
+} from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   deliveriesOf, type DispatcherProcess, killLeftoverDispatchers, type Receiver, startDispatcherProcess, startReceiver, waitFor,

@@ -1,6 +1,6 @@
 import { ClientRepository, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
-import { createTestDatabase, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/persistence/testing";
+import { createTestDatabase, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";

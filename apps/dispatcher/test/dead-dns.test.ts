@@ -1,5 +1,5 @@
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { type DnsResponder, startDnsResponder } from "@platter/webhooks/testing";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { ClientRepository, DeliveryRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
-import { createOrganization, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 
 /**

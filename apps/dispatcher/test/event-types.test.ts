@@ -1,7 +1,7 @@
 import type { WebhookEventType } from "@platter/domain";
 import { ClientRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { BusinessActions } from "@platter/persistence/operator";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {

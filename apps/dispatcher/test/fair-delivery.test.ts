@@ -1,5 +1,5 @@
 import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, FRESH, freshLatencies, killLeftoverDispatchers, metricValue, p99, type Receiver, sql, startDispatcherProcess,

@@ -1,6 +1,6 @@
 import { operatorActor } from "@platter/domain";
 import { AuditLog, ClientRepository, DeveloperSessions, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
 

@@ -1,5 +1,5 @@
 import { DeliveryRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type Answer, deliveriesOf, type DispatcherProcess, endpointsOf, freePort, killLeftoverDispatchers, type ReceivedRequest,

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { freePort } from "@platter/persistence/testing";
+import { freePort } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, WebhookSignatureError } from "../src/index.ts";
 import { type SdkTestbed, startSdkTestbed } from "./sdk-testbed.ts";

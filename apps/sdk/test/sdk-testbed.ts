@@ -4,7 +4,7 @@ import { createApiApp, createApiObservability } from "@platter/api";
 import { createLogger, KeyRateLimits, UNTHROTTLED } from "@platter/ops";
 import {
   createOrganization, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase,
-} from "@platter/persistence/testing";
+} from "@platter/testing";
 import { inject } from "vitest";
 import { Platter, type PlatterOptions } from "../src/index.ts";
 

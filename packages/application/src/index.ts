@@ -11,5 +11,6 @@ export * from "./request-logs.ts";
 export * from "./developer-area-sessions.ts";
 export * from "./webhook-endpoints.ts";
 export * from "./sandbox.ts";
+export { type DemoCounts, DemoData, seedDemo } from "./demo-data.ts";
 export * from "./local-forwarding.ts";
 export * from "./sign-in-links.ts";

@@ -3,6 +3,7 @@ import { ClientRepository, type DeveloperSession, DeveloperSessions, EventReposi
 import { BusinessActions } from "@platter/persistence/operator";
 import { Effect } from "effect";
 import { audited } from "./audited.ts";
+import { seedDemo } from "./demo-data.ts";
 
 /**
  * An organization's sandbox, as an actor (a Developer-area session, the operator) opens, resets and
@@ -77,11 +78,11 @@ export const Sandbox = {
    * `sandbox.created` in the live organization); again, it changes nothing. A sandbox's is refused.
    */
   create: (actor: Actor) =>
-    audited(actor, Sandboxes.use((sandboxes) => sandboxes.open(actor.scope)), (sandbox) =>
+    audited(actor, Sandboxes.use((sandboxes) => sandboxes.open(actor.scope, seedDemo)), (sandbox) =>
       sandbox.created ? { action: "sandbox.created", subject: `organization ${sandbox.id}` } : undefined),
   /** The sandbox's business data deleted and the demo data seeded again, audited `sandbox.reset`; a live organization is refused. */
   reset: (actor: Actor) =>
-    audited(actor, Sandboxes.use((sandboxes) => sandboxes.reset(actor.scope)), () => ({
+    audited(actor, Sandboxes.use((sandboxes) => sandboxes.reset(actor.scope, seedDemo)), () => ({
       action: "sandbox.reset",
       subject: `organization ${actor.scope.organizationId}`,
     })),

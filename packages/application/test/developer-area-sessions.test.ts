@@ -1,6 +1,6 @@
 import { type Actor, operatorActor } from "@platter/domain";
 import { DeveloperSessions, type DeveloperSession } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { AuditEntries, DeveloperAreaSessions } from "../src/index.ts";

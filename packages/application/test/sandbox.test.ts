@@ -1,6 +1,6 @@
 import { type Actor, operatorActor, WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { type Persistence, Sandboxes, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Sandbox } from "../src/index.ts";

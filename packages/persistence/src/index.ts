@@ -10,7 +10,11 @@ export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
 export * from "./request-log.ts";
 export * from "./housekeeping.ts";
-export { inOneTransaction, onReplica } from "./org-sql.ts";
+export { inOneTransaction, onReplica, type OrgSql } from "./org-sql.ts";
+// The rows the application writes through a scope's OrgSql (the demo data).
+export {
+  ClientEntity, DishEntity, EventEntity, IngredientEntity, InvoiceEntity, InvoiceLineItemEntity, ProposalEntity, RecipeEntity,
+} from "./entities/index.ts";
 export * from "./persistence.ts";
 export * from "./repositories/index.ts";
 export * from "./sandbox/sandboxes.ts";

@@ -1,6 +1,7 @@
 /**
  * The operator's storage (`@platter/persistence/operator`): a scope from an organization id or a
- * record's id (`Operator`), the business transitions the operator drives, and seeding. For the CLI
+ * record's id (`Operator`), the business transitions the operator drives, and a transaction in a
+ * scope it holds (`scopedTransaction`, which writes the demo data). For the CLI
  * and the operator's own tools; lint forbids it in the API and the Developer area, whose scopes
  * come only from authentication.
  */
@@ -8,7 +9,4 @@ export * from "./operator/business-actions.ts";
 export * from "./operator/operator.ts";
 export * from "./operator/stored-secrets-resealing.ts";
 export type { SealedCounts } from "./stored-secrets.ts";
-export type { BulkSeedOptions, SeedProgress } from "./seed/bulk.ts";
-export type { DeliveryLogSeedOptions } from "./seed/delivery-log.ts";
-export type { DemoCounts } from "./seed/demo.ts";
-export * from "./seed/seeding.ts";
+export { scopedTransaction } from "./org-sql.ts";

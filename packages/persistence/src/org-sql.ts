@@ -388,3 +388,10 @@ export const inOneTransaction = <A, E, R>(program: Effect.Effect<A, E, R>): Effe
 
 /** The scope's door to its organization's data, on the database's pool. */
 export const orgSql = (database: Database["Service"], scope: OrgScope): OrgSql => new ScopedSql(scope, poolExecutor(database));
+
+/**
+ * Runs `write` in one transaction on the scope's organization data (`OrgSql`): for a use case that
+ * writes rows of its own, as the application's demo data does (`@platter/persistence/operator`).
+ */
+export const scopedTransaction = <A, E>(scope: OrgScope, write: (tx: OrgSql) => Effect.Effect<A, E>): Effect.Effect<A, E | DatabaseUnavailable, Database> =>
+  Database.use((database) => orgSql(database, scope).transaction(write));

@@ -14,7 +14,6 @@ import {
 } from "./repositories/index.ts";
 import { RequestLog } from "./request-log.ts";
 import { Sandboxes } from "./sandbox/sandboxes.ts";
-import { Seeding } from "./seed/seeding.ts";
 import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
 import { LocalListeners } from "./webhooks/local-listeners.ts";
 
@@ -47,8 +46,8 @@ export const requestStorage = Layer.mergeAll(
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */
 export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer);
 
-/** Every storage service: the operator's (scopes from ids, business transitions, seeding) besides the others. */
-export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, Seeding.layer, StoredSecretsResealing.layer);
+/** Every storage service: the operator's (scopes from ids, business transitions, resealing secrets) besides the others. */
+export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, StoredSecretsResealing.layer);
 
 /** The database and the `storage` services on it: what a process opens once and its roles share. */
 const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>

@@ -2,7 +2,7 @@ import { apiKeyActor, operatorActor } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository, AuditLog, ClientRepository, DeveloperSessions, Housekeeping, LocalListeners } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * The retention sweep's share of the Developer area: audit-log rows older than

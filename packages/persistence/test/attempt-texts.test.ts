@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
 
 /**
  * What a receiver brings (its answer's bytes, an error naming its host) is written with the

@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
 import { claimStatement } from "../src/webhooks/delivery-claim.ts";
 
 /**

@@ -5,7 +5,7 @@ import { inOneTransaction, OrganizationRepository, persistenceLayer, pingDatabas
 import { Operator } from "../src/operator.ts";
 import {
   type ControlledPostgres, createOrganization, createTestDatabase, startControlledPostgres, TEST_SECRET_KEYS, type TestDatabase,
-} from "../src/testing/index.ts";
+} from "@platter/testing";
 
 /**
  * A database outage is a typed failure at the driver: every way a statement reaches PostgreSQL

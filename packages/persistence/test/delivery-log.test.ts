@@ -1,8 +1,8 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DeliveryRepository, type DeliveryLogEntry } from "../src/index.ts";
-import { Seeding } from "../src/operator.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { type DeliveryLogFilter, deliveryLogListing, parsePageRequest } from "@platter/domain";
 import { Result } from "effect";
 
@@ -19,8 +19,8 @@ beforeAll(async () => {
   a = await createOrganization(db, "Log A");
   b = await createOrganization(db, "Log B");
   await db.run(Effect.gen(function* () {
-    yield* (yield* Seeding).deliveryLog(a.scope, { deliveries: 301, endpoints: 3 });
-    yield* (yield* Seeding).deliveryLog(b.scope, { deliveries: 50, endpoints: 1 });
+    yield* Seeding.deliveryLog(a.scope, { deliveries: 301, endpoints: 3 });
+    yield* Seeding.deliveryLog(b.scope, { deliveries: 50, endpoints: 1 });
   }));
 });
 afterAll(() => db?.dispose());

@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, failDueDeliveries, nothingHeld, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, failDueDeliveries, nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * Operational notices on PostgreSQL: written by the statement that records the attempts causing

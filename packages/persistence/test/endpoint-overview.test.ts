@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, retryingDeliveryPolicy, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, retryingDeliveryPolicy, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
 
 /**
  * The Developer area's view of endpoints: health over the last 24 hours (success rate, last

@@ -1,7 +1,7 @@
 import { type DeliveryPolicy, DISABLED_FAILING, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * Enabling or disabling an endpoint by hand starts its run of failures over, so toggling a failing

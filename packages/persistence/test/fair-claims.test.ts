@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, retryingDeliveryPolicy, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, retryingDeliveryPolicy, testDeliveryPolicy } from "@platter/testing";
 
 /**
  * How claims share the queue: each endpoint's cap on attempts in flight, organizations and their

@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
 
 /**
  * Bounded history: messages older than the window go with their settled deliveries and attempts; one

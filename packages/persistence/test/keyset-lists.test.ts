@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   AuditLog, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, type Persistence, RecipeRepository, RequestLog,
 } from "../src/index.ts";
-import { Seeding } from "../src/operator.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * One test for every paged list (the API's four, the Developer area's delivery, request and audit
@@ -63,7 +63,7 @@ const insertSeries = (statement: string) => async (org: OrganizationFixture) => 
 const NAME = `(array['apple', 'Apple', 'Éclair', 'zucchini', '10 Layer', '9 Grain'])[1 + (g / 3) % 6] || ' ' || (g / 18)`;
 
 const seedDeliveries = async (org: OrganizationFixture) => {
-  await db.run(Seeding.use((seeding) => seeding.deliveryLog(org.scope, { deliveries: ROWS, endpoints: 1 })));
+  await db.run(Seeding.deliveryLog(org.scope, { deliveries: ROWS, endpoints: 1 }));
   await tieTimes("webhook_deliveries", "created_at", org.id);
 };
 

@@ -2,7 +2,7 @@ import { UNREADABLE_MESSAGE } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository, ClientRepository, LocalListeners } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * A key's local listener on PostgreSQL: it gets deliveries only while a stream holds it, a newer

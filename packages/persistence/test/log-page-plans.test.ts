@@ -3,8 +3,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { AuditLog, type Database, DeliveryRepository, openPlatform, RequestLog } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
-import { Seeding } from "../src/operator.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "../src/testing/index.ts";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
 
 /**
  * The Developer area's three logs read through `readKeysetPage` each page as one walk of their
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const b = await createOrganization(db, "Plans B");
   const sql = (statement: string, params: unknown[]) => db.orm.em.getConnection().execute(statement, params);
   for (const org of [a, b]) {
-    await db.run(Seeding.use((seeding) => seeding.deliveryLog(org.scope, { deliveries: ROWS, endpoints: 2 })));
+    await db.run(Seeding.deliveryLog(org.scope, { deliveries: ROWS, endpoints: 2 }));
     await sql(
       `insert into api_requests (organization_id, api_key_id, at, method, route, status, duration_ms, request_id, error)
        select ?, ?, now() - g * interval '1 second', 'GET', '/v1/events', case when g % 10 = 0 then 500 else 200 end, 1, 'req_' || g, null

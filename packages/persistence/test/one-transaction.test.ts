@@ -2,7 +2,7 @@ import { InvalidInput } from "@platter/domain";
 import { Effect, Exit } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, inOneTransaction, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 
 /**
  * `inOneTransaction`: the storage calls composed in it, each of which would otherwise commit on its

@@ -2,7 +2,7 @@ import type { DeliveryPolicy, HeldSlots } from "@platter/domain";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * The operator channel shared by every organization, attacked by one: organization A's 40 endpoints

@@ -2,7 +2,7 @@ import { NotFound } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, DeliveryRepository, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 
 /**
  * OrgSql's joins are confined to the scope by OrgSql itself, tables and nested selects alike: a row

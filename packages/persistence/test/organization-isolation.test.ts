@@ -2,10 +2,12 @@ import { exampleMessage, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
-import { BusinessActions, Operator, Seeding } from "../src/operator.ts";
+import { BusinessActions, Operator } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
+import { DemoData, seedDemo } from "@platter/application";
+import { Seeding } from "@platter/seeds";
 
 /**
  * Isolation by construction, proven: organization A has rows in every organization-owned table;
@@ -51,7 +53,7 @@ beforeAll(async () => {
   await db.run(
     Effect.gen(function* () {
       for (const org of [a, b]) {
-        yield* (yield* Seeding).demo(org.scope);
+        yield* DemoData.seed(org.scope);
         yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, []);
         // Only A uses this Idempotency-Key; B's create below reuses it.
         yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
@@ -218,7 +220,7 @@ const cases = (scope: OrgScope) => ({
     standing: async () => expect(await run(Sandboxes.use((s) => s.standing(scope)))).toEqual({ kind: "live", name: "Organization B", sandbox: null }),
     // B's sandbox is a new organization of its own, linked to B: none of A's rows change.
     open: async () => {
-      const opened = await run(Sandboxes.use((s) => s.open(scope)));
+      const opened = await run(Sandboxes.use((s) => s.open(scope, seedDemo)));
       expect([a.id, b.id]).not.toContain(opened.id);
       expect(await rows("select sandbox_of from organizations where id = ?", [opened.id])).toEqual([{ sandbox_of: String(b.id) }]);
     },
@@ -228,7 +230,7 @@ const cases = (scope: OrgScope) => ({
       expect(await rows("select sandbox_of from organizations where id = ?", [linked.organizationId])).toEqual([{ sandbox_of: String(b.id) }]);
     },
     // B is live: its data is not reset, and nothing else's is either.
-    reset: () => expect(run(Sandboxes.use((s) => s.reset(scope)))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
+    reset: () => expect(run(Sandboxes.use((s) => s.reset(scope, seedDemo)))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
     target: async () => expect([...(await idsOf("invoices", b.id))]).toContain(await run(Sandboxes.use((s) => s.target(scope, "draft_invoice")))),
   },
   // B's scope, even one naming A's key (as a forged scope would), reaches nothing of A's listener.
@@ -251,11 +253,13 @@ const cases = (scope: OrgScope) => ({
     approveProposal: () => notFound(BusinessActions.use((r) => r.approveProposal(scope, target.proposal))),
     receiveInquiry: () => run(BusinessActions.use((r) => r.receiveInquiry(scope, { name: "Grace" }))),
   },
-  Seeding: {
-    demo: () => run(Seeding.use((s) => s.demo(scope))),
-    bulk: () => run(Seeding.use((s) => s.bulk(scope, { events: 20, clients: 10, invoices: 5 }))),
-    deliveryLog: () => run(Seeding.use((s) => s.deliveryLog(scope, { deliveries: 40, endpoints: 2 }))),
-  },
+});
+
+/** Writes with a scope that are no store of the platform: the application's demo data and the bulk seeds (`@platter/seeds`). */
+const seeds = (scope: OrgScope) => ({
+  demo: () => run(DemoData.seed(scope)),
+  bulk: () => run(Seeding.bulk(scope, { events: 20, clients: 10, invoices: 5 })),
+  deliveryLog: () => run(Seeding.deliveryLog(scope, { deliveries: 40, endpoints: 2 })),
 });
 
 /** Every id must belong to B, and B must have at least one row there (a list that read nothing proves nothing). */
@@ -314,7 +318,7 @@ describe("organization isolation", () => {
 
   it("a scope of B never reads, counts or changes a row of A", async () => {
     const before = await snapshot(a.id);
-    for (const service of Object.values(cases(b.scope))) {
+    for (const service of [...Object.values(cases(b.scope)), seeds(b.scope)]) {
       for (const method of Object.values(service)) await method();
     }
     expect(await snapshot(a.id)).toEqual(before);

@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, type Database, EventRepository, InvoiceRepository, openPlatform, RecipeRepository } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
 
 /**
  * Named prepared statements by default (each connection parses and plans a text once), none with

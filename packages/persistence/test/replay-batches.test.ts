@@ -1,7 +1,7 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DeliveryRepository, REPLAY_BATCH_SIZE } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * "Replay failed messages since" (`DeliveryRepository.retryFailed`) over more deliveries than one

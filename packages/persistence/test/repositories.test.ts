@@ -1,5 +1,5 @@
 import { ClientRepository, EventRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 let db: TestDatabase;

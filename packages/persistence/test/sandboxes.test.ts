@@ -1,11 +1,12 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository, ClientRepository, DeveloperSessions, type Persistence, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { seedDemo } from "@platter/application";
 
 /**
  * Sandboxes in storage: one per live organization (opening again changes nothing), the live
- * organization's currency and the demo data; a sandbox has no sandbox; keys are `platter_test_…`;
+ * organization's currency and the data it is given (the application's demo data); a sandbox has no sandbox; keys are `platter_test_…`;
  * a reset refuses a live organization and, in a sandbox, replaces only its business data.
  */
 
@@ -32,8 +33,8 @@ const counts = async (id: number) =>
 
 describe("a sandbox", () => {
   it("is opened once, with the live organization's currency, a marked name and the demo data", async () => {
-    const first = await sandboxes((s) => s.open(live.scope));
-    const again = await sandboxes((s) => s.open(live.scope));
+    const first = await sandboxes((s) => s.open(live.scope, seedDemo));
+    const again = await sandboxes((s) => s.open(live.scope, seedDemo));
     expect(first.created).toBe(true);
     expect(again).toEqual({ id: first.id, created: false });
     expect(await rows("select name, currency, sandbox_of from organizations where id = ?", [first.id]))
@@ -47,7 +48,7 @@ describe("a sandbox", () => {
 
   it("opens at most one sandbox when two opens race", async () => {
     const other = await createOrganization(db, "Race Kitchen");
-    const [x, y] = await Promise.all([sandboxes((s) => s.open(other.scope)), sandboxes((s) => s.open(other.scope))]);
+    const [x, y] = await Promise.all([sandboxes((s) => s.open(other.scope, seedDemo)), sandboxes((s) => s.open(other.scope, seedDemo))]);
     expect(x.id).toBe(y.id);
     expect([x.created, y.created].sort()).toEqual([false, true]);
     expect(await rows("select count(*)::int as n from organizations where sandbox_of = ?", [other.id])).toEqual([{ n: 1 }]);
@@ -57,7 +58,7 @@ describe("a sandbox", () => {
   it("has no sandbox of its own", async () => {
     const sandbox = await sandboxes((s) => s.linkedScope(live.scope));
     const before = await rows("select count(*)::int as n from organizations");
-    await expect(sandboxes((s) => s.open(sandbox))).rejects.toMatchObject({ _tag: "InvalidTransition", message: expect.stringContaining("a sandbox has no sandbox") });
+    await expect(sandboxes((s) => s.open(sandbox, seedDemo))).rejects.toMatchObject({ _tag: "InvalidTransition", message: expect.stringContaining("a sandbox has no sandbox") });
     expect(await rows("select count(*)::int as n from organizations")).toEqual(before);
   });
 
@@ -97,7 +98,7 @@ describe("a sandbox", () => {
 describe("resetting a sandbox's data", () => {
   it("refuses a live organization and changes nothing of it", async () => {
     const before = await counts(live.id);
-    await expect(sandboxes((s) => s.reset(live.scope))).rejects.toMatchObject({
+    await expect(sandboxes((s) => s.reset(live.scope, seedDemo))).rejects.toMatchObject({
       _tag: "InvalidTransition", message: expect.stringContaining("not a sandbox"),
     });
     expect(await counts(live.id)).toEqual(before);
@@ -110,7 +111,7 @@ describe("resetting a sandbox's data", () => {
     const liveBefore = await counts(live.id);
     const changed = await counts(sandbox.organizationId);
     expect(changed).toMatchObject({ clients: 13, idempotency_keys: 1, webhook_messages: 1, webhook_deliveries: 1, webhook_endpoints: 1 });
-    const reset = await sandboxes((s) => s.reset(sandbox));
+    const reset = await sandboxes((s) => s.reset(sandbox, seedDemo));
     expect(reset).toMatchObject({ recipes: 26, clients: 12 });
     expect(await counts(sandbox.organizationId)).toEqual({ ...changed, clients: 12, idempotency_keys: 0 });
     expect(await rows("select number from invoices where organization_id = ? order by number limit 1", [sandbox.organizationId])).toEqual([{ number: "INV-00001" }]);

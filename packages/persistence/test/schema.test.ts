@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openOrm } from "../src/database.ts";
 import { allEntities, ClientEntity } from "../src/entities/index.ts";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+import { createTestDatabase, type TestDatabase } from "@platter/testing";
 
 /**
  * The entities are the schema model: a freshly migrated database must not differ from them in

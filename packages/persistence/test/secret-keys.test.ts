@@ -7,7 +7,7 @@ import { StoredSecretsResealing } from "../src/operator.ts";
 import { SEALING_BATCH } from "../src/stored-secrets.ts";
 import {
   createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
-} from "../src/testing/index.ts";
+} from "@platter/testing";
 
 /**
  * The keyring a process starts with is the one that sealed, even before anything is sealed (one

@@ -11,7 +11,7 @@ import { localSecretKeys, LOCAL_SECRET_KEYS_FILE } from "../src/stored-secrets.t
 import {
   createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
   testDeliveryPolicy,
-} from "../src/testing/index.ts";
+} from "@platter/testing";
 
 /**
  * Signing secrets (endpoints', rotated ones, listeners') and session form secrets are stored sealed:

@@ -2,7 +2,7 @@ import { authenticatedScope } from "@platter/domain";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { updateStatement } from "../src/org-sql.ts";
-import { createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "../src/testing/index.ts";
+import { createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement, NEXT_DUE } from "../src/webhooks/delivery-claim.ts";
 import { listenerClaim } from "../src/webhooks/local-listeners.ts";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
+import { createTestDatabase, type TestDatabase } from "@platter/testing";
 
 /**
  * Every table an organization can grow has a bound. Read from the migrated database's catalog, each

@@ -5,8 +5,9 @@ import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createDeveloperAreaApp } from "@platter/developer-area";
 import { encodeCursor } from "@platter/domain";
-import { Seeding } from "@platter/persistence/operator";
-import { createOrganization, createTestDatabase, freePort, startTestPostgres } from "@platter/persistence/testing";
+import { DemoData } from "@platter/application";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, createTestDatabase, freePort, startTestPostgres } from "@platter/testing";
 import pg from "pg";
 import { pino } from "pino";
 import { consoleTable, type DeveloperAreaBenchReport, type PageResult, type ScanCounts, writeSection } from "./report.ts";
@@ -54,10 +55,10 @@ const main = async () => {
     console.log(`seeding: ${settings.deliveries} deliveries of A, ${settings.otherDeliveries} of B …`);
     const a = await createOrganization(db, "Harbour Kitchen & Co.");
     const b = await createOrganization(db, "Other Kitchen Ltd");
-    await db.run(Seeding.use((seeding) => seeding.demo(a.scope)));
-    await db.run(Seeding.use((seeding) => seeding.demo(b.scope)));
-    await db.run(Seeding.use((seeding) => seeding.deliveryLog(b.scope, { deliveries: settings.otherDeliveries, endpoints: 2 })));
-    await db.run(Seeding.use((seeding) => seeding.deliveryLog(a.scope, { deliveries: settings.deliveries, endpoints: settings.endpoints })));
+    await db.run(DemoData.seed(a.scope));
+    await db.run(DemoData.seed(b.scope));
+    await db.run(Seeding.deliveryLog(b.scope, { deliveries: settings.otherDeliveries, endpoints: 2 }));
+    await db.run(Seeding.deliveryLog(a.scope, { deliveries: settings.deliveries, endpoints: settings.endpoints }));
     await query("vacuum (analyze)");
 
     // The area, with every request's handling timed around its own handler.

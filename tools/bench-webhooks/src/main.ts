@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
 import { generateSigningSecret, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, startTestPostgres, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, startTestPostgres, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { WebhookDispatcher } from "@platter/webhooks";
 import pg from "pg";

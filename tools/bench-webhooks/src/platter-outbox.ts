@@ -1,5 +1,5 @@
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
+import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import type { QueueSpec, SingleEvents } from "./measurements.ts";
 
 /**

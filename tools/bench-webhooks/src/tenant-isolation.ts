@@ -5,7 +5,7 @@ import { ClientRepository, generateSigningSecret, WebhookEndpointRepository } fr
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import {
   createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, TEST_SECRET_KEYS_TEXT, type TestDatabase,
-} from "@platter/persistence/testing";
+} from "@platter/testing";
 import { deliveryPolicy } from "@platter/webhooks";
 import { Effect } from "effect";
 import { type Bench, drainBacklog, measureLatency, measureOnOwnPlatform, timeEach } from "./measurements.ts";

@@ -1,6 +1,6 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { originShare } from "@platter/domain";
-import { freePort, TEST_SECRET_KEYS_TEXT } from "@platter/persistence/testing";
+import { freePort, TEST_SECRET_KEYS_TEXT } from "@platter/testing";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 

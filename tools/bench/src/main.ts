@@ -4,8 +4,8 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { encodeCursor } from "@platter/domain";
 import type { OrgScope } from "@platter/domain";
-import { Seeding } from "@platter/persistence/operator";
-import { createOrganization, createTestDatabase, startTestPostgres, type TestDatabase } from "@platter/persistence/testing";
+import { Seeding } from "@platter/seeds";
+import { createOrganization, createTestDatabase, startTestPostgres, type TestDatabase } from "@platter/testing";
 import { cpuMeter } from "./cpu-meter.ts";
 import { type LoadResult, type LoadSettings, type LoadTarget, measureInterleaved, medianRatio } from "./load.ts";
 import { type BenchReport, consoleRatios, consoleTable, type RatioCheck, writeReport } from "./report.ts";
@@ -73,7 +73,7 @@ const seed = async (db: TestDatabase, scope: OrgScope) => {
       stepStart = performance.now();
     }
   };
-  await db.run(Seeding.use((seeding) => seeding.bulk(scope, sizes, progress)));
+  await db.run(Seeding.bulk(scope, sizes, progress));
   const vacuumStart = performance.now();
   await db.orm.em.getConnection().execute("vacuum (analyze) clients, events, invoices, invoice_line_items");
   took.vacuum = seconds(vacuumStart);

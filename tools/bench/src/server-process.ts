@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createApiObservability, createApiServer, loadApiConfig, REQUEST_HISTORY_DEFAULTS, RequestLogWriter } from "@platter/api";
 import { createLogger, KeyRateLimits, UNTHROTTLED } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
-import { TEST_SECRET_KEYS_TEXT } from "@platter/persistence/testing";
+import { TEST_SECRET_KEYS_TEXT } from "@platter/testing";
 import pg from "pg";
 import { ladderServer } from "./ladder-servers.ts";
 import { referenceServer } from "./reference-server.ts";

@@ -1,4 +1,5 @@
-import { Seeding } from "@platter/persistence/operator";
+import { DemoData } from "@platter/application";
+import { Seeding } from "@platter/seeds";
 import { defineCommand } from "citty";
 import { count, jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
@@ -19,7 +20,7 @@ const demo = defineCommand({
     const counts = await withPlatform(loadCliConfig(), (platform) =>
       runAction(
         platform,
-        inOrganization(organizationId, ({ scope }) => Seeding.use((seeding) => seeding.demo(scope))),
+        inOrganization(organizationId, ({ scope }) => DemoData.seed(scope)),
         `organization ${organizationId} does not exist`,
       ),
     );
@@ -54,7 +55,7 @@ const bulk = defineCommand({
       try {
         await runAction(
           platform,
-          inOrganization(organizationId, ({ scope }) => Seeding.use((seeding) => seeding.bulk(scope, options, progress.update))),
+          inOrganization(organizationId, ({ scope }) => Seeding.bulk(scope, options, progress.update)),
           `organization ${organizationId} does not exist`,
         );
       } finally {

@@ -5,7 +5,6 @@ import { Context, Effect, Layer } from "effect";
 import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { type OrgSql, orgSql, type OrgTable, sql } from "../org-sql.ts";
-import { type DemoCounts, seedDemo } from "../seed/demo.ts";
 
 /**
  * Sandboxes: a live organization's one linked sandbox organization (`organizations.sandbox_of`),
@@ -19,6 +18,13 @@ import { type DemoCounts, seedDemo } from "../seed/demo.ts";
 export type SandboxStanding =
   | { readonly kind: "live"; readonly name: string; readonly sandbox: { readonly id: number; readonly name: string } | null }
   | { readonly kind: "sandbox"; readonly name: string; readonly live: { readonly id: number; readonly name: string } };
+
+/**
+ * The data a sandbox ships (the application's demo data, `seedDemo`), written into its organization
+ * through the transaction's scoped SQL: the store opens and resets sandboxes, the application says
+ * what they hold.
+ */
+export type SandboxSeed<A> = (tx: OrgSql) => Effect.Effect<A, DatabaseUnavailable>;
 
 /** What a trigger needs from the demo data: a draft invoice to send, a sent invoice to pay, an open proposal to approve. */
 export type SandboxTarget = "draft_invoice" | "sent_invoice" | "open_proposal";
@@ -73,11 +79,11 @@ export class Sandboxes extends Context.Service<
     /** Whether the scope's organization is live or a sandbox, and the organization linked to it. */
     readonly standing: (scope: OrgScope) => Effect.Effect<SandboxStanding, DatabaseUnavailable>;
     /**
-     * The live organization's sandbox, created with its currency, "<name> (sandbox)" and the demo
-     * data when it has none (`created`); opening it again changes nothing. A sandbox's own is
+     * The live organization's sandbox, created with its currency, "<name> (sandbox)" and `seed`'s
+     * data (the demo data) when it has none (`created`); opening it again changes nothing. A sandbox's own is
      * `InvalidTransition`. Should seeding ever have failed after the row was made, opening seeds it.
      */
-    readonly open: (liveScope: OrgScope) => Effect.Effect<{ readonly id: number; readonly created: boolean }, InvalidTransition | DatabaseUnavailable>;
+    readonly open: (liveScope: OrgScope, seed: SandboxSeed<unknown>) => Effect.Effect<{ readonly id: number; readonly created: boolean }, InvalidTransition | DatabaseUnavailable>;
     /**
      * The scope of the linked organization (see `scopeOfLinkedOrganization`): a live organization's
      * sandbox (`NotFound` without one); a sandbox's live organization only with `switchLinkId`, the
@@ -86,10 +92,10 @@ export class Sandboxes extends Context.Service<
     readonly linkedScope: (scope: OrgScope, switchLinkId?: number) => Effect.Effect<OrgScope, NotFound | InvalidTransition | DatabaseUnavailable>;
     /**
      * Deletes a sandbox's business data (events, dishes, proposals, invoices, clients, recipes,
-     * ingredients, idempotency keys) and seeds the demo data again, in one transaction; its keys,
+     * ingredients, idempotency keys) and writes `seed`'s (the demo data) again, in one transaction; its keys,
      * endpoints and delivery history stay. A live organization is `InvalidTransition`, untouched.
      */
-    readonly reset: (sandboxScope: OrgScope) => Effect.Effect<DemoCounts, InvalidTransition | DatabaseUnavailable>;
+    readonly reset: <A>(sandboxScope: OrgScope, seed: SandboxSeed<A>) => Effect.Effect<A, InvalidTransition | DatabaseUnavailable>;
     /** The oldest record a trigger can act on (see `SandboxTarget`), or `undefined` when none is left. */
     readonly target: (scope: OrgScope, target: SandboxTarget) => Effect.Effect<number | undefined, DatabaseUnavailable>;
   }
@@ -115,7 +121,7 @@ export class Sandboxes extends Context.Service<
       });
       return Sandboxes.of({
         standing,
-        open: Effect.fnUntraced(function* (liveScope: OrgScope) {
+        open: Effect.fnUntraced(function* (liveScope: OrgScope, seed: SandboxSeed<unknown>) {
           const live = yield* standing(liveScope);
           if (live.kind === "sandbox") return yield* sandboxOfSandbox();
           // One sandbox per live organization: the unique `sandbox_of` settles two opens at once.
@@ -128,19 +134,19 @@ export class Sandboxes extends Context.Service<
             Effect.gen(function* () {
               yield* lockOrganization(tx);
               const [seeded] = yield* tx.select({ columns: "1", from: "recipes", as: "r", rest: sql`limit 1` });
-              if (seeded === undefined) yield* seedDemo(tx);
+              if (seeded === undefined) yield* seed(tx);
             }),
           );
           return { id: sandboxScope.organizationId, created: inserted !== undefined };
         }),
         linkedScope: (scope: OrgScope, switchLinkId?: number) =>
           scopeOfLinkedOrganization(database, scope, switchLinkId),
-        reset: (sandboxScope: OrgScope) =>
+        reset: <A>(sandboxScope: OrgScope, seed: SandboxSeed<A>) =>
           orgSql(database, sandboxScope).transaction((tx) =>
             Effect.gen(function* () {
               if (!(yield* lockOrganization(tx))) return yield* notASandbox();
               for (const table of BUSINESS_TABLES) yield* tx.delete(table, "t", sql`true`);
-              return yield* seedDemo(tx);
+              return yield* seed(tx);
             }),
           ),
         target: Effect.fnUntraced(function* (scope: OrgScope, target: SandboxTarget) {

@@ -1,14 +1,14 @@
 import type { EntityName, RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   type Allergen, COURSES, currencyExponent, type EventStatus, type EventType, invoiceTotals, type InvoiceStatus,
-  type ProposalStatus, UNITS,
+  type OrgScope, type ProposalStatus, UNITS,
 } from "@platter/domain";
 import { Effect } from "effect";
 import {
-  ClientEntity, DishEntity, EventEntity, IngredientEntity, InvoiceEntity, InvoiceLineItemEntity, ProposalEntity,
+  ClientEntity, DishEntity, EventEntity, IngredientEntity, InvoiceEntity, InvoiceLineItemEntity, type OrgSql, ProposalEntity,
   RecipeEntity,
-} from "../entities/index.ts";
-import type { OrgSql } from "../org-sql.ts";
+} from "@platter/persistence";
+import { scopedTransaction } from "@platter/persistence/operator";
 
 /**
  * Demo data: a small, realistic catering business (recipes, clients, events with menus,
@@ -18,6 +18,7 @@ import type { OrgSql } from "../org-sql.ts";
  * No webhook messages are recorded: seeding is not business activity and must not fire webhooks.
  */
 
+/** How many rows of each kind the demo data wrote. */
 export interface DemoCounts {
   readonly recipes: number;
   readonly clients: number;
@@ -474,3 +475,12 @@ export const seedDemo = Effect.fnUntraced(function* (tx: OrgSql) {
 
   return { recipes: RECIPES.length, clients: CLIENTS.length, events: EVENTS.length, invoices: invoices.length } satisfies DemoCounts;
 });
+
+/**
+ * The demo data as a use case: what a sandbox ships when it is opened or reset (`Sandbox`), and
+ * what `platter seed demo` and the first `npm start` write into an organization the operator names.
+ */
+export const DemoData = {
+  /** The demo data seeded into the scope's organization, in one transaction (no webhook messages, no audit row: it is no business activity). */
+  seed: (scope: OrgScope) => scopedTransaction(scope, seedDemo),
+};

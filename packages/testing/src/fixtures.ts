@@ -1,10 +1,10 @@
 import type { DeliveryPolicy, HeldSlots } from "@platter/domain";
 import type { OrgScope } from "@platter/domain";
+import { seedDemo } from "@platter/application";
 import { Effect } from "effect";
-import { Operator } from "../operator/operator.ts";
-import { ApiKeyRepository } from "../repositories/api-key.repository.ts";
-import { Sandboxes } from "../sandbox/sandboxes.ts";
-import { DeliveryQueue } from "../webhooks/delivery-queue.ts";
+import { Operator } from "@platter/persistence/operator";
+import { ApiKeyRepository, Sandboxes } from "@platter/persistence";
+import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import type { TestDatabase } from "./test-database.ts";
 
 /** Test fixtures: organizations and keys, created the way the CLI creates them. */
@@ -50,7 +50,7 @@ export const retryingDeliveryPolicy: DeliveryPolicy = { ...testDeliveryPolicy, r
 export const createSandbox = (db: TestDatabase, live: OrganizationFixture): Promise<OrganizationFixture> =>
   db.run(
     Effect.gen(function* () {
-      const { id } = yield* Effect.orDie((yield* Sandboxes).open(live.scope));
+      const { id } = yield* Effect.orDie((yield* Sandboxes).open(live.scope, seedDemo));
       const scope = yield* (yield* Operator).scopeOf(id);
       const keys = yield* ApiKeyRepository;
       const read = yield* keys.create(scope, "read");

@@ -3,9 +3,8 @@ import type { MikroORM } from "@mikro-orm/postgresql";
 import { Effect, ManagedRuntime } from "effect";
 import pg from "pg";
 import { endpointSecretContext, makeSecretCipher, parseSecretKeys, type SecretKey } from "@platter/domain";
-import { Database, resealStoredSecrets } from "../database.ts";
-import type { SealedCounts } from "../stored-secrets.ts";
-import { type Persistence, persistenceLayer, type PlatformRuntime } from "../persistence.ts";
+import { Database, resealStoredSecrets, type SealedCounts } from "@platter/persistence/tooling";
+import { type Persistence, persistenceLayer, type PlatformRuntime } from "@platter/persistence";
 
 /** A fresh, migrated database of its own for one test file, so files run in parallel without sharing state. */
 export interface TestDatabase {

@@ -1,9 +1,10 @@
 import { EVENT_STATUSES, EVENT_TYPES, INVOICE_STATUSES, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { EventRepository, InvoiceRepository } from "../src/index.ts";
-import { type BulkSeedOptions, Operator, type SeedProgress, Seeding } from "../src/operator.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { EventRepository, InvoiceRepository } from "@platter/persistence";
+import { Operator } from "@platter/persistence/operator";
+import { type BulkSeedOptions, type SeedProgress, Seeding } from "../src/index.ts";
+import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -14,7 +15,7 @@ afterAll(() => db?.dispose());
 /** Bulk-seeds the organization `id` the way the CLI does: the operator's scope of it first. */
 const seedBulk = (id: number, options: BulkSeedOptions, onProgress?: SeedProgress) =>
   db.run(
-    Effect.flatMap(Operator.use((o) => o.scopeOf(id)), (scope: OrgScope) => Seeding.use((s) => s.bulk(scope, options, onProgress))),
+    Effect.flatMap(Operator.use((o) => o.scopeOf(id)), (scope: OrgScope) => Seeding.bulk(scope, options, onProgress)),
   );
 
 const query = <Row>(sql: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(sql, params);
