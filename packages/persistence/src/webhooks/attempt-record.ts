@@ -61,14 +61,16 @@ const endpoint = (column: EndpointColumn) => ruleSql(ENDPOINT_DECISION[column], 
  * `SETTLED_ENDPOINT_DISABLED` as the log's reason; an attempt in flight loses its lease, so its late
  * result is recorded as an attempt but moves nothing. Replay makes it due again.
  */
-export const ENDED_DELIVERY = `status = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.status, {})}, completed_at = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.completedAt, {})}, \
-settled_reason = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.settledReason, {})},
+export const ENDED_DELIVERY = `status = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.status, {})}, completed_at = ${
+  ruleSql(ENDED_BY_DISABLED_ENDPOINT.completedAt, {})}, settled_reason = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.settledReason, {})},
   ${CLEAR_LEASE}`;
 
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
- * domain's decisions at the transaction's `now()`: every attempt recorded; each delivery moved on
- * as `deliveryAfterAttempt` says, by its current lease holder only (a try counts once its result
+ * domain's decisions at the transaction's `now()`, as SQL generated from the domain's rules
+ * (`DELIVERY_DECISION`, `ENDPOINT_DECISION`, `BATCH_DISABLES`, `NOTICE_CLIMBS`; `decision-sql.ts`),
+ * never a second copy of them: every attempt recorded; each delivery moved on
+ * as `DELIVERY_DECISION` says, by its current lease holder only (a try counts once its result
  * is known); each endpoint as `endpointAfterAttempts` says for its results in the batch (circuit,
  * failures in a row, disabled by a 410 or by failing for the whole window, with the reason only
  * when this batch disables it, and its notice stage), computed from the endpoint's row as the update
@@ -78,7 +80,7 @@ settled_reason = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.settledReason, {})},
  * the operational notice of each endpoint whose stage climbed (`noticeWritten`), in the same
  * statement. The endpoints' rows are locked first, in id order, so the stage before
  * (`endpoints_before`) is the one the update changes. A property test (`delivery-decision.test.ts`)
- * checks the statement against those functions. Its full text as PostgreSQL runs it:
+ * checks the statement against the domain's functions. Its full text as PostgreSQL runs it:
  * `test/__snapshots__/statements/attempt-record.sql`.
  * Parameters: results (jsonb), threshold, cooldown ms, failure window ms, disable notice ms, notify operator.
  */
@@ -98,12 +100,12 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
     select e.id, e.notice_stage, e.enabled, e.failing_since from webhook_endpoints e where e.id in (select endpoint_id from endpoint_results)
     order by e.id for no key update
   ),
-  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (\`deliveryToEndpoint\`).
+  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (\`BATCH_DISABLES\`).
   disabled_endpoints as materialized (
     select endpoints_before.id from endpoints_before join endpoint_results on endpoint_results.endpoint_id = endpoints_before.id cross join policy
     where not endpoints_before.enabled or ${ruleSql(BATCH_DISABLES, endpointBindings("endpoints_before"))}
   ),
-  -- Every attempt written to the log, with its next try when the delivery is retried.
+  -- Every attempt written to the log, with its next try when the delivery is retried (\`DELIVERY_DECISION\`'s).
   recorded_attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
@@ -111,7 +113,7 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
       ${delivery("nextTry")}
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
-  -- Each delivery moved as \`deliveryAfterAttempt\` says, by its lease holder only, and its lease cleared.
+  -- Each delivery moved as the domain's \`DELIVERY_DECISION\` table says, by its lease holder only, and its lease cleared.
   moved_deliveries as (
     update webhook_deliveries d set
       status = ${delivery("status")},
@@ -123,7 +125,7 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and ${heldBy("d", "results.lease_token")}
   ),
-  -- Each endpoint as \`endpointAfterAttempts\` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  -- Each endpoint as the domain's \`ENDPOINT_DECISION\` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
   changed_endpoints as (
     update webhook_endpoints e set
       consecutive_failures = ${endpoint("consecutiveFailures")},

@@ -16,12 +16,12 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
     select e.id, e.notice_stage, e.enabled, e.failing_since from webhook_endpoints e where e.id in (select endpoint_id from endpoint_results)
     order by e.id for no key update
   ),
-  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (`deliveryToEndpoint`).
+  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (`BATCH_DISABLES`).
   disabled_endpoints as materialized (
     select endpoints_before.id from endpoints_before join endpoint_results on endpoint_results.endpoint_id = endpoints_before.id cross join policy
     where not endpoints_before.enabled or (endpoint_results.gone or (not endpoint_results.any_success and coalesce(endpoints_before.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')))
   ),
-  -- Every attempt written to the log, with its next try when the delivery is retried.
+  -- Every attempt written to the log, with its next try when the delivery is retried (`DELIVERY_DECISION`'s).
   recorded_attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
@@ -31,7 +31,7 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
       end
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
-  -- Each delivery moved as `deliveryAfterAttempt` says, by its lease holder only, and its lease cleared.
+  -- Each delivery moved as the domain's `DELIVERY_DECISION` table says, by its lease holder only, and its lease cleared.
   moved_deliveries as (
     update webhook_deliveries d set
       status = case when results.outcome = 'succeeded' then 'succeeded'
@@ -50,7 +50,7 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and d.lease_token = results.lease_token
   ),
-  -- Each endpoint as `endpointAfterAttempts` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  -- Each endpoint as the domain's `ENDPOINT_DECISION` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
   changed_endpoints as (
     update webhook_endpoints e set
       consecutive_failures = case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end,
