@@ -175,7 +175,10 @@ const FAILURES_IN_A_ROW = cases([[input("anySuccess"), value(0)]], plus(input("c
 /** When the run of failures began: none after a success, else when it began before, or now. */
 const FAILING_SINCE = cases([[input("anySuccess"), value(null)]], coalesce(input("failingSince"), NOW));
 /** The batch leaves the endpoint disabled if it was enabled: a 410, or failing for longer than the failure window. */
-export const BATCH_DISABLES = or(input("gone"), and(not(input("anySuccess")), compare(coalesce(input("failingSince"), NOW), "<", earlier(NOW, input("windowMs")))));
+export const BATCH_DISABLES = or(
+  input("gone"),
+  and(not(input("anySuccess")), compare(coalesce(input("failingSince"), NOW), "<", earlier(NOW, input("windowMs")))),
+);
 /** The circuit opens: `threshold` failures in a row. */
 const CIRCUIT_OPENS = compare(FAILURES_IN_A_ROW, ">=", input("threshold"));
 /** The failure window has at most `noticeMs` left. */
