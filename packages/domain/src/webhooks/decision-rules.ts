@@ -148,6 +148,54 @@ export const evaluateRule = (rule: Rule, inputs: RuleInputs, nowMs: number): Rul
   }
 };
 
+/**
+ * `rule` with the inputs `known` gives fixed (a storage where one is always the same: the operator
+ * channel's notices have no endpoint to disable), and what those decide folded away: a condition
+ * that is now constant drops its row, or ends the table there.
+ */
+export const withInputs = (rule: Rule, known: RuleInputs): Rule => {
+  const at = (of: Rule) => withInputs(of, known);
+  const constant = (of: Rule): RuleValue | undefined => (of.op === "value" ? of.value : undefined);
+  switch (rule.op) {
+    case "input":
+      return rule.name in known ? value(known[rule.name] ?? null) : rule;
+    case "not": {
+      const of = at(rule.of);
+      const fixed = constant(of);
+      return typeof fixed === "boolean" ? value(!fixed) : not(of);
+    }
+    case "and": case "or": {
+      const decides = rule.op === "or";
+      const parts = rule.of.map(at).filter((of) => constant(of) !== !decides);
+      if (parts.some((of) => constant(of) === decides)) return value(decides);
+      return parts.length === 0 ? value(!decides) : parts.length === 1 ? parts[0]! : { op: rule.op, of: parts };
+    }
+    case "cases": {
+      const rows: Array<readonly [Rule, Rule]> = [];
+      for (const [condition, then] of rule.when) {
+        const fixed = at(condition);
+        if (constant(fixed) === true) return rows.length === 0 ? at(then) : cases(rows, at(then));
+        if (fixed.op !== "value") rows.push([fixed, at(then)]);
+      }
+      const otherwise = at(rule.otherwise);
+      // Rows whose outcome is the table's otherwise decide nothing.
+      return rows.every(([, then]) => sameRule(then, otherwise)) ? otherwise : cases(rows, otherwise);
+    }
+    case "is null":
+      return { ...rule, of: at(rule.of) };
+    case "=": case "<": case "<=": case ">=": case ">": case "+": case "-":
+      return { ...rule, left: at(rule.left), right: at(rule.right) };
+    case "later": case "earlier":
+      return { ...rule, time: at(rule.time), ms: at(rule.ms) };
+    case "coalesce":
+      return { ...rule, of: rule.of.map(at) };
+    case "match":
+      return { ...rule, of: at(rule.of), when: rule.when.map(([candidate, then]) => [candidate, at(then)] as const), otherwise: at(rule.otherwise) };
+    case "now": case "value":
+      return rule;
+  }
+};
+
 /** What each of `columns` yields for `inputs` at `nowMs`. */
 export const evaluateColumns = <Column extends string>(
   columns: Readonly<Record<Column, Rule>>, inputs: RuleInputs, nowMs: number,
