@@ -20,6 +20,7 @@ export * from "./resources/proposal.ts";
 export * from "./resources/recipe.ts";
 export * from "./webhooks/delivery.ts";
 export * from "./webhooks/delivery-decision.ts";
+export { type DecisionRow, evaluateColumns, evaluateRule, type Rule, type RuleInputs, type RuleValue, tableColumns, withInputs } from "./webhooks/decision-rules.ts";
 export * from "./webhooks/delivery-storage.ts";
 export * from "./webhooks/delivery-log.ts";
 export * from "./webhooks/endpoint-input.ts";

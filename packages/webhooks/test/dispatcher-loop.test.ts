@@ -1,5 +1,5 @@
 import type { AttemptResult, DeliveryStorage, DueDelivery } from "@platter/domain";
-import { outcomeOf } from "@platter/domain";
+import { DISABLED_GONE, outcomeOf, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ClaimState, claimTiming, type ClaimTiming, type DispatcherSettings, WebhookDispatcher } from "../src/index.ts";
@@ -101,6 +101,24 @@ describe("the dispatcher loop", () => {
     await advance(70_000, 100);
     expect(hook.calls).toHaveLength(3);
     expect(delivery).toMatchObject({ status: "failed", attempts: 3, completedAtMs: expect.any(Number) });
+  });
+
+  it("disables an endpoint that answers 410 and ends its other pending deliveries, as the domain's decision says", async () => {
+    const { storage, deliveries } = oneEndpointQueue("https://hooks.example/gone", 6);
+    const hook = receiver(clock, 10, () => 410);
+    start(storage, hook.attempt, { ...SETTINGS, endpointConcurrency: 1 });
+    await advance(2_000);
+    expect(storage.healthOf(1)).toMatchObject({ enabled: false, disabledReason: DISABLED_GONE, noticed: "disabled" });
+    // Those sent (a slot frees as a result is handed to the writer, so one more may go before the 410 is written) failed for good;
+    // the others ended because their endpoint is disabled.
+    const sent = new Set(hook.calls.map((call) => call.deliveryId));
+    expect(sent.size).toBeLessThan(deliveries.length);
+    expect(deliveries.filter((delivery) => sent.has(delivery.id))).toEqual([...sent].map(() => expect.objectContaining({
+      status: "failed", attempts: 1, settledReason: undefined, leaseToken: undefined,
+    })));
+    expect(deliveries.filter((delivery) => !sent.has(delivery.id))).toEqual(Array.from({ length: deliveries.length - sent.size }, () => expect.objectContaining({
+      status: "failed", attempts: 0, completedAtMs: expect.any(Number), settledReason: SETTLED_ENDPOINT_DISABLED, leaseToken: undefined,
+    })));
   });
 
   it("opens the circuit after failures in a row, sends one half-open probe per cooldown, and closes it on a success", async () => {

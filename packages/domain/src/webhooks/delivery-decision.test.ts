@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AttemptOutcome } from "./delivery.ts";
 import {
-  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, deliveryToEndpoint, type EndpointHealth, endpointAfterAttempts, endpointSwitched,
+  DISABLED_FAILING, DISABLED_GONE, deliveryAfterAttempt, deliveryDecided, deliveryToEndpoint, type EndpointHealth, endpointAfterAttempts, endpointSwitched,
   NOTICE_KINDS, noticeWritten, SETTLED_ENDPOINT_DISABLED,
 } from "./delivery-decision.ts";
 
@@ -117,6 +117,15 @@ describe("deliveryToEndpoint", () => {
     ["a failure for good to a disabled endpoint keeps its own end", 3, "failed", false, { status: "failed", nextAttemptAtMs: undefined, completedAtMs: NOW, settledReason: undefined }],
   ] as const)("%s", (_name, attempt, outcome, enabled, next) => {
     expect(deliveryToEndpoint(deliveryAfterAttempt(attempt, outcome, SCHEDULE, NOW), enabled, NOW)).toEqual(next);
+    // The one table decides both at once, as the record statement applies it.
+    expect(deliveryDecided(attempt, outcome, SCHEDULE, enabled, NOW)).toEqual(next);
+  });
+
+  it("is the table's composition for any attempt, outcome and endpoint", () => {
+    fc.assert(fc.property(fc.nat(4), fc.constantFrom<AttemptOutcome>("succeeded", "failed", "gone", "unsendable"), fc.boolean(), (attempt, outcome, enabled) => {
+      expect(deliveryDecided(attempt, outcome, SCHEDULE, enabled, NOW))
+        .toEqual(deliveryToEndpoint(deliveryAfterAttempt(attempt, outcome, SCHEDULE, NOW), enabled, NOW));
+    }));
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
+  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, endpointSwitched, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
   endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher, type SecretKeyUnavailable,
   type WebhookEventType, type WebhookMessage, type DatabaseUnavailable,
 } from "@platter/domain";
@@ -58,13 +58,16 @@ const listenerOf = (row: { listener_key_prefix: string | null; listener_connecte
   row.listener_key_prefix === null ? null : { key_prefix: row.listener_key_prefix, connected: row.listener_connected };
 
 /**
- * The columns `setEnabled` writes: `endpointSwitched(enabled, disabledReason)` (the run of failures
- * starts over: failures, failure window, circuit and notice stage). Exported for the property test
- * that checks it against the domain.
+ * The columns `setEnabled` writes: what `endpointSwitched(enabled, disabledReason)` decides, written
+ * as it is (the run of failures starts over: failures, failure window, circuit and notice stage; the
+ * reason only when disabling). Exported for the property test that checks it against the domain.
  */
-export const switchedEndpoint = (enabled: boolean, disabledReason: string) =>
-  sql`enabled = ${enabled}, consecutive_failures = 0, failing_since = null, circuit_open_until = null, notice_stage = null,
-    disabled_reason = case when ${enabled} then null else ${disabledReason}::text end`;
+export const switchedEndpoint = (enabled: boolean, disabledReason: string) => {
+  const after = endpointSwitched(enabled, disabledReason);
+  // A switch starts no run of failures and opens no circuit: those times are always cleared.
+  return sql`enabled = ${after.enabled}, consecutive_failures = ${after.consecutiveFailures}::int, failing_since = null, circuit_open_until = null,
+    notice_stage = ${after.noticed}::text, disabled_reason = ${after.disabledReason}::text`;
+};
 
 /** The deliveries (`d`) disabling an endpoint ends: its pending ones a dispatcher would send (a local listener's have their own expiry). */
 const ENDED_DELIVERIES_OF = "d.status = 'pending' and not d.via_listener";

@@ -1,8 +1,11 @@
 import {
-  ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, DEFAULT_DISABLE_NOTICE_MS, DISABLED_FAILING, DISABLED_GONE, type DeliveryPolicy,
-  retryDelayAfter, SETTLED_ENDPOINT_DISABLED, storableTextOrNull,
+  ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, BATCH_DISABLES, DEFAULT_DISABLE_NOTICE_MS, DELIVERY_DECISION, type DELIVERY_INPUTS, type DeliveryColumn,
+  type DeliveryPolicy, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS, retryDelayAfter,
+  storableTextOrNull,
 } from "@platter/domain";
+import { timeMinusSql, timePlusSql } from "../database-clock.ts";
 import { isoTimestamp } from "../keyset-page.ts";
+import { type RuleBindings, ruleSql } from "./decision-sql.ts";
 import { CLEAR_LEASE, heldBy } from "./lease.ts";
 
 /**
@@ -35,37 +38,39 @@ export const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
   retry_delay_ms: retryDelayAfter(r.delivery.attempt, r.outcome, policy.retryScheduleMs) ?? null,
 });
 
-// The endpoint's next state, from the row the update finds (`e`, after any concurrent batch), its
-// results in this batch (`endpoint_results`) and the policy (`policy`): reused in `RECORD`.
-/** Failures in a row after this batch: none after a success, else those before plus this batch's. */
-const FAILURES_IN_A_ROW = "(case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end)";
-/** Whether this batch leaves endpoint row `endpoint` disabled: a 410, or failing for the whole failure window. */
-const DISABLE_OF = (endpoint: string) =>
-  `(endpoint_results.gone or (not endpoint_results.any_success and coalesce(${endpoint}.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond'))`;
-/** `DISABLE_OF` the endpoint's row as the update finds it. */
-const DISABLE = DISABLE_OF("e");
+/** The delivery decision's inputs (`DELIVERY_INPUTS`) in the statement: a result and whether its endpoint is in `disabled_endpoints`. */
+const DELIVERY_BINDINGS: RuleBindings = {
+  outcome: "results.outcome", retryDelayMs: "results.retry_delay_ms", endpointEnabled: "disabled.id is null",
+} satisfies Record<typeof DELIVERY_INPUTS[number], string>;
+
+/** The endpoint decision's inputs (`ENDPOINT_INPUTS`) in the statement, the endpoint's row being `endpoint`. */
+const endpointBindings = (endpoint: string): RuleBindings => ({
+  anySuccess: "endpoint_results.any_success", gone: "endpoint_results.gone", failures: "endpoint_results.failures",
+  consecutiveFailures: `${endpoint}.consecutive_failures`, failingSince: `${endpoint}.failing_since`, enabled: `${endpoint}.enabled`,
+  disabledReason: `${endpoint}.disabled_reason`, noticed: `${endpoint}.notice_stage`,
+  threshold: "policy.threshold", cooldownMs: "policy.cooldown_ms", windowMs: "policy.window_ms", noticeMs: "policy.notice_ms",
+} satisfies Record<typeof ENDPOINT_INPUTS[number], string>);
+
+/** `DELIVERY_DECISION`'s column `column` in the statement. */
+const delivery = (column: DeliveryColumn) => ruleSql(DELIVERY_DECISION[column], DELIVERY_BINDINGS);
+/** `ENDPOINT_DECISION`'s column `column` in the statement, from the row the update finds (`e`, after any concurrent batch). */
+const endpoint = (column: EndpointColumn) => ruleSql(ENDPOINT_DECISION[column], endpointBindings("e"));
+
 /**
- * What ending a pending delivery of a disabled endpoint writes (`deliveryToEndpoint`): failed now, with
+ * What ending a pending delivery of a disabled endpoint writes (`ENDED_BY_DISABLED_ENDPOINT`): failed now, with
  * `SETTLED_ENDPOINT_DISABLED` as the log's reason; an attempt in flight loses its lease, so its late
  * result is recorded as an attempt but moves nothing. Replay makes it due again.
  */
-export const ENDED_DELIVERY = `status = 'failed', completed_at = now(), settled_reason = '${SETTLED_ENDPOINT_DISABLED}',
+export const ENDED_DELIVERY = `status = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.status, {})}, completed_at = ${
+  ruleSql(ENDED_BY_DISABLED_ENDPOINT.completedAt, {})}, settled_reason = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.settledReason, {})},
   ${CLEAR_LEASE}`;
-
-/** A notice kind's place in the order an endpoint's failures reach them (`NOTICE_KINDS`); 0 for none. */
-const RANK = (stage: string) => `(case ${stage} when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)`;
-/** The notice stage this batch reaches, before comparing it with the one already written. */
-const REACHED = `(case when ${DISABLE} then 'disabled'
-    when not endpoint_results.any_success and coalesce(e.failing_since, now()) + (policy.window_ms - policy.notice_ms) * interval '1 millisecond' <= now() then 'disabling_soon'
-    when ${FAILURES_IN_A_ROW} >= policy.threshold then 'failing' end)`;
-/** `endpointAfterAttempts`' `noticed`: only an enabled endpoint's notices climb; a success (not disabling it) clears them. */
-const NOTICED = `(case when not e.enabled then e.notice_stage when ${DISABLE} then 'disabled' when endpoint_results.any_success then null
-    when ${RANK(REACHED)} > ${RANK("e.notice_stage")} then ${REACHED} else e.notice_stage end)`;
 
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
- * domain's decisions at the transaction's `now()`: every attempt recorded; each delivery moved on
- * as `deliveryAfterAttempt` says, by its current lease holder only (a try counts once its result
+ * domain's decisions at the transaction's `now()`, as SQL generated from the domain's rules
+ * (`DELIVERY_DECISION`, `ENDPOINT_DECISION`, `BATCH_DISABLES`, `NOTICE_CLIMBS`; `decision-sql.ts`),
+ * never a second copy of them: every attempt recorded; each delivery moved on
+ * as `DELIVERY_DECISION` says, by its current lease holder only (a try counts once its result
  * is known); each endpoint as `endpointAfterAttempts` says for its results in the batch (circuit,
  * failures in a row, disabled by a 410 or by failing for the whole window, with the reason only
  * when this batch disables it, and its notice stage), computed from the endpoint's row as the update
@@ -75,7 +80,7 @@ const NOTICED = `(case when not e.enabled then e.notice_stage when ${DISABLE} th
  * the operational notice of each endpoint whose stage climbed (`noticeWritten`), in the same
  * statement. The endpoints' rows are locked first, in id order, so the stage before
  * (`endpoints_before`) is the one the update changes. A property test (`delivery-decision.test.ts`)
- * checks the statement against those functions. Its full text as PostgreSQL runs it:
+ * checks the statement against the domain's functions. Its full text as PostgreSQL runs it:
  * `test/__snapshots__/statements/attempt-record.sql`.
  * Parameters: results (jsonb), threshold, cooldown ms, failure window ms, disable notice ms, notify operator.
  */
@@ -95,45 +100,40 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
     select e.id, e.notice_stage, e.enabled, e.failing_since from webhook_endpoints e where e.id in (select endpoint_id from endpoint_results)
     order by e.id for no key update
   ),
-  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (\`deliveryToEndpoint\`).
+  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (\`BATCH_DISABLES\`).
   disabled_endpoints as materialized (
     select endpoints_before.id from endpoints_before join endpoint_results on endpoint_results.endpoint_id = endpoints_before.id cross join policy
-    where not endpoints_before.enabled or ${DISABLE_OF("endpoints_before")}
+    where not endpoints_before.enabled or ${ruleSql(BATCH_DISABLES, endpointBindings("endpoints_before"))}
   ),
-  -- Every attempt written to the log, with its next try when the delivery is retried.
+  -- Every attempt written to the log, with its next try when the delivery is retried (\`DELIVERY_DECISION\`'s).
   recorded_attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
-    select organization_id, delivery_id, attempt, now() - started_ms_ago * interval '1 millisecond', duration_ms, status_code, error, response_body,
-      case when results.endpoint_id not in (select id from disabled_endpoints) then now() + retry_delay_ms * interval '1 millisecond' end
-    from results
+    select organization_id, delivery_id, attempt, ${timeMinusSql("now()", "started_ms_ago")}, duration_ms, status_code, error, response_body,
+      ${delivery("nextTry")}
+    from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
-  -- Each delivery moved as \`deliveryAfterAttempt\` says, by its lease holder only, and its lease cleared.
+  -- Each delivery moved as the domain's \`DELIVERY_DECISION\` table says, by its lease holder only, and its lease cleared.
   moved_deliveries as (
     update webhook_deliveries d set
-      status = case when results.outcome = 'succeeded' then 'succeeded'
-                    when results.retry_delay_ms is null or disabled.id is not null then 'failed' else 'pending' end,
+      status = ${delivery("status")},
       attempts = greatest(d.attempts, results.attempt),
-      next_attempt_at = case when disabled.id is null then coalesce(now() + results.retry_delay_ms * interval '1 millisecond', d.next_attempt_at)
-                             else d.next_attempt_at end,
-      completed_at = case when results.retry_delay_ms is null or disabled.id is not null then now() end,
-      settled_reason = case when results.outcome <> 'succeeded' and results.retry_delay_ms is not null and disabled.id is not null
-                            then '${SETTLED_ENDPOINT_DISABLED}' end,
+      next_attempt_at = coalesce(${delivery("nextTry")}, d.next_attempt_at),
+      completed_at = ${delivery("completedAt")},
+      settled_reason = ${delivery("settledReason")},
       ${CLEAR_LEASE}
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and ${heldBy("d", "results.lease_token")}
   ),
-  -- Each endpoint as \`endpointAfterAttempts\` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  -- Each endpoint as the domain's \`ENDPOINT_DECISION\` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
   changed_endpoints as (
     update webhook_endpoints e set
-      consecutive_failures = ${FAILURES_IN_A_ROW},
-      failing_since = case when endpoint_results.any_success then null else coalesce(e.failing_since, now()) end,
-      circuit_open_until = case when ${FAILURES_IN_A_ROW} >= policy.threshold then now() + policy.cooldown_ms * interval '1 millisecond' end,
-      enabled = e.enabled and not ${DISABLE},
-      disabled_reason = case when e.enabled and ${DISABLE}
-                             then case when endpoint_results.gone then '${DISABLED_GONE}' else '${DISABLED_FAILING}' end
-                             else e.disabled_reason end,
-      notice_stage = ${NOTICED}
+      consecutive_failures = ${endpoint("consecutiveFailures")},
+      failing_since = ${endpoint("failingSince")},
+      circuit_open_until = ${endpoint("circuitOpenUntil")},
+      enabled = ${endpoint("enabled")},
+      disabled_reason = ${endpoint("disabledReason")},
+      notice_stage = ${endpoint("noticed")}
     from endpoint_results cross join policy join endpoints_before on true
     where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id
       and (not endpoint_results.any_success or endpoint_results.gone or e.consecutive_failures <> 0 or e.failing_since is not null
@@ -158,10 +158,10 @@ select changed.organization_id, changed.id, changed.notice_stage,
       ', and the failure window disables it unless one succeeds'
     else changed.disabled_reason end,
   changed.url,
-  case when changed.notice_stage = 'disabling_soon' then changed.failing_since + policy.window_ms * interval '1 millisecond' end,
+  case when changed.notice_stage = 'disabling_soon' then ${timePlusSql("changed.failing_since", "policy.window_ms")} end,
   case when policy.notify_operator then 'pending' else 'unsent' end
 from changed_endpoints changed cross join policy
-where ${RANK("changed.notice_stage")} > ${RANK("changed.stage_before")}`;
+where ${ruleSql(NOTICE_CLIMBS, { noticed: "changed.stage_before", noticedAfter: "changed.notice_stage" })}`;
 
 /** The recording statement's parameters for `records` under `policy`. */
 export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy): ReadonlyArray<unknown> => [

@@ -1,10 +1,12 @@
 import {
   type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, type HeldSlots, type NoticeKind,
   operationalEnvelopeBody, type DatabaseUnavailable,
+  DELIVERY_DECISION, type DeliveryColumn, withInputs,
 } from "@platter/domain";
 import { Effect } from "effect";
 import { isoTimestamp } from "../keyset-page.ts";
 import { RESULT_COLUMNS, toResultRow } from "./attempt-record.ts";
+import { ruleSql } from "./decision-sql.ts";
 import { inFlightJson } from "./delivery-claim.ts";
 import { CLEAR_LEASE, heldBy, takeLease, unleased } from "./lease.ts";
 
@@ -69,19 +71,24 @@ from params where n.id in (select id from picked) and n.operator_status = 'pendi
 returning n.id, n.organization_id, n.endpoint_id, n.envelope_id, n.kind, n.reason, n.endpoint_url, ${isoTimestamp("n.created_at")} as at,
   ${isoTimestamp("n.disables_at")} as disables_at, n.operator_attempts + 1 as attempt, n.lease_token`;
 
+/** `DELIVERY_DECISION`'s column `column` for a notice: its result in the statement, and no endpoint to disable (always enabled). */
+const notice = (column: DeliveryColumn) =>
+  ruleSql(withInputs(DELIVERY_DECISION[column], { endpointEnabled: true }), { outcome: "results.outcome", retryDelayMs: "results.retry_delay_ms" });
+
 /**
- * The operator channel's results, as `RECORD` moves a delivery (`deliveryAfterAttempt`, by the lease
- * holder only): done, retried after the schedule's delay, or failed for good; the last answer kept.
+ * The operator channel's results, moved as the domain's `DELIVERY_DECISION` moves a delivery (the
+ * SQL generated from it, its endpoint always enabled; by the lease holder only): done, retried after
+ * the schedule's delay, or failed for good; the last answer kept.
  * Parameter: results (jsonb).
  */
 export const RECORD_NOTICES = `-- The batch's results, one row per attempt.
 with results as (select * from jsonb_to_recordset(?::jsonb) as ${RESULT_COLUMNS})
--- Each notice moved by its lease holder only, and its lease cleared.
+-- Each notice moved as \`DELIVERY_DECISION\` says, by its lease holder only, and its lease cleared.
 update endpoint_notices n set
-  operator_status = case when results.outcome = 'succeeded' then 'succeeded' when results.retry_delay_ms is null then 'failed' else 'pending' end,
+  operator_status = ${notice("status")},
   operator_attempts = greatest(n.operator_attempts, results.attempt),
-  operator_next_attempt_at = coalesce(now() + results.retry_delay_ms * interval '1 millisecond', n.operator_next_attempt_at),
-  operator_completed_at = case when results.retry_delay_ms is null then now() end,
+  operator_next_attempt_at = coalesce(${notice("nextTry")}, n.operator_next_attempt_at),
+  operator_completed_at = ${notice("completedAt")},
   operator_status_code = results.status_code, operator_error = results.error,
   ${CLEAR_LEASE}
 from results where n.id = results.delivery_id and ${heldBy("n", "results.lease_token")}`;

@@ -1,16 +1,19 @@
 import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, deliveryAfterAttempt, deliveryToEndpoint, type DueDelivery, type EndpointHealth,
-  endpointAfterAttempts, firstAttemptDelayMs, type HeldSlots,
+  type AttemptOutcome, type AttemptRecord, type DeliveryAfterAttempt, deliveryDecided, type DeliveryPolicy, type DeliveryStorage, deliveryToEndpoint,
+  type DueDelivery, type EndpointHealth, endpointAfterAttempts, firstAttemptDelayMs, type HeldSlots,
 } from "@platter/domain";
 import { Effect } from "effect";
 
 /**
  * The delivery queue in memory, for the dispatcher loop's unit tests: due times, leases and
- * circuits on the `now` it is given (a `TestClock`'s, standing in for the database's), and what
- * follows an attempt decided by the domain's `deliveryAfterAttempt` and `endpointAfterAttempts`
- * (and `deliveryToEndpoint`: a disabled endpoint's deliveries end), as `recordAttempts` applies
- * them in SQL. Claims keep to an endpoint's share and its circuit (half-open: one at a time), oldest due first; fairness between organizations is the real
- * queue's and is tested there.
+ * circuits on the `now` it is given (a `TestClock`'s, standing in for the database's). What follows
+ * an attempt is the domain's decision, the one the record statement is generated from, called and
+ * applied as it says with no rule of its own: `endpointAfterAttempts` per endpoint, then
+ * `deliveryDecided` per delivery (by its lease holder only), and `deliveryToEndpoint` for the other
+ * pending deliveries of an endpoint the batch disabled. Claims keep to an endpoint's share and its
+ * circuit (half-open: one at a time), oldest due first. Left out, as the real claim's alone (no
+ * domain rule to reuse; tested against the real queue): fairness between organizations and between
+ * an organization's endpoints (turns, `HeldSlots.organizationShare`) and the per-origin caps.
  */
 
 /** One delivery as the queue keeps it. */
@@ -21,6 +24,8 @@ export interface StoredDelivery {
   attempts: number;
   nextAttemptAtMs: number;
   completedAtMs: number | undefined;
+  /** Why it ended without its attempts deciding it (`SETTLED_ENDPOINT_DISABLED`), if so. */
+  settledReason: string | undefined;
   leaseToken: string | undefined;
   leaseExpiresAtMs: number | undefined;
 }
@@ -65,7 +70,7 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
   addDelivery(endpointId: number): StoredDelivery {
     const delivery: StoredDelivery = {
       id: this.deliveries.length + 1, endpointId, status: "pending", attempts: 0, nextAttemptAtMs: this.now(),
-      completedAtMs: undefined, leaseToken: undefined, leaseExpiresAtMs: undefined,
+      completedAtMs: undefined, settledReason: undefined, leaseToken: undefined, leaseExpiresAtMs: undefined,
     };
     this.deliveries.push(delivery);
     return delivery;
@@ -135,25 +140,26 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
         const heldLease = delivery.leaseToken === record.delivery.leaseToken;
         this.attempts.push({ deliveryId: delivery.id, attempt: record.delivery.attempt, recordedAtMs: now, outcome: record.outcome, heldLease });
         if (!heldLease) continue;
-        const next = deliveryToEndpoint(
-          deliveryAfterAttempt(record.delivery.attempt, record.outcome, policy.retryScheduleMs, now), this.endpoints.get(delivery.endpointId)!.health.enabled, now,
-        );
-        delivery.status = next.status;
+        const endpointEnabled = this.endpoints.get(delivery.endpointId)!.health.enabled;
+        this.settle(delivery, deliveryDecided(record.delivery.attempt, record.outcome, policy.retryScheduleMs, endpointEnabled, now));
         delivery.attempts = Math.max(delivery.attempts, record.delivery.attempt);
-        delivery.nextAttemptAtMs = next.nextAttemptAtMs ?? delivery.nextAttemptAtMs;
-        delivery.completedAtMs = next.completedAtMs;
-        delivery.leaseToken = undefined;
-        delivery.leaseExpiresAtMs = undefined;
       }
       // An endpoint this batch disabled ends its other pending deliveries too.
       for (const delivery of this.deliveries) {
         if (!disabledNow.has(delivery.endpointId) || delivery.status !== "pending") continue;
-        delivery.status = "failed";
-        delivery.completedAtMs = now;
-        delivery.leaseToken = undefined;
-        delivery.leaseExpiresAtMs = undefined;
+        this.settle(delivery, deliveryToEndpoint(delivery, false, now));
       }
     });
+
+  /** `delivery` as the domain decided (its due time kept when `next` has none), its lease cleared. */
+  private settle(delivery: StoredDelivery, next: DeliveryAfterAttempt & { readonly settledReason: string | undefined }): void {
+    delivery.status = next.status;
+    delivery.nextAttemptAtMs = next.nextAttemptAtMs ?? delivery.nextAttemptAtMs;
+    delivery.completedAtMs = next.completedAtMs;
+    delivery.settledReason = next.settledReason;
+    delivery.leaseToken = undefined;
+    delivery.leaseExpiresAtMs = undefined;
+  }
 
   nextDueInMs = (policy: DeliveryPolicy) =>
     Effect.sync(() => {

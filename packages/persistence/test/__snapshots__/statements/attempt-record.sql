@@ -16,50 +16,56 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
     select e.id, e.notice_stage, e.enabled, e.failing_since from webhook_endpoints e where e.id in (select endpoint_id from endpoint_results)
     order by e.id for no key update
   ),
-  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (`deliveryToEndpoint`).
+  -- Endpoints disabled after this batch (before it, or by it): their deliveries are not retried (`BATCH_DISABLES`).
   disabled_endpoints as materialized (
     select endpoints_before.id from endpoints_before join endpoint_results on endpoint_results.endpoint_id = endpoints_before.id cross join policy
-    where not endpoints_before.enabled or (endpoint_results.gone or (not endpoint_results.any_success and coalesce(endpoints_before.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond'))
+    where not endpoints_before.enabled or (endpoint_results.gone or (not endpoint_results.any_success and coalesce(endpoints_before.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')))
   ),
-  -- Every attempt written to the log, with its next try when the delivery is retried.
+  -- Every attempt written to the log, with its next try when the delivery is retried (`DELIVERY_DECISION`'s).
   recorded_attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
       response_body, next_attempt_at)
-    select organization_id, delivery_id, attempt, now() - started_ms_ago * interval '1 millisecond', duration_ms, status_code, error, response_body,
-      case when results.endpoint_id not in (select id from disabled_endpoints) then now() + retry_delay_ms * interval '1 millisecond' end
-    from results
+    select organization_id, delivery_id, attempt, (now() - started_ms_ago * interval '1 millisecond'), duration_ms, status_code, error, response_body,
+      case when results.outcome = 'succeeded' or results.retry_delay_ms is null or disabled.id is not null then null
+        else (now() + results.retry_delay_ms * interval '1 millisecond')
+      end
+    from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
-  -- Each delivery moved as `deliveryAfterAttempt` says, by its lease holder only, and its lease cleared.
+  -- Each delivery moved as the domain's `DELIVERY_DECISION` table says, by its lease holder only, and its lease cleared.
   moved_deliveries as (
     update webhook_deliveries d set
       status = case when results.outcome = 'succeeded' then 'succeeded'
-                    when results.retry_delay_ms is null or disabled.id is not null then 'failed' else 'pending' end,
+        when results.retry_delay_ms is null or disabled.id is not null then 'failed'
+        else 'pending'
+      end,
       attempts = greatest(d.attempts, results.attempt),
-      next_attempt_at = case when disabled.id is null then coalesce(now() + results.retry_delay_ms * interval '1 millisecond', d.next_attempt_at)
-                             else d.next_attempt_at end,
-      completed_at = case when results.retry_delay_ms is null or disabled.id is not null then now() end,
-      settled_reason = case when results.outcome <> 'succeeded' and results.retry_delay_ms is not null and disabled.id is not null
-                            then 'endpoint disabled' end,
+      next_attempt_at = coalesce(case when results.outcome = 'succeeded' or results.retry_delay_ms is null or disabled.id is not null then null
+        else (now() + results.retry_delay_ms * interval '1 millisecond')
+      end, d.next_attempt_at),
+      completed_at = case when results.outcome = 'succeeded' or results.retry_delay_ms is null or disabled.id is not null then now() end,
+      settled_reason = case when results.outcome = 'succeeded' or results.retry_delay_ms is null then null
+        when disabled.id is not null then 'endpoint disabled'
+      end,
       lease_token = null, lease_expires_at = null
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and d.lease_token = results.lease_token
   ),
-  -- Each endpoint as `endpointAfterAttempts` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  -- Each endpoint as the domain's `ENDPOINT_DECISION` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
   changed_endpoints as (
     update webhook_endpoints e set
-      consecutive_failures = (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end),
+      consecutive_failures = case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end,
       failing_since = case when endpoint_results.any_success then null else coalesce(e.failing_since, now()) end,
-      circuit_open_until = case when (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end) >= policy.threshold then now() + policy.cooldown_ms * interval '1 millisecond' end,
-      enabled = e.enabled and not (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond')),
-      disabled_reason = case when e.enabled and (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond'))
-                             then case when endpoint_results.gone then 'endpoint answered 410 Gone' else 'every delivery failed for the whole failure window' end
-                             else e.disabled_reason end,
-      notice_stage = (case when not e.enabled then e.notice_stage when (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond')) then 'disabled' when endpoint_results.any_success then null
-    when (case (case when (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond')) then 'disabled'
-    when not endpoint_results.any_success and coalesce(e.failing_since, now()) + (policy.window_ms - policy.notice_ms) * interval '1 millisecond' <= now() then 'disabling_soon'
-    when (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end) >= policy.threshold then 'failing' end) when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) > (case e.notice_stage when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) then (case when (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < now() - policy.window_ms * interval '1 millisecond')) then 'disabled'
-    when not endpoint_results.any_success and coalesce(e.failing_since, now()) + (policy.window_ms - policy.notice_ms) * interval '1 millisecond' <= now() then 'disabling_soon'
-    when (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end) >= policy.threshold then 'failing' end) else e.notice_stage end)
+      circuit_open_until = case when (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end) >= policy.threshold then (now() + policy.cooldown_ms * interval '1 millisecond') end,
+      enabled = (e.enabled and not (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')))),
+      disabled_reason = case when e.enabled and (endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond'))) then case when endpoint_results.gone then 'endpoint answered 410 Gone' else 'every delivery failed for the whole failure window' end
+        else e.disabled_reason
+      end,
+      notice_stage = case when not e.enabled then e.notice_stage
+        when endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')) then 'disabled'
+        when endpoint_results.any_success then null
+        when (case (case when endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')) then 'disabled' when not endpoint_results.any_success and (coalesce(e.failing_since, now()) + (policy.window_ms - policy.notice_ms) * interval '1 millisecond') <= now() then 'disabling_soon' when (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end) >= policy.threshold then 'failing' end) when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) > (case e.notice_stage when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) then case when endpoint_results.gone or (not endpoint_results.any_success and coalesce(e.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')) then 'disabled' when not endpoint_results.any_success and (coalesce(e.failing_since, now()) + (policy.window_ms - policy.notice_ms) * interval '1 millisecond') <= now() then 'disabling_soon' when (case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end) >= policy.threshold then 'failing' end
+        else e.notice_stage
+      end
     from endpoint_results cross join policy join endpoints_before on true
     where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id
       and (not endpoint_results.any_success or endpoint_results.gone or e.consecutive_failures <> 0 or e.failing_since is not null
@@ -85,7 +91,7 @@ select changed.organization_id, changed.id, changed.notice_stage,
       ', and the failure window disables it unless one succeeds'
     else changed.disabled_reason end,
   changed.url,
-  case when changed.notice_stage = 'disabling_soon' then changed.failing_since + policy.window_ms * interval '1 millisecond' end,
+  case when changed.notice_stage = 'disabling_soon' then (changed.failing_since + policy.window_ms * interval '1 millisecond') end,
   case when policy.notify_operator then 'pending' else 'unsent' end
 from changed_endpoints changed cross join policy
 where (case changed.notice_stage when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) > (case changed.stage_before when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)
