@@ -1,13 +1,15 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { BusinessActions, Operator } from "@platter/persistence/operator";
+import { Operator } from "@platter/persistence/operator";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { WebhookDispatcher } from "@platter/webhooks";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
+import { BusinessActions } from "@platter/application";
+import { operatorActor } from "@platter/domain";
 
 /**
  * `platter deliveries list|retry` as real processes. The deliveries are made by a real dispatcher,
@@ -84,7 +86,7 @@ const deliverEverything = async (organizationId: number): Promise<void> => {
 /** Records business events (inquiries) for the organization, each an outbox row. */
 const recordInquiries = async (organizationId: number, names: readonly string[]): Promise<void> => {
   const scope = await db.run(Operator.use((o) => o.scopeOf(organizationId)));
-  for (const name of names) await db.run(BusinessActions.use((actions) => actions.receiveInquiry(scope, { name })));
+  for (const name of names) await db.run(BusinessActions.receiveInquiry(operatorActor(scope, "tests"), { name }));
 };
 
 interface DeliveredOrganization {

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { buildOpenApiDocument } from "@platter/contract";
-import { MESSAGE_TYPES } from "@platter/domain";
+import { apiKeyActor, MESSAGE_TYPES } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { Seeding } from "@platter/persistence/operator";
 import { createOrganization, freePort, type OrganizationFixture } from "@platter/persistence/testing";
 import type { Browser, Page } from "playwright-core";
@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
+import { Clients } from "@platter/application";
 
 /**
  * Deliveries, the event catalog and the API reference end to end in a real headless Chromium,
@@ -95,7 +96,7 @@ describe("Deliveries in a browser", () => {
   it("shows a failed delivery with the receiver's answer as text, replays it and sees it delivered", async () => {
     const { page, problems } = await watchedPage(browser, { expectedError: REDOC_BADGE });
     await signInInBrowser(page, await area.link(org.id));
-    await area.db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Grace Hopper" })));
+    await area.db.run(Clients.create(apiKeyActor(org.scope), { name: "Grace Hopper" }));
 
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
     await heading(page, "Deliveries");

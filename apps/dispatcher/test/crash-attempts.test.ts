@@ -1,7 +1,9 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { deliveriesOf, killLeftoverDispatchers, type Receiver, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor } from "@platter/domain";
 
 /**
  * A dispatcher killed mid-attempt does not use up one of the delivery's tries: a try counts once
@@ -30,7 +32,7 @@ describe("a dispatcher killed mid-attempt", () => {
     const doomed = await startDispatcherProcess(db.url, settings);
     const org = await createOrganization(db, "Crashing Caterers");
     await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
-    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
+    await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
     await waitFor("the first attempt to arrive", async () => target.received.length === 1 || undefined, 10_000);
     await doomed.kill();
 

@@ -1,9 +1,11 @@
-import { EventRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
+import { Events } from "@platter/application";
+import { apiKeyActor } from "@platter/domain";
 
 /** What happens to deliveries when a dispatcher process is killed outright, or asked to stop. */
 
@@ -27,7 +29,7 @@ const organizationWithEvents = async (count: number, delayMs: number) => {
   receivers.push(target);
   const org = await createOrganization(db, "Crashing Caterers");
   await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
-  for (let i = 0; i < count; i++) await db.run(EventRepository.use((r) => r.create(org.scope, { name: `Event ${i}` })));
+  for (let i = 0; i < count; i++) await db.run(Events.create(apiKeyActor(org.scope), { name: `Event ${i}` }));
   return { org, target };
 };
 

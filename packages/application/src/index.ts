@@ -13,3 +13,5 @@ export * from "./webhook-endpoints.ts";
 export * from "./sandbox.ts";
 export * from "./local-forwarding.ts";
 export * from "./sign-in-links.ts";
+export * from "./business-actions.ts";
+export * from "./created-records.ts";

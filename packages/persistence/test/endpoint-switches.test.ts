@@ -1,7 +1,8 @@
 import { type DeliveryPolicy, DISABLED_FAILING, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, type TestDatabase } from "../src/testing/index.ts";
+import { createClient } from "./created-records.ts";
 
 /**
  * Enabling or disabling an endpoint by hand starts its run of failures over, so toggling a failing
@@ -26,7 +27,7 @@ const deliveriesOf = (endpointId: number) =>
   rows<{ id: string; status: string; settled_reason: string | null; message_id: string }>(
     "select id, status, settled_reason, message_id from webhook_deliveries where endpoint_id = ? order by id", [endpointId],
   );
-const newClient = (name: string) => db.run(ClientRepository.use((r) => r.create(org.scope, { name })));
+const newClient = (name: string) => db.run(createClient(org.scope, { name }));
 const setEnabled = (endpointId: number, enabled: boolean) =>
   db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, endpointId, enabled)));
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { endpointSecretContext, generateSecretKey, makeSecretCipher, parseSecretKeys, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, DeveloperSessions, LocalListeners, openPlatform, type PlatformRuntime, WebhookEndpointRepository } from "../src/index.ts";
+import { DeveloperSessions, LocalListeners, openPlatform, type PlatformRuntime, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { StoredSecretsResealing } from "../src/operator.ts";
 import { localSecretKeys, LOCAL_SECRET_KEYS_FILE } from "../src/stored-secrets.ts";
@@ -12,6 +12,7 @@ import {
   createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
   testDeliveryPolicy,
 } from "../src/testing/index.ts";
+import { createClient } from "./created-records.ts";
 
 /**
  * Signing secrets (endpoints', rotated ones, listeners') and session form secrets are stored sealed:
@@ -77,7 +78,7 @@ describe("secrets at rest", () => {
       const endpoints = yield* WebhookEndpointRepository;
       const created = yield* endpoints.add(org.scope, "https://example.com/dispatched", []);
       const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000);
-      yield* (yield* ClientRepository).create(org.scope, { name: "Ada" });
+      yield* createClient(org.scope, { name: "Ada" });
       const due = (yield* (yield* DeliveryQueue).claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
       return { created, rolled, due };
     }));
@@ -180,8 +181,8 @@ describe("a claim holding a secret this process cannot open", () => {
     await sql("update webhook_endpoints set secret = ? where id = ?", [elsewhere.seal(endpoints[1].secret, endpointSecretContext(theirs.id, endpoints[1].id)), endpoints[1].id]);
     await sql("update webhook_deliveries set status = 'succeeded', completed_at = now() where status = 'pending'");
     const claimed = await db.run(Effect.gen(function* () {
-      yield* (yield* ClientRepository).create(ours.scope, { name: "Ada" });
-      yield* (yield* ClientRepository).create(theirs.scope, { name: "Bo" });
+      yield* createClient(ours.scope, { name: "Ada" });
+      yield* createClient(theirs.scope, { name: "Bo" });
       return yield* (yield* DeliveryQueue).claimDue(100, 60_000, { ...testDeliveryPolicy, retryScheduleMs: [0, 0] }, nothingHeld);
     }));
     expect(claimed.due.map((d) => [d.endpointId, d.secret])).toEqual([[endpoints[0].id, endpoints[0].secret]]);

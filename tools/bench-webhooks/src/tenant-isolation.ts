@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
-import { DEFAULT_ENDPOINTS_PER_ORGANIZATION, organizationShare } from "@platter/domain";
+import { apiKeyActor, DEFAULT_ENDPOINTS_PER_ORGANIZATION, organizationShare } from "@platter/domain";
 import { ClientRepository, generateSigningSecret, WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import {
@@ -13,6 +13,7 @@ import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, sql,
 import { type HoldingReceiver, startHoldingReceiver, startReceiver } from "./receiver.ts";
 import type { BusyOriginResult, ClaimCost, FanOutCost, OriginsRun, TenantsResult } from "./report.ts";
 import { startDispatcherProcess, type WorkerProcess } from "./worker-processes.ts";
+import { Clients } from "@platter/application";
 
 /**
  * Tenant isolation (issue 16): what one organization's endpoints can cost another. Every scenario
@@ -364,7 +365,7 @@ export const measureFanOut = async (run: IsolationRun, s: FanOutSettings): Promi
       }
       run.log(`fan-out: ${s.creates} creates for an organization with ${endpoints} ${endpoints === 1 ? "endpoint" : "endpoints"}…`);
       const { result, cost } = await measureOnOwnPlatform({ databaseUrl: db.url, adminUrl: run.adminUrl }, config, (platform) =>
-        timeEach(s.creates, (n) => platform.runPromise(ClientRepository.use((clients) => clients.create(org.scope, { name: `Client ${n}` })))));
+        timeEach(s.creates, (n) => platform.runPromise(Clients.create(apiKeyActor(org.scope), { name: `Client ${n}` }))));
       costs.push({ endpoints, ms: result.ms, cost });
     }
     return costs;
