@@ -9,7 +9,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
 import { BusinessActions } from "@platter/application";
-import { operatorActor } from "@platter/domain";
+import { generateSigningSecret, operatorActor } from "@platter/domain";
 
 /**
  * `platter deliveries list|retry` as real processes. The deliveries are made by a real dispatcher,
@@ -101,8 +101,8 @@ interface DeliveredOrganization {
 /** An organization with an accepting and a failing endpoint, and `events` events delivered to both. */
 const deliveredOrganization = async (events = 2): Promise<DeliveredOrganization> => {
   const { id, scope } = await createOrganization(db, "Delivery Test");
-  const ok = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
-  const failing = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/failing`, [])));
+  const ok = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [], generateSigningSecret())));
+  const failing = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/failing`, [], generateSigningSecret())));
   await recordInquiries(id, Array.from({ length: events }, (_, i) => `Guest ${i + 1}`));
   await deliverEverything(id);
   const deliveries = await rows<{ id: number; endpoint_id: number }>(
@@ -206,7 +206,7 @@ describe("platter deliveries retry --id", () => {
 
   it("leaves a delivery that is already due as it was, and says so (exit 0, retried 0)", async () => {
     const { id, scope } = await createOrganization(db, "Pending Test");
-    await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
+    await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [], generateSigningSecret())));
     await recordInquiries(id, ["Still Waiting"]);
     // A delivery exists (recorded with its message, due at once); nothing has attempted it.
     const [pending] = await rows<{ id: number }>("select id::int from webhook_deliveries where organization_id = ?", [id]);

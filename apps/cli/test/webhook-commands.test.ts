@@ -7,7 +7,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCliFailing, runCliJson } from "./cli-process.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** `platter webhook add|list|enable|disable|rotate-secret` as real processes; what they wrote is checked in SQL. */
 
@@ -31,7 +31,7 @@ const newOrganization = async (): Promise<number> => (await createOrganization(d
 const registeredEndpoint = (organizationId: number, url = "https://93.184.216.34/hooks", types: WebhookEventType[] = []) =>
   db.run(
     Effect.flatMap(Operator.use((o) => o.scopeOf(organizationId)), (scope) =>
-      WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, url, types)),
+      WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, url, types, generateSigningSecret())),
     ),
   );
 

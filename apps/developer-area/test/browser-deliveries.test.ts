@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { buildOpenApiDocument } from "@platter/contract";
-import { apiKeyActor, MESSAGE_TYPES } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret, MESSAGE_TYPES } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { Seeding } from "@platter/persistence/operator";
@@ -64,7 +64,7 @@ beforeAll(async () => {
   // The seeded endpoint keeps its history but gets nothing new: the new message goes to the receiver only.
   const [seeded] = await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.list(org.scope)));
   await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.setEnabled(org.scope, seeded!.id, false)));
-  await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(org.scope, receiver.url, ["client.created"])));
+  await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(org.scope, receiver.url, ["client.created"], generateSigningSecret())));
   browser = await launchBrowser();
 });
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { DESKTOP, launchBrowser, PHONE, SCREENSHOTS, watchedPage } from "./brows
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 import { expectFitsWidth, expectNoOverlap, expectTextInside, expectTextShown } from "./layout-checks.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * The layout of the Webhooks and Deliveries pages at 1280 px and at 390 px, measured in a real
@@ -55,7 +55,7 @@ beforeAll(async () => {
   };
   const added = [];
   for (const url of Object.values(endpoints)) {
-    added.push(await area.db.run(WebhookEndpointRepository.use((repository) => repository.add(org.scope, url, []))));
+    added.push(await area.db.run(WebhookEndpointRepository.use((repository) => repository.add(org.scope, url, [], generateSigningSecret()))));
   }
   tlsEndpointId = added[3]!.id;
   // One try per delivery: a failure is final at once.

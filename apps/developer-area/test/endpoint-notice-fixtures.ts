@@ -4,7 +4,7 @@ import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** Endpoints in each notice's state, made by the delivery queue itself (attempts recorded as the dispatcher records them). */
 
@@ -31,7 +31,7 @@ const attemptAll = (db: TestDatabase, outcome: AttemptOutcome) =>
  * of its 5 days), one disabled by a 410; plus a healthy one. Returns their ids.
  */
 export const endpointsWithNotices = async (db: TestDatabase, org: OrganizationFixture) => {
-  const add = (url: string) => db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, ["client.created"])));
+  const add = (url: string) => db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, ["client.created"], generateSigningSecret())));
   const failing = await add(MARKUP_URL);
   await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
   await attemptAll(db, "failed");

@@ -3,7 +3,7 @@ import { createOrganization, createTestDatabase, type TestDatabase } from "@plat
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { deliveriesOf, killLeftoverDispatchers, type Receiver, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * A dispatcher killed mid-attempt does not use up one of the delivery's tries: a try counts once
@@ -31,7 +31,7 @@ describe("a dispatcher killed mid-attempt", () => {
     const settings = { WEBHOOK_RETRY_SCHEDULE: "0s,100ms", WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "6s" };
     const doomed = await startDispatcherProcess(db.url, settings);
     const org = await createOrganization(db, "Crashing Caterers");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
     await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
     await waitFor("the first attempt to arrive", async () => target.received.length === 1 || undefined, 10_000);
     await doomed.kill();

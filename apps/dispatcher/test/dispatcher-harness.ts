@@ -7,7 +7,7 @@ import { Operator } from "@platter/persistence/operator";
 import { createOrganization, type TestDatabase } from "@platter/persistence/testing";
 import { Effect } from "effect";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Test harness for the dispatcher: real dispatcher processes, real HTTP receivers on 127.0.0.1,
@@ -338,7 +338,7 @@ export const FRESH = 60;
  */
 export const freshLatencies = async (db: TestDatabase, healthy: Receiver, url = healthy.url): Promise<number[]> => {
   const org = await createOrganization(db, "Healthy Caterers");
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], generateSigningSecret())));
   for (let i = 0; i < FRESH; i++) {
     await db.run(Clients.create(apiKeyActor(org.scope), { name: `Fresh ${i}` }));
     await new Promise((done) => setTimeout(done, 50));

@@ -9,7 +9,7 @@ import {
 } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
 import { BusinessActions, Clients, Events } from "@platter/application";
-import { apiKeyActor, operatorActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret, operatorActor } from "@platter/domain";
 
 /** One dispatcher process for the file; every test has its own organization, endpoints and receivers. */
 
@@ -39,7 +39,7 @@ const receiver = async () => {
 const organizationWithEndpoint = async (types: WebhookEventType[] = []) => {
   const org = await createOrganization(db, "Webhook Caterers");
   const target = await receiver();
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, types)));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, types, generateSigningSecret())));
   return { org, target, endpoint };
 };
 
@@ -135,7 +135,7 @@ describe("subscriptions", () => {
   it("an endpoint subscribed to client.created gets only those; an unfiltered one gets everything", async () => {
     const { org, target: everything, endpoint: all } = await organizationWithEndpoint();
     const clientsOnly = await receiver();
-    const filtered = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, clientsOnly.url, ["client.created"])));
+    const filtered = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, clientsOnly.url, ["client.created"], generateSigningSecret())));
 
     const event = await db.run(Events.create(apiKeyActor(org.scope), { name: "Board dinner" }));
     const client = await db.run(Clients.create(apiKeyActor(org.scope), { name: "Initech" }));
@@ -213,7 +213,7 @@ describe("operations port", () => {
 describe("a rotated signing secret", () => {
   it("signs beside the new one during the overlap: receivers with either secret verify, the spec header carries the new one", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint(["client.created"]);
-    const rotated = await db.run(WebhookEndpointRepository.use((r) => r.rotateSecret(org.scope, endpoint.id, 24 * 3600_000)));
+    const rotated = await db.run(WebhookEndpointRepository.use((r) => r.rotateSecret(org.scope, endpoint.id, 24 * 3600_000, generateSigningSecret())));
     const { id } = await db.run(Clients.create(apiKeyActor(org.scope), { name: "Rotation Ltd" }));
     await settledDeliveries(db, org.id, 1);
     const [request] = target.received;

@@ -6,7 +6,7 @@ import {
   waitFor,
 } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * An endpoint whose deliveries all fail for the whole failure window is disabled; one success
@@ -36,7 +36,7 @@ const endpointFor = async (answer: (previous: number) => number) => {
   const receiver = await startReceiver((_, previous) => ({ status: answer(previous) }));
   receivers.push(receiver);
   const org = await createOrganization(db, "Window Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
   await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
   return { org, endpoint, receiver };
 };

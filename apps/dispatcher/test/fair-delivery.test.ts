@@ -6,7 +6,7 @@ import {
   startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * One organization's troubled endpoint never delays another organization: with thousands of its
@@ -36,7 +36,7 @@ const receiver = async (delayMs: number) => {
 /** An organization with one endpoint at `url` and `count` client.created messages, created 20 at a time. */
 const organizationWithBacklog = async (db: TestDatabase, url: string, count: number) => {
   const org = await createOrganization(db, "Troubled Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], generateSigningSecret())));
   for (let start = 0; start < count; start += 20) {
     await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(Clients.create(apiKeyActor(org.scope), { name: `Backlog ${start + i}` }))));
   }
@@ -118,7 +118,7 @@ describe("fair delivery between organizations", () => {
     const slow = await receiver(5_000);
     const healthy = await receiver(0);
     const hoarder = await createOrganization(db, "Hoarding Caterers");
-    for (let i = 0; i < 12; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(hoarder.scope, `${slow.url}?endpoint=${i}`, [])));
+    for (let i = 0; i < 12; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(hoarder.scope, `${slow.url}?endpoint=${i}`, [], generateSigningSecret())));
     for (let start = 0; start < 40; start += 20) {
       await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(Clients.create(apiKeyActor(hoarder.scope), { name: `Hoard ${start + i}` }))));
     }
@@ -146,7 +146,7 @@ describe("fair delivery between organizations", () => {
     const endpoints: number[] = [];
     for (let o = 0; o < 4; o++) {
       const org = await createOrganization(db, `Shared Host Caterers ${o}`);
-      for (let i = 0; i < 4; i++) endpoints.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `${slow.url}?endpoint=${o}-${i}`, [])))).id);
+      for (let i = 0; i < 4; i++) endpoints.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `${slow.url}?endpoint=${o}-${i}`, [], generateSigningSecret())))).id);
       await Promise.all(Array.from({ length: 10 }, (_, i) => db.run(Clients.create(apiKeyActor(org.scope), { name: `Shared ${i}` }))));
     }
     await startDispatcherProcess(db.url, {

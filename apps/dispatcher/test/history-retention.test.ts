@@ -1,4 +1,4 @@
-import { apiKeyActor, operatorActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret, operatorActor } from "@platter/domain";
 import { AuditLog, DeveloperSessions, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/persistence/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -35,7 +35,7 @@ describe("delivery history retention", () => {
   it(`keeps the tables small while ${ROUNDS * PER_ROUND} messages are delivered with a 1 s window, and empties them after`, async () => {
     const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_RETENTION: "1s", WEBHOOK_RETENTION_SWEEP: "200ms" });
     const org = await createOrganization(db, "Retaining Caterers");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
     const observed: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < PER_ROUND; i++) {

@@ -8,7 +8,7 @@ import {
   startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Operational webhooks end to end: an organization's endpoint that answers 500 starts failing, is
@@ -66,7 +66,7 @@ const verified = async (request: ReceivedRequest) => {
 describe("operational webhooks", () => {
   it("tells the operator's URL, signed, when an endpoint starts failing, is about to be disabled and is disabled", async () => {
     const org = await createOrganization(db, "Failing Caterers");
-    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, endpointReceiver.url, [])));
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, endpointReceiver.url, [], generateSigningSecret())));
     for (const name of ["Ada", "Grace", "Edsger"]) await db.run(Clients.create(apiKeyActor(org.scope), { name }));
 
     await waitFor("the endpoint to be disabled", async () => (await endpointsOf(db, org.id)).find((e) => !e.enabled), 15_000);

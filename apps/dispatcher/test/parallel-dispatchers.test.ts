@@ -6,7 +6,7 @@ import {
 } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** Two dispatcher processes sharing one database: leases split the work, nothing is sent twice. */
 
@@ -33,7 +33,7 @@ describe("two dispatchers in parallel", () => {
     const settings = { WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "35s" };
     const [first, second] = await Promise.all([startDispatcherProcess(db.url, settings), startDispatcherProcess(db.url, settings)]);
     const org = await createOrganization(db, "Busy Caterers");
-    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
 
     // Created while both run, ten at a time: both race to fan out and claim.
     const ids: number[] = [];

@@ -3,7 +3,7 @@ import { createOrganization, createTestDatabase, pgBouncerBinary, startTestPgBou
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * A dispatcher whose pool goes through a real PgBouncer in transaction mode (Debian's 1.18): it
@@ -47,7 +47,7 @@ describe.skipIf(!installed)("a dispatcher behind PgBouncer 1.18 in transaction m
       DISPATCHER_POLL_INTERVAL: "300ms",
     });
     const org = await createOrganization(db, listens ? "Listening" : "Polling");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
     for (let i = 0; i < 5; i++) await db.run(Clients.create(apiKeyActor(org.scope), { name: `Client ${i}` }));
     const deliveries = await settledDeliveries(db, org.id, 5);
     expect(deliveries.map((delivery) => delivery.status)).toEqual(Array(5).fill("succeeded"));

@@ -5,7 +5,7 @@ import {
   killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 import { Events } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** What happens to deliveries when a dispatcher process is killed outright, or asked to stop. */
 
@@ -28,7 +28,7 @@ const organizationWithEvents = async (count: number, delayMs: number) => {
   const target = await startReceiver(() => ({ status: 200, delayMs }));
   receivers.push(target);
   const org = await createOrganization(db, "Crashing Caterers");
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
   for (let i = 0; i < count; i++) await db.run(Events.create(apiKeyActor(org.scope), { name: `Event ${i}` }));
   return { org, target };
 };

@@ -5,7 +5,7 @@ import {
   type DispatcherProcess, killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * What a receiver answers never breaks the record of an attempt (a NUL byte in its body), and the
@@ -38,7 +38,7 @@ const deliverOneTo = async (body: string) => {
   const receiver = await startReceiver(() => ({ status: 200, body }));
   receivers.push(receiver);
   const org = await createOrganization(db, "Answer Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
   await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
   return waitFor(
     "the delivery to succeed",

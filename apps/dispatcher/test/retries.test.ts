@@ -7,7 +7,7 @@ import {
 } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
 import { Events } from "@platter/application";
-import { apiKeyActor } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Retries, time-outs, refused connections, an exhausted schedule and 410 Gone, against one
@@ -42,7 +42,7 @@ const receiver = async (answer: (request: ReceivedRequest, previous: number) => 
 /** An organization with one endpoint at `url`; `createEvent` fires one `event.created`. */
 const organizationWithEndpoint = async (url: string) => {
   const org = await createOrganization(db, "Retry Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], generateSigningSecret())));
   const createEvent = (name: string) => db.run(Events.create(apiKeyActor(org.scope), { name }));
   return { org, endpoint, createEvent };
 };

@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import type { DueDelivery, HeldSlots } from "@platter/domain";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -25,7 +26,7 @@ const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getCo
 /** An organization with `endpoints` endpoints (each on an origin of its own) and one due delivery at each. */
 const organizationWithEndpoints = async (name: string, endpoints: number) => {
   const org = await createOrganization(db, name);
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://${name.toLowerCase()}-0.example/hook`, [])));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://${name.toLowerCase()}-0.example/hook`, [], generateSigningSecret())));
   await db.run(createClient(org.scope, { name: "A client" }));
   // The rest straight in the table (past the endpoint limit), each with a delivery of that message.
   await rows(

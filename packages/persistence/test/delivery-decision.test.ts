@@ -1,7 +1,4 @@
-import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, deliveryAfterAttempt, deliveryToEndpoint, type EndpointHealth, endpointAfterAttempts,
-  endpointSwitched, NOTICE_KINDS, type NoticeKind, noticeWritten, SETTLED_ENDPOINT_DISABLED,
-} from "@platter/domain";
+import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, type NoticeKind, noticeWritten, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -29,7 +26,7 @@ const POOL = 4;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   org = await createOrganization(db);
-  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.61/hook", [])))).id;
+  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.61/hook", [], generateSigningSecret())))).id;
   for (let i = 0; i < POOL; i++) await db.run(createClient(org.scope, { name: `Client ${i}` }));
   client = new pg.Client({ connectionString: db.url });
   await client.connect();

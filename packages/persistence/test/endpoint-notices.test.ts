@@ -1,4 +1,4 @@
-import { type DeliveryPolicy, DISABLED_FAILING } from "@platter/domain";
+import { type DeliveryPolicy, DISABLED_FAILING, generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
@@ -33,7 +33,7 @@ const failAll = () => failDueDeliveries(db, policy);
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   org = await createOrganization(db);
-  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.7/hook", [])))).id;
+  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.7/hook", [], generateSigningSecret())))).id;
   await db.run(createClient(org.scope, { name: "Ada" }));
   await db.run(createClient(org.scope, { name: "Grace" }));
 });

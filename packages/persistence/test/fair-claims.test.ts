@@ -1,4 +1,4 @@
-import { type AttemptOutcome, type DeliveryPolicy, type DueDelivery, originShare } from "@platter/domain";
+import { type AttemptOutcome, type DeliveryPolicy, type DueDelivery, generateSigningSecret, originShare } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
@@ -31,7 +31,7 @@ const organizationWith = async (
   const org = await createOrganization(db, name);
   const ids: number[] = [];
   for (let i = 0; i < endpoints; i++) {
-    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url(i), [])))).id);
+    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url(i), [], generateSigningSecret())))).id);
   }
   for (let i = 0; i < count; i++) await db.run(createClient(org.scope, { name: `Client ${i}` }));
   return { org, endpoints: ids };

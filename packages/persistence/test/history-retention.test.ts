@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
@@ -37,7 +38,7 @@ describe("pruneDeliveryHistory", () => {
       Effect.gen(function* () {
         const queue = yield* DeliveryQueue;
         const housekeeping = yield* Housekeeping;
-        yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", []);
+        yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", [], generateSigningSecret());
         for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* createClient(withEndpoint.scope, { name });
         yield* createClient(withoutEndpoint.scope, { name: "Nobody listens" });
         const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy, nothingHeld)).due;

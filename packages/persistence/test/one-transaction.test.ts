@@ -1,4 +1,4 @@
-import { InvalidInput } from "@platter/domain";
+import { generateSigningSecret, InvalidInput } from "@platter/domain";
 import { Effect, Exit } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { inOneTransaction, WebhookEndpointRepository } from "../src/index.ts";
@@ -25,7 +25,7 @@ describe("inOneTransaction", () => {
     await db.run(inOneTransaction(Effect.all([
       createClient(org.scope, { name: "First" }),
       createClient(org.scope, { name: "Second" }),
-      WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.40/hook", [])),
+      WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.40/hook", [], generateSigningSecret())),
     ])));
     expect([await count("clients", org.id), await count("webhook_messages", org.id), await count("webhook_endpoints", org.id)]).toEqual([2, 2, 1]);
   });
@@ -35,7 +35,7 @@ describe("inOneTransaction", () => {
     const exit = await db.run(Effect.exit(inOneTransaction(Effect.gen(function* () {
       yield* createClient(org.scope, { name: "Rolled back" });
       // `add` runs a transaction of its own (a lock on the organization's endpoint count): it joins this one.
-      yield* WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.41/hook", []));
+      yield* WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.41/hook", [], generateSigningSecret()));
       return yield* Effect.fail(new InvalidInput({ message: "refused after the writes" }));
     }))));
     expect(Exit.isFailure(exit)).toBe(true);

@@ -1,4 +1,4 @@
-import { NotFound } from "@platter/domain";
+import { generateSigningSecret, NotFound } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DeliveryRepository, WebhookEndpointRepository } from "../src/index.ts";
@@ -23,7 +23,7 @@ describe("OrgSql joins", () => {
     const a = await createOrganization(db, "A");
     const b = await createOrganization(db, "B");
     for (const org of [a, b]) {
-      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://198.51.100.7${org.id % 10}/hook`, [])));
+      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://198.51.100.7${org.id % 10}/hook`, [], generateSigningSecret())));
       await db.run(createClient(org.scope, { name: "Client" }));
     }
     const [deliveryOfA] = await rows<{ id: string }>("select id from webhook_deliveries where organization_id = ?", [a.id]);

@@ -1,4 +1,4 @@
-import { exampleMessage, type OrgScope } from "@platter/domain";
+import { exampleMessage, generateSigningSecret, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, IdempotencyKeys, inOneTransaction, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository, WebhookMessages } from "../src/index.ts";
@@ -53,7 +53,7 @@ beforeAll(async () => {
     Effect.gen(function* () {
       for (const org of [a, b]) {
         yield* (yield* Seeding).demo(org.scope);
-        yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, []);
+        yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, [], generateSigningSecret());
         // Only A uses this Idempotency-Key; B's create below reuses it.
         const ada = yield* createClient(org.scope, { name: "Ada" });
         if (org === a) yield* inOneTransaction(IdempotencyKeys.use((keys) => keys.remember(org.scope, { key: "shared-key", fingerprint: "f-a" }, ada.id)));
@@ -156,10 +156,12 @@ const cases = (scope: OrgScope) => ({
     get: () => notFound(InvoiceRepository.use((r) => r.get(scope, target.invoice))),
   },
   WebhookEndpointRepository: {
-    add: () => run(WebhookEndpointRepository.use((r) => r.add(scope, "https://b.example/hook", []))),
+    add: () => run(WebhookEndpointRepository.use((r) => r.add(scope, "https://b.example/hook", [], generateSigningSecret()))),
+    lockForRegistration: async () =>
+      expectOnlyB("webhook_endpoints", (await run(inOneTransaction(WebhookEndpointRepository.use((r) => r.lockForRegistration(scope))))).map((e) => e.id)),
     list: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.list(scope)))).map((e) => e.id)),
     setEnabled: () => notFound(WebhookEndpointRepository.use((r) => r.setEnabled(scope, target.endpoint, false))),
-    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000))),
+    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000, generateSigningSecret()))),
     overview: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.overview(scope)))).map((e) => e.id)),
     find: () => notFound(WebhookEndpointRepository.use((r) => r.find(scope, target.endpoint))),
     activeNotices: async () => {

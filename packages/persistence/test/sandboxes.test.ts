@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository, DeveloperSessions, IdempotencyKeys, inOneTransaction, type Persistence, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
@@ -106,7 +107,7 @@ describe("resetting a sandbox's data", () => {
 
   it("replaces only the sandbox's business data, keeping its keys, endpoints and delivery history", async () => {
     const sandbox = await sandboxes((s) => s.linkedScope(live.scope));
-    await run(WebhookEndpointRepository.use((endpoints) => endpoints.add(sandbox, "https://sandbox.example/hook", [])));
+    await run(WebhookEndpointRepository.use((endpoints) => endpoints.add(sandbox, "https://sandbox.example/hook", [], generateSigningSecret())));
     await run(inOneTransaction(Effect.flatMap(createClient(sandbox, { name: "Extra" }), ({ id }) =>
       IdempotencyKeys.use((keys) => keys.remember(sandbox, { key: "k-1", fingerprint: "f" }, id)))));
     const liveBefore = await counts(live.id);

@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
@@ -31,9 +32,9 @@ describe("secret rotation", () => {
           yield* createClient(org.scope, { name: "Ada" });
           return (yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
         });
-        const { id, secret: first } = yield* endpoints.add(org.scope, "https://example.com/hook", []);
+        const { id, secret: first } = yield* endpoints.add(org.scope, "https://example.com/hook", [], generateSigningSecret());
         const before = yield* nextDelivery;
-        const { secret: second } = yield* endpoints.rotateSecret(org.scope, id, DAY_MS);
+        const { secret: second } = yield* endpoints.rotateSecret(org.scope, id, DAY_MS, generateSigningSecret());
         const during = yield* nextDelivery;
         yield* overlapPasses(id, 23 * 3600_000);
         const late = yield* nextDelivery;

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { endpointSecretContext, generateSecretKey, makeSecretCipher, parseSecretKeys, type SecretKey, SecretUnreadable } from "@platter/domain";
+import { endpointSecretContext, generateSecretKey, generateSigningSecret, makeSecretCipher, parseSecretKeys, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DeveloperSessions, LocalListeners, openPlatform, type PlatformRuntime, WebhookEndpointRepository } from "../src/index.ts";
@@ -51,8 +51,8 @@ describe("secrets at rest", () => {
   it("holds no secret in clear after a create, a roll, a listener's opening and a sign-in; each reads back as given", async () => {
     const known = await db.run(Effect.gen(function* () {
       const endpoints = yield* WebhookEndpointRepository;
-      const created = yield* endpoints.add(org.scope, "https://example.com/sealed", []);
-      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000);
+      const created = yield* endpoints.add(org.scope, "https://example.com/sealed", [], generateSigningSecret());
+      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000, generateSigningSecret());
       const revealed = yield* endpoints.secret(org.scope, created.id);
       const listener = yield* (yield* LocalListeners).open({ ...org.scope, apiKeyId: org.writeKeyId }, { forwardTo: "http://localhost:4000/hook", eventTypes: [] }, 60_000, 5);
       const sessions = yield* DeveloperSessions;
@@ -76,8 +76,8 @@ describe("secrets at rest", () => {
   it("hands the dispatcher the secrets as they were given, the rotated one beside the new one", async () => {
     const { created, rolled, due } = await db.run(Effect.gen(function* () {
       const endpoints = yield* WebhookEndpointRepository;
-      const created = yield* endpoints.add(org.scope, "https://example.com/dispatched", []);
-      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000);
+      const created = yield* endpoints.add(org.scope, "https://example.com/dispatched", [], generateSigningSecret());
+      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000, generateSigningSecret());
       yield* createClient(org.scope, { name: "Ada" });
       const due = (yield* (yield* DeliveryQueue).claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
       return { created, rolled, due };
@@ -116,7 +116,7 @@ describe("secrets at rest", () => {
       }));
     const before = await db.run(Effect.gen(function* () {
       const endpoints = yield* WebhookEndpointRepository;
-      yield* endpoints.add(org.scope, "https://example.com/rotated-key", []);
+      yield* endpoints.add(org.scope, "https://example.com/rotated-key", [], generateSigningSecret());
       return yield* Effect.forEach((yield* endpoints.list(org.scope)).map((e) => e.id), (id) => Effect.map(endpoints.secret(org.scope, id), (s) => s.secret));
     }));
     const fresh = keyOf("fresh");
@@ -174,7 +174,7 @@ describe("a claim holding a secret this process cannot open", () => {
     const theirs = await createOrganization(db, "Elsewhere Caterers");
     const endpoints = await db.run(Effect.gen(function* () {
       const repository = yield* WebhookEndpointRepository;
-      return [yield* repository.add(ours.scope, "https://example.com/keyed", []), yield* repository.add(theirs.scope, "https://example.com/elsewhere", [])] as const;
+      return [yield* repository.add(ours.scope, "https://example.com/keyed", [], generateSigningSecret()), yield* repository.add(theirs.scope, "https://example.com/elsewhere", [], generateSigningSecret())] as const;
     }));
     // Sealed by a process with a key this one lacks (a key added elsewhere first, mid-rotation).
     const elsewhere = makeSecretCipher([keyOf("elsewhere")]);
