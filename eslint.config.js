@@ -24,9 +24,16 @@ const scopeCast = {
   message: "A scope is never cast into being: it comes from authentication or Operator.scopeOf.",
 };
 
-/** What no app's source may write: a scope cast into being, or the ORM and SQL reached directly. */
+/** A store's insert called by an app, past the use case that writes the record's message with it. */
+const recordInsert = {
+  selector: "CallExpression[callee.property.name='insert']",
+  message: "Apps create records through @platter/application (Clients.create, Events.create, BusinessActions), never a store's insert.",
+};
+
+/** What no app's source may write: a scope cast into being, the ORM and SQL reached directly, or a record inserted past its use case. */
 const appSyntax = [
   scopeCast,
+  recordInsert,
   {
     selector: "MemberExpression[property.name=/^(orm|em|getConnection|execute)$/]",
     message: "Apps use the storage services of @platter/persistence, never the ORM or SQL directly.",
@@ -59,6 +66,25 @@ const applicationStores = {
   importNames: ["ApiKeyRepository", "WebhookEndpointRepository", "DeliveryRepository", "AuditLog", "Sandboxes", "LocalListeners"],
   message: "Use @platter/application (ApiKeys, WebhookEndpoints, Deliveries, Sandbox, LocalForwarding): it audits each change in the change's transaction.",
 };
+
+/**
+ * The stores under the API's creates and the business actions: a record is created only through its
+ * use case in `@platter/application` (`Clients.create`, `Events.create`, `BusinessActions`), which
+ * writes it, its webhook message and its Idempotency-Key in one transaction.
+ */
+const recordStores = [
+  {
+    name: "@platter/persistence",
+    importNames: ["IdempotencyKeys", "WebhookMessages"],
+    message: "Create records through @platter/application (Clients.create, Events.create, BusinessActions): it writes the record and its message in one transaction.",
+  },
+  {
+    name: "@platter/persistence/operator",
+    importNames: ["BusinessRecords"],
+    message: "Business actions are @platter/application's BusinessActions: the transition, the change and its message in one transaction.",
+  },
+];
+
 
 /** The API reaches no sandbox: a sandbox key works like any key, and nothing in a request triggers a business event. */
 const noSandboxes = {
@@ -220,9 +246,10 @@ export default tseslint.config(
     // organization's queue and secrets). Sign-in links, made for the operator and internal teams,
     // are an application use case (`makeSignInLink`); the Developer area's changes to keys, endpoints
     // and deliveries go through the application services. The API authenticates with the key store.
-    { files: ["apps/api/src/**/*.ts"], stores: [noSandboxes] },
-    { files: ["apps/developer-area/src/**/*.ts"], stores: [applicationStores] },
-  ].map(({ stores, ...files }) => ({
+    // The API's actor is the key that authenticated the request (`apiKeyActor`, for its creates).
+    { files: ["apps/api/src/**/*.ts"], stores: [noSandboxes, ...recordStores], actors: ["operatorActor"] },
+    { files: ["apps/developer-area/src/**/*.ts"], stores: [applicationStores, ...recordStores], actors: ["operatorActor", "apiKeyActor"] },
+  ].map(({ stores, actors, ...files }) => ({
     ...files,
     rules: {
       "no-restricted-imports": [
@@ -232,7 +259,7 @@ export default tseslint.config(
             // Nor may they act as the operator: their changes are their session's (or their key's).
             {
               ...scopeMakers,
-              importNames: [...scopeMakers.importNames, "operatorActor", "apiKeyActor"],
+              importNames: [...scopeMakers.importNames, ...actors],
               message: `${scopeMakers.message} Changes here are made as the session (or the key LocalForwarding.authenticate found), never as the operator (operatorActor).`,
             },
             ...stores,
@@ -246,7 +273,7 @@ export default tseslint.config(
   {
     // The operator's changes to keys, endpoints and deliveries are audited like a session's.
     files: ["apps/cli/src/**/*.ts"],
-    rules: { "no-restricted-imports": ["error", { paths: [scopeMakers, applicationStores] }] },
+    rules: { "no-restricted-imports": ["error", { paths: [scopeMakers, applicationStores, ...recordStores] }] },
   },
   {
     // Apps reach storage through its services only: no raw ORM, no SQL of their own.

@@ -2,8 +2,9 @@ import Router from "@koa/router";
 import {
   ClientCreate, clientListing, decodeInput, EventCreate, eventListing, invoiceListing, NotFound, parsePageRequest,
   parseRecordId, recipeListing, type Listing, type OrgScope, type PageRequest, type SortKey, type Created,
-  type IdempotencyRequest, parseIdempotencyKey, requestFingerprint, type ListPage,
+  type IdempotencyRequest, parseIdempotencyKey, requestFingerprint, type ListPage, apiKeyActor,
 } from "@platter/domain";
+import { Clients, Events } from "@platter/application";
 import {
   ApiKeyRepository, ClientRepository, EventRepository, InvoiceRepository, onReplica, OrganizationRepository, type RequestStorage,
   RecipeRepository,
@@ -16,7 +17,7 @@ import type { BudgetedRunner } from "./budgeted-runner.ts";
 
 /**
  * The ten endpoints of v1. Each handler decodes its input, makes one repository call with the
- * caller's scope, and returns what the repository mapped. Routing happens before authentication:
+ * caller's scope (a create: the application's use case, as the key), and returns what it mapped. Routing happens before authentication:
  * only a route that exists asks for a key.
  */
 
@@ -124,7 +125,7 @@ export const createRouter = (
   router.get("/events/:id", (ctx) => respond(ctx, eventById));
   router.post("/events", auth, requireWriteAccess, async (ctx) => {
     const { input, idempotency } = await createRequestOf(ctx, EventCreate);
-    await created(ctx, "events", (scope) => EventRepository.use((r) => r.create(scope, input, idempotency)));
+    await created(ctx, "events", (scope) => Events.create(apiKeyActor(scope), input, idempotency));
   });
 
   router.get("/recipes", (ctx) => respond(ctx, listRecipes));
@@ -133,7 +134,7 @@ export const createRouter = (
   router.get("/clients", (ctx) => respond(ctx, listClients));
   router.post("/clients", auth, requireWriteAccess, async (ctx) => {
     const { input, idempotency } = await createRequestOf(ctx, ClientCreate);
-    await created(ctx, "clients", (scope) => ClientRepository.use((r) => r.create(scope, input, idempotency)));
+    await created(ctx, "clients", (scope) => Clients.create(apiKeyActor(scope), input, idempotency));
   });
 
   router.get("/invoices", (ctx) => respond(ctx, listInvoices));

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { generateSecretKey } from "@platter/domain";
+import { generateSecretKey, generateSigningSecret } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, freePort, startControlledPostgres } from "@platter/testing";
 import { describe, expect, inject, it } from "vitest";
@@ -78,7 +78,7 @@ describe("the stored secrets' keys at start", () => {
     const db = await createTestDatabase(inject("pgAdminUrl"));
     try {
       const org = await createOrganization(db, "Sealed Caterers");
-      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://example.com/hook", [])));
+      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://example.com/hook", [], generateSigningSecret())));
       const process = run(args, { DATABASE_URL: db.url, SECRET_ENCRYPTION_KEYS: keys, DEVELOPER_AREA_PORT: "0" });
       expect(await process.exited).toBe(1);
       expect(process.stderr().trim().split("\n").at(-1)!).toMatch(message);

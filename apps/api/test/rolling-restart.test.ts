@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -90,7 +91,7 @@ const service = async (main: string, ports: Record<string, number>, env: Record<
 describe("two APIs and two dispatchers restarted in turn under load", () => {
   it(`lose no request and no delivery (${CREATES} creates)`, async () => {
     const org = await createOrganization(db, "Rolling Caterers");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, [])));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, [], generateSigningSecret())));
     const apiPorts = [await freePort(), await freePort()];
     const apis = await Promise.all(apiPorts.map(async (port) => service(API_MAIN, { PORT: port, OPS_PORT: await freePort() }, {
       SHUTDOWN_GRACE_MS: "5000", RATE_LIMIT: "10000", RATE_LIMIT_BURST: "20000", RATE_LIMIT_CREATES: "10000", RATE_LIMIT_CREATES_BURST: "20000",

@@ -1,13 +1,15 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { BusinessActions, Operator } from "@platter/persistence/operator";
+import { Operator } from "@platter/persistence/operator";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { WebhookDispatcher } from "@platter/webhooks";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
+import { BusinessActions } from "@platter/application";
+import { generateSigningSecret, operatorActor } from "@platter/domain";
 
 /**
  * `platter deliveries list|retry` as real processes. The deliveries are made by a real dispatcher,
@@ -84,7 +86,7 @@ const deliverEverything = async (organizationId: number): Promise<void> => {
 /** Records business events (inquiries) for the organization, each an outbox row. */
 const recordInquiries = async (organizationId: number, names: readonly string[]): Promise<void> => {
   const scope = await db.run(Operator.use((o) => o.scopeOf(organizationId)));
-  for (const name of names) await db.run(BusinessActions.use((actions) => actions.receiveInquiry(scope, { name })));
+  for (const name of names) await db.run(BusinessActions.receiveInquiry(operatorActor(scope, "tests"), { name }));
 };
 
 interface DeliveredOrganization {
@@ -99,8 +101,8 @@ interface DeliveredOrganization {
 /** An organization with an accepting and a failing endpoint, and `events` events delivered to both. */
 const deliveredOrganization = async (events = 2): Promise<DeliveredOrganization> => {
   const { id, scope } = await createOrganization(db, "Delivery Test");
-  const ok = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
-  const failing = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/failing`, [])));
+  const ok = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [], generateSigningSecret())));
+  const failing = await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/failing`, [], generateSigningSecret())));
   await recordInquiries(id, Array.from({ length: events }, (_, i) => `Guest ${i + 1}`));
   await deliverEverything(id);
   const deliveries = await rows<{ id: number; endpoint_id: number }>(
@@ -204,7 +206,7 @@ describe("platter deliveries retry --id", () => {
 
   it("leaves a delivery that is already due as it was, and says so (exit 0, retried 0)", async () => {
     const { id, scope } = await createOrganization(db, "Pending Test");
-    await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [])));
+    await db.run(WebhookEndpointRepository.use((e) => e.add(scope, `${receiverUrl}/ok`, [], generateSigningSecret())));
     await recordInquiries(id, ["Still Waiting"]);
     // A delivery exists (recorded with its message, due at once); nothing has attempted it.
     const [pending] = await rows<{ id: number }>("select id::int from webhook_deliveries where organization_id = ?", [id]);

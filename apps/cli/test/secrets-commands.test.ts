@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateSecretKey } from "@platter/domain";
+import { generateSecretKey, generateSigningSecret } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, freePort, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -23,7 +23,7 @@ const keyIdsStored = async (): Promise<string[]> =>
 describe("platter secrets reencrypt", () => {
   it("re-seals every stored secret with the first key and reports how many; the old key may go then", async () => {
     const org = await createOrganization(db, "Keyed Caterers");
-    const { secret } = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://example.com/hook", [])));
+    const { secret } = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://example.com/hook", [], generateSigningSecret())));
     const fresh = generateSecretKey("fresh").text;
     const result = await runCliJson(["secrets", "reencrypt"], { DATABASE_URL: db.url, SECRET_ENCRYPTION_KEYS: `${fresh},${TEST_SECRET_KEYS_TEXT}` });
     expect(result).toEqual({ key_id: "fresh", endpoint_secrets: 1, session_form_secrets: 0 });

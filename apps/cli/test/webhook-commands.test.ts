@@ -1,11 +1,13 @@
 import { userInfo } from "node:os";
 import type { WebhookEventType } from "@platter/domain";
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { createOrganization, createTestDatabase, openStoredEndpointSecret, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCliFailing, runCliJson } from "./cli-process.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** `platter webhook add|list|enable|disable|rotate-secret` as real processes; what they wrote is checked in SQL. */
 
@@ -29,7 +31,7 @@ const newOrganization = async (): Promise<number> => (await createOrganization(d
 const registeredEndpoint = (organizationId: number, url = "https://93.184.216.34/hooks", types: WebhookEventType[] = []) =>
   db.run(
     Effect.flatMap(Operator.use((o) => o.scopeOf(organizationId)), (scope) =>
-      WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, url, types)),
+      WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, url, types, generateSigningSecret())),
     ),
   );
 
@@ -185,7 +187,7 @@ describe("platter webhook disable, enable", () => {
     const deliveries = () => rows<{ status: string; settled_reason: string | null }>(
       "select status, settled_reason from webhook_deliveries where endpoint_id = ? order by id", [endpoint.id],
     );
-    await db.run(Effect.flatMap(Operator.use((o) => o.scopeOf(org)), (scope) => ClientRepository.use((clients) => clients.create(scope, { name: "Pending" }))));
+    await db.run(Effect.flatMap(Operator.use((o) => o.scopeOf(org)), (scope) => Clients.create(apiKeyActor(scope), { name: "Pending" })));
     expect(await deliveries()).toEqual([{ status: "pending", settled_reason: null }]);
 
     expect(await runCliJson(["webhook", "disable", "--id", String(endpoint.id)], env)).toEqual({ id: endpoint.id, enabled: false });

@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -18,7 +19,7 @@ beforeAll(async () => {
   area = await startArea(inject("pgAdminUrl"), "'self'", { allowPrivateNetworks: false });
   org = await createOrganization(area.db, "Audited Catering");
   session = await signIn(area, await area.link(org.id));
-  endpoint = await area.db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, "https://198.51.100.30/audited", [])));
+  endpoint = await area.db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, "https://198.51.100.30/audited", [], generateSigningSecret())));
 });
 afterAll(() => area?.stop());
 

@@ -1,15 +1,16 @@
 import { createServer, type Server } from "node:http";
 import { buildOpenApiDocument } from "@platter/contract";
-import { MESSAGE_TYPES } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret, MESSAGE_TYPES } from "@platter/domain";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { Seeding } from "@platter/seeds";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, freePort, type OrganizationFixture } from "@platter/testing";
+import { Seeding } from "@platter/seeds";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
+import { Clients } from "@platter/application";
 
 /**
  * Deliveries, the event catalog and the API reference end to end in a real headless Chromium,
@@ -63,7 +64,7 @@ beforeAll(async () => {
   // The seeded endpoint keeps its history but gets nothing new: the new message goes to the receiver only.
   const [seeded] = await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.list(org.scope)));
   await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.setEnabled(org.scope, seeded!.id, false)));
-  await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(org.scope, receiver.url, ["client.created"])));
+  await area.db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(org.scope, receiver.url, ["client.created"], generateSigningSecret())));
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -95,7 +96,7 @@ describe("Deliveries in a browser", () => {
   it("shows a failed delivery with the receiver's answer as text, replays it and sees it delivered", async () => {
     const { page, problems } = await watchedPage(browser, { expectedError: REDOC_BADGE });
     await signInInBrowser(page, await area.link(org.id));
-    await area.db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Grace Hopper" })));
+    await area.db.run(Clients.create(apiKeyActor(org.scope), { name: "Grace Hopper" }));
 
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
     await heading(page, "Deliveries");

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { loadDispatcherConfig, type RunningDispatcher, startDispatcher } from "@platter/dispatcher";
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, freePort, type OrganizationFixture } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DESKTOP, launchBrowser, PHONE, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
 import { expectFitsWidth, expectNoOverlap, expectTextInside, expectTextShown } from "./layout-checks.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * The layout of the Webhooks and Deliveries pages at 1280 px and at 390 px, measured in a real
@@ -53,7 +55,7 @@ beforeAll(async () => {
   };
   const added = [];
   for (const url of Object.values(endpoints)) {
-    added.push(await area.db.run(WebhookEndpointRepository.use((repository) => repository.add(org.scope, url, []))));
+    added.push(await area.db.run(WebhookEndpointRepository.use((repository) => repository.add(org.scope, url, [], generateSigningSecret()))));
   }
   tlsEndpointId = added[3]!.id;
   // One try per delivery: a failure is final at once.
@@ -65,7 +67,7 @@ beforeAll(async () => {
     area.db.runtime,
   );
   for (const name of ["Grace Hopper", "Ada Lovelace", "Katherine Johnson"].slice(0, MESSAGES)) {
-    await area.db.run(ClientRepository.use((clients) => clients.create(org.scope, { name })));
+    await area.db.run(Clients.create(apiKeyActor(org.scope), { name }));
   }
   await everyAttemptMade();
   browser = await launchBrowser();

@@ -1,7 +1,9 @@
-import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "@platter/persistence";
+import { Housekeeping, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Disabling an endpoint in the Developer area ends its pending deliveries in the same transaction:
@@ -21,8 +23,8 @@ beforeAll(async () => {
   area = await startArea(inject("pgAdminUrl"), "'self'", { allowPrivateNetworks: false });
   org = await createOrganization(area.db, "Disabling Caterers");
   session = await signIn(area, await area.link(org.id));
-  endpointId = (await area.db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, "https://198.51.100.33/backlog", [])))).id;
-  for (const name of ["Ada", "Grace", "Edsger"]) await area.db.run(ClientRepository.use((clients) => clients.create(org.scope, { name })));
+  endpointId = (await area.db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, "https://198.51.100.33/backlog", [], generateSigningSecret())))).id;
+  for (const name of ["Ada", "Grace", "Edsger"]) await area.db.run(Clients.create(apiKeyActor(org.scope), { name }));
 });
 afterAll(() => area?.stop());
 

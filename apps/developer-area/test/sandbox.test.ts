@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
+import { generateSigningSecret, WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { Effect } from "effect";
@@ -122,7 +122,7 @@ describe("the Sandbox page", () => {
     const [endpoint] = await rows<{ id: string }>("select id from webhook_endpoints where organization_id = ?", [sandboxId]);
     const endpointId = endpoint === undefined
       ? (await area.db.run(Effect.flatMap(Operator.use((operator) => operator.scopeOf(sandboxId)), (scope) =>
-        WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, "https://receiver.example/hook", []))))).id
+        WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, "https://receiver.example/hook", [], generateSigningSecret()))))).id
       : Number(endpoint.id);
     const liveBefore = await written(live.id);
     const triggered = await post(sandboxSession, "/sandbox/trigger", { type });

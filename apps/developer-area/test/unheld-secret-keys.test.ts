@@ -1,4 +1,4 @@
-import { endpointSecretContext, generateSecretKey, makeSecretCipher } from "@platter/domain";
+import { endpointSecretContext, generateSecretKey, generateSigningSecret, makeSecretCipher } from "@platter/domain";
 import { LocalListeners, WebhookEndpointRepository } from "@platter/persistence";
 import { Effect } from "effect";
 import { createOrganization, type OrganizationFixture } from "@platter/testing";
@@ -32,7 +32,7 @@ beforeAll(async () => {
   org = await createOrganization(area.db, "Unkeyed Caterers");
   session = await signIn(area, await area.link(org.id));
   [unheld, held] = await area.db.run(WebhookEndpointRepository.use((endpoints) =>
-    Effect.all([endpoints.add(org.scope, "https://203.0.113.30/unheld", []), endpoints.add(org.scope, "https://203.0.113.31/held", [])])));
+    Effect.all([endpoints.add(org.scope, "https://203.0.113.30/unheld", [], generateSigningSecret()), endpoints.add(org.scope, "https://203.0.113.31/held", [], generateSigningSecret())])));
   await sealElsewhere(unheld.id, unheld.secret);
 });
 afterAll(() => area?.stop());

@@ -1,4 +1,4 @@
-import { exampleMessage, storedMessage } from "@platter/domain";
+import { exampleMessage, generateSigningSecret, storedMessage } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, openStoredEndpointSecret, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -28,7 +28,7 @@ beforeAll(async () => {
   a = await createOrganization(area.db, "Hooks of A Catering");
   b = await createOrganization(area.db, "Hooks of B Catering");
   session = await signIn(area, await area.link(a.id));
-  bEndpoint = await area.db.run(WebhookEndpointRepository.use((all) => all.add(b.scope, "https://198.51.100.20/b-only", [])));
+  bEndpoint = await area.db.run(WebhookEndpointRepository.use((all) => all.add(b.scope, "https://198.51.100.20/b-only", [], generateSigningSecret())));
   bDelivery = (await area.db.run(WebhookEndpointRepository.use((all) => all.sendTestMessage(b.scope, bEndpoint.id, exampleMessage("event.created"))))).delivery_id;
 });
 afterAll(() => area?.stop());

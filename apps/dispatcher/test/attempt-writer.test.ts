@@ -1,4 +1,4 @@
-import { type AttemptRecord, exampleMessage } from "@platter/domain";
+import { type AttemptRecord, exampleMessage, generateSigningSecret } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
@@ -22,7 +22,7 @@ describe("the attempt writer", () => {
   it("writes every good result of a batch when the database refuses one organization's, and reports that one", async () => {
     for (const name of ["Writer A", "Writer B", "Writer C"]) {
       const org = await createOrganization(db, name);
-      const endpoint = await db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, "https://203.0.113.7/hook", [])));
+      const endpoint = await db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, "https://203.0.113.7/hook", [], generateSigningSecret())));
       for (let i = 0; i < 3; i++) {
         await db.run(WebhookEndpointRepository.use((all) => all.sendTestMessage(org.scope, endpoint.id, exampleMessage("event.created"))));
       }

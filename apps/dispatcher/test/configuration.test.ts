@@ -1,8 +1,10 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** Settings that change what a dispatcher process does: the SSRF guard and the signature header. */
 
@@ -35,9 +37,9 @@ describe("SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS unset)", () => {
     const org = await createOrganization(db, "Guarded Caterers");
     const byAddress = await receiver();
     const byName = await receiver();
-    const literal = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, byAddress.url, [])));
-    const named = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, byName.url.replace("127.0.0.1", "localhost"), [])));
-    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Internal Corp" })));
+    const literal = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, byAddress.url, [], generateSigningSecret())));
+    const named = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, byName.url.replace("127.0.0.1", "localhost"), [], generateSigningSecret())));
+    await db.run(Clients.create(apiKeyActor(org.scope), { name: "Internal Corp" }));
 
     const deliveries = await settledDeliveries(db, org.id, 2);
     for (const delivery of deliveries) {
@@ -61,8 +63,8 @@ describe("WEBHOOK_SIGNATURE_HEADER", () => {
     const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_SIGNATURE_HEADER: "X-Acme-Signature" });
     const org = await createOrganization(db, "Branded Caterers");
     const target = await receiver();
-    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
-    const { id } = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Acme" })));
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
+    const { id } = await db.run(Clients.create(apiKeyActor(org.scope), { name: "Acme" }));
 
     const [delivery] = await settledDeliveries(db, org.id, 1);
     expect(delivery!.status).toBe("succeeded");

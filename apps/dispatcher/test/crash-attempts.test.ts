@@ -1,7 +1,9 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { deliveriesOf, killLeftoverDispatchers, type Receiver, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * A dispatcher killed mid-attempt does not use up one of the delivery's tries: a try counts once
@@ -29,8 +31,8 @@ describe("a dispatcher killed mid-attempt", () => {
     const settings = { WEBHOOK_RETRY_SCHEDULE: "0s,100ms", WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "6s" };
     const doomed = await startDispatcherProcess(db.url, settings);
     const org = await createOrganization(db, "Crashing Caterers");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
-    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
+    await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
     await waitFor("the first attempt to arrive", async () => target.received.length === 1 || undefined, 10_000);
     await doomed.kill();
 

@@ -1,4 +1,6 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import {
   type ControlledPostgres, createOrganization, createTestDatabase, type OrganizationFixture, startControlledPostgres, type TestDatabase,
 } from "@platter/testing";
@@ -34,7 +36,7 @@ beforeAll(async () => {
   db = await createTestDatabase(postgres.adminUrl);
   org = await createOrganization(db, "Outage Caterers");
   receiver = await startReceiver(() => ({ status: 200, delayMs: ANSWER_DELAY_MS }));
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
 }, 60_000);
 
 afterAll(async () => {
@@ -45,7 +47,7 @@ afterAll(async () => {
 });
 
 const createClients = async (prefix: string, count: number) => {
-  for (let i = 0; i < count; i++) await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `${prefix} ${i}` })));
+  for (let i = 0; i < count; i++) await db.run(Clients.create(apiKeyActor(org.scope), { name: `${prefix} ${i}` }));
 };
 
 const logLines = (dispatcher: DispatcherProcess, message: RegExp) =>

@@ -1,9 +1,11 @@
-import { ClientRepository, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
+import { openPlatform, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { createTestDatabase, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * What a delivery costs the database, counted by PostgreSQL itself (pg_stat_user_tables): at most
@@ -49,8 +51,8 @@ describe("database work per delivery", () => {
       Effect.gen(function* () {
         const org = yield* Operator.use((o) => o.createOrganization({ name: "Counted Caterers", currency: "EUR" }));
         const scope = yield* Operator.use((o) => o.scopeOf(org.id));
-        yield* WebhookEndpointRepository.use((r) => r.add(scope, target.url, []));
-        for (let i = 0; i < DELIVERIES; i++) yield* ClientRepository.use((r) => r.create(scope, { name: `Client ${i}` }));
+        yield* WebhookEndpointRepository.use((r) => r.add(scope, target.url, [], generateSigningSecret()));
+        for (let i = 0; i < DELIVERIES; i++) yield* Clients.create(apiKeyActor(scope), { name: `Client ${i}` });
         return org.id;
       }),
     );

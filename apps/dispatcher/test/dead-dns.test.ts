@@ -1,10 +1,12 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { type DnsResponder, startDnsResponder } from "@platter/webhooks/testing";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import {
   deliveriesOf, FRESH, freshLatencies, killLeftoverDispatchers, p99, type Receiver, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * One organization's dead DNS never delays another organization: a dozen of its endpoints have
@@ -45,10 +47,10 @@ describe("DNS that one organization cannot starve", () => {
     // The troubled organization: a dozen endpoints on names nobody answers, each with a backlog.
     const troubled = await createOrganization(db, "Dead DNS Caterers");
     for (let i = 0; i < DEAD_ENDPOINTS; i++) {
-      await db.run(WebhookEndpointRepository.use((r) => r.add(troubled.scope, `http://hook${i}.dead.test:${healthy.port}/webhooks`, [])));
+      await db.run(WebhookEndpointRepository.use((r) => r.add(troubled.scope, `http://hook${i}.dead.test:${healthy.port}/webhooks`, [], generateSigningSecret())));
     }
     for (let i = 0; i < DEAD_BACKLOG_EACH; i++) {
-      await db.run(ClientRepository.use((r) => r.create(troubled.scope, { name: `Backlog ${i}` })));
+      await db.run(Clients.create(apiKeyActor(troubled.scope), { name: `Backlog ${i}` }));
     }
     const dispatcher = await startDispatcherProcess(db.url, {
       WEBHOOK_DNS_SERVERS: dns.server,

@@ -2,10 +2,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { ClientRepository, DeliveryRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { DeliveryRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { Operator } from "@platter/persistence/operator";
 import { createOrganization, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Test harness for the dispatcher: real dispatcher processes, real HTTP receivers on 127.0.0.1,
@@ -336,9 +338,9 @@ export const FRESH = 60;
  */
 export const freshLatencies = async (db: TestDatabase, healthy: Receiver, url = healthy.url): Promise<number[]> => {
   const org = await createOrganization(db, "Healthy Caterers");
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], generateSigningSecret())));
   for (let i = 0; i < FRESH; i++) {
-    await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Fresh ${i}` })));
+    await db.run(Clients.create(apiKeyActor(org.scope), { name: `Fresh ${i}` }));
     await new Promise((done) => setTimeout(done, 50));
   }
   await waitFor("every fresh delivery to arrive", async () => healthy.received.length >= FRESH || undefined, 20_000);

@@ -1,6 +1,5 @@
 import type { WebhookEventType } from "@platter/domain";
-import { ClientRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
-import { BusinessActions } from "@platter/persistence/operator";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -9,6 +8,8 @@ import {
   type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
+import { BusinessActions, Clients, Events } from "@platter/application";
+import { apiKeyActor, generateSigningSecret, operatorActor } from "@platter/domain";
 
 /** One dispatcher process for the file; every test has its own organization, endpoints and receivers. */
 
@@ -38,7 +39,7 @@ const receiver = async () => {
 const organizationWithEndpoint = async (types: WebhookEventType[] = []) => {
   const org = await createOrganization(db, "Webhook Caterers");
   const target = await receiver();
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, types)));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, types, generateSigningSecret())));
   return { org, target, endpoint };
 };
 
@@ -70,7 +71,7 @@ const expectDeliveredOnce = async (
 describe("each event type is delivered once, signed, with the record's id and name", () => {
   it("event.created, from creating an event", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
-    const { id } = await db.run(EventRepository.use((r) => r.create(org.scope, { name: "Summer Gala", guests: 120 })));
+    const { id } = await db.run(Events.create(apiKeyActor(org.scope), { name: "Summer Gala", guests: 120 }));
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, { type: "event.created", dataId: id, dataName: "Summer Gala" });
     expect(envelope.data).toMatchObject({ guests: 120, status: "inquiry", currency: "EUR" });
   });
@@ -79,7 +80,7 @@ describe("each event type is delivered once, signed, with the record's id and na
     const { org, target, endpoint } = await organizationWithEndpoint();
     const { id } = await db.run(
       
-      ClientRepository.use((r) => r.create(org.scope, { name: "Zoë's Café — “déjà vu” ✓", email: "zoe@example.com" })),
+      Clients.create(apiKeyActor(org.scope), { name: "Zoë's Café — “déjà vu” ✓", email: "zoe@example.com" }),
     
     );
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
@@ -91,7 +92,7 @@ describe("each event type is delivered once, signed, with the record's id and na
   it("invoice.sent, named by the invoice number", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
     const invoiceId = await insertDraftInvoice(db, org.id, "INV-2026-0001");
-    expect(await db.run(BusinessActions.use((r) => r.sendInvoice(org.scope, invoiceId)))).toEqual({ id: invoiceId, status: "sent" });
+    expect(await db.run(BusinessActions.sendInvoice(operatorActor(org.scope, "tests"), invoiceId))).toEqual({ id: invoiceId, status: "sent" });
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "invoice.sent", dataId: invoiceId, dataName: "INV-2026-0001",
     });
@@ -101,7 +102,7 @@ describe("each event type is delivered once, signed, with the record's id and na
   it("invoice.paid, named by the invoice number", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
     const invoiceId = await insertDraftInvoice(db, org.id, "INV-2026-0002", "sent");
-    expect(await db.run(BusinessActions.use((r) => r.payInvoice(org.scope, invoiceId)))).toEqual({ id: invoiceId, status: "paid" });
+    expect(await db.run(BusinessActions.payInvoice(operatorActor(org.scope, "tests"), invoiceId))).toEqual({ id: invoiceId, status: "paid" });
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "invoice.paid", dataId: invoiceId, dataName: "INV-2026-0002",
     });
@@ -111,7 +112,7 @@ describe("each event type is delivered once, signed, with the record's id and na
   it("proposal.approved, named by the proposal title", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
     const proposalId = await insertDraftProposal(db, org.id, "Wedding menu, option B");
-    expect(await db.run(BusinessActions.use((r) => r.approveProposal(org.scope, proposalId)))).toEqual({ id: proposalId, status: "approved" });
+    expect(await db.run(BusinessActions.approveProposal(operatorActor(org.scope, "tests"), proposalId))).toEqual({ id: proposalId, status: "approved" });
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "proposal.approved", dataId: proposalId, dataName: "Wedding menu, option B",
     });
@@ -121,9 +122,7 @@ describe("each event type is delivered once, signed, with the record's id and na
   it("event.inquiry, from an online catering request", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint();
     const { id, client_id } = await db.run(
-      
-      BusinessActions.use((r) => r.receiveInquiry(org.scope, { name: "Grace Hopper", email: "grace@example.com", guests: 40 })),
-    
+      BusinessActions.receiveInquiry(operatorActor(org.scope, "tests"), { name: "Grace Hopper", email: "grace@example.com", guests: 40 }),
     );
     const envelope = await expectDeliveredOnce(org, target, endpoint.secret, {
       type: "event.inquiry", dataId: id, dataName: "Inquiry from Grace Hopper",
@@ -136,12 +135,12 @@ describe("subscriptions", () => {
   it("an endpoint subscribed to client.created gets only those; an unfiltered one gets everything", async () => {
     const { org, target: everything, endpoint: all } = await organizationWithEndpoint();
     const clientsOnly = await receiver();
-    const filtered = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, clientsOnly.url, ["client.created"])));
+    const filtered = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, clientsOnly.url, ["client.created"], generateSigningSecret())));
 
-    const event = await db.run(EventRepository.use((r) => r.create(org.scope, { name: "Board dinner" })));
-    const client = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Initech" })));
-    await db.run(BusinessActions.use((r) => r.receiveInquiry(org.scope, { name: "Ada" })));
-    const second = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Globex" })));
+    const event = await db.run(Events.create(apiKeyActor(org.scope), { name: "Board dinner" }));
+    const client = await db.run(Clients.create(apiKeyActor(org.scope), { name: "Initech" }));
+    await db.run(BusinessActions.receiveInquiry(operatorActor(org.scope, "tests"), { name: "Ada" }));
+    const second = await db.run(Clients.create(apiKeyActor(org.scope), { name: "Globex" }));
 
     const deliveries = await settledDeliveries(db, org.id, 6);
     expect(deliveries.every((d) => d.status === "succeeded")).toBe(true);
@@ -169,8 +168,8 @@ describe("organization isolation", () => {
     const a = await organizationWithEndpoint();
     const b = await organizationWithEndpoint();
     const aIds: number[] = [];
-    for (const name of ["A one", "A two", "A three"]) aIds.push((await db.run(EventRepository.use((r) => r.create(a.org.scope, { name })))).id);
-    const bId = (await db.run(EventRepository.use((r) => r.create(b.org.scope, { name: "B only" })))).id;
+    for (const name of ["A one", "A two", "A three"]) aIds.push((await db.run(Events.create(apiKeyActor(a.org.scope), { name }))).id);
+    const bId = (await db.run(Events.create(apiKeyActor(b.org.scope), { name: "B only" }))).id;
 
     const aDeliveries = await settledDeliveries(db, a.org.id, 3);
     const bDeliveries = await settledDeliveries(db, b.org.id, 1);
@@ -214,8 +213,8 @@ describe("operations port", () => {
 describe("a rotated signing secret", () => {
   it("signs beside the new one during the overlap: receivers with either secret verify, the spec header carries the new one", async () => {
     const { org, target, endpoint } = await organizationWithEndpoint(["client.created"]);
-    const rotated = await db.run(WebhookEndpointRepository.use((r) => r.rotateSecret(org.scope, endpoint.id, 24 * 3600_000)));
-    const { id } = await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Rotation Ltd" })));
+    const rotated = await db.run(WebhookEndpointRepository.use((r) => r.rotateSecret(org.scope, endpoint.id, 24 * 3600_000, generateSigningSecret())));
+    const { id } = await db.run(Clients.create(apiKeyActor(org.scope), { name: "Rotation Ltd" }));
     await settledDeliveries(db, org.id, 1);
     const [request] = target.received;
     await expectSignedEnvelope(request!, { type: "client.created", secret: rotated.secret, dataId: id, dataName: "Rotation Ltd" });

@@ -1,10 +1,12 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, endpointsOf, killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver,
   waitFor,
 } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * An endpoint whose deliveries all fail for the whole failure window is disabled; one success
@@ -34,8 +36,8 @@ const endpointFor = async (answer: (previous: number) => number) => {
   const receiver = await startReceiver((_, previous) => ({ status: answer(previous) }));
   receivers.push(receiver);
   const org = await createOrganization(db, "Window Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
-  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
+  await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
   return { org, endpoint, receiver };
 };
 

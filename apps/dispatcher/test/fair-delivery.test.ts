@@ -1,10 +1,12 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, FRESH, freshLatencies, killLeftoverDispatchers, metricValue, p99, type Receiver, sql, startDispatcherProcess,
   startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * One organization's troubled endpoint never delays another organization: with thousands of its
@@ -34,9 +36,9 @@ const receiver = async (delayMs: number) => {
 /** An organization with one endpoint at `url` and `count` client.created messages, created 20 at a time. */
 const organizationWithBacklog = async (db: TestDatabase, url: string, count: number) => {
   const org = await createOrganization(db, "Troubled Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], generateSigningSecret())));
   for (let start = 0; start < count; start += 20) {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Backlog ${start + i}` })))));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(Clients.create(apiKeyActor(org.scope), { name: `Backlog ${start + i}` }))));
   }
   return { org, endpoint };
 };
@@ -140,9 +142,9 @@ describe("fair delivery between organizations", () => {
     const slow = await receiver(5_000);
     const healthy = await receiver(0);
     const hoarder = await createOrganization(db, "Hoarding Caterers");
-    for (let i = 0; i < 12; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(hoarder.scope, `${slow.url}?endpoint=${i}`, [])));
+    for (let i = 0; i < 12; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(hoarder.scope, `${slow.url}?endpoint=${i}`, [], generateSigningSecret())));
     for (let start = 0; start < 40; start += 20) {
-      await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(ClientRepository.use((r) => r.create(hoarder.scope, { name: `Hoard ${start + i}` })))));
+      await Promise.all(Array.from({ length: 20 }, (_, i) => db.run(Clients.create(apiKeyActor(hoarder.scope), { name: `Hoard ${start + i}` }))));
     }
     await startDispatcherProcess(db.url, {
       DISPATCHER_CONCURRENCY: "32", WEBHOOK_ENDPOINT_CONCURRENCY: "4", WEBHOOK_TIMEOUT: "15s", WEBHOOK_LEASE: "45s",
@@ -168,8 +170,8 @@ describe("fair delivery between organizations", () => {
     const endpoints: number[] = [];
     for (let o = 0; o < 4; o++) {
       const org = await createOrganization(db, `Shared Host Caterers ${o}`);
-      for (let i = 0; i < 4; i++) endpoints.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `${slow.url}?endpoint=${o}-${i}`, [])))).id);
-      await Promise.all(Array.from({ length: 10 }, (_, i) => db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Shared ${i}` })))));
+      for (let i = 0; i < 4; i++) endpoints.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `${slow.url}?endpoint=${o}-${i}`, [], generateSigningSecret())))).id);
+      await Promise.all(Array.from({ length: 10 }, (_, i) => db.run(Clients.create(apiKeyActor(org.scope), { name: `Shared ${i}` }))));
     }
     await startDispatcherProcess(db.url, {
       DISPATCHER_CONCURRENCY: "32", WEBHOOK_ENDPOINT_CONCURRENCY: "4", WEBHOOK_ORIGIN_CONNECTIONS: "8", WEBHOOK_TIMEOUT: "15s", WEBHOOK_LEASE: "45s",

@@ -1,8 +1,9 @@
-import { operatorActor } from "@platter/domain";
-import { AuditLog, ClientRepository, DeveloperSessions, WebhookEndpointRepository } from "@platter/persistence";
+import { apiKeyActor, generateSigningSecret, operatorActor } from "@platter/domain";
+import { AuditLog, DeveloperSessions, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
 
 /** Bounded history, in a real dispatcher process: under sustained load the tables stay small, and once it stops they empty. */
 
@@ -34,11 +35,11 @@ describe("delivery history retention", () => {
   it(`keeps the tables small while ${ROUNDS * PER_ROUND} messages are delivered with a 1 s window, and empties them after`, async () => {
     const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_RETENTION: "1s", WEBHOOK_RETENTION_SWEEP: "200ms" });
     const org = await createOrganization(db, "Retaining Caterers");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
     const observed: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < PER_ROUND; i++) {
-        await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Client ${round}-${i}` })));
+        await db.run(Clients.create(apiKeyActor(org.scope), { name: `Client ${round}-${i}` }));
       }
       observed.push((await rowCounts()).deliveries);
       await new Promise((done) => setTimeout(done, 250));

@@ -1,4 +1,4 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
@@ -7,6 +7,8 @@ import {
   type DispatcherProcess, endpointsOf, killLeftoverDispatchers, metricValue, pythonHmacHex, type Receiver, type ReceivedRequest, sql, startDispatcherProcess,
   startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Operational webhooks end to end: an organization's endpoint that answers 500 starts failing, is
@@ -64,8 +66,8 @@ const verified = async (request: ReceivedRequest) => {
 describe("operational webhooks", () => {
   it("tells the operator's URL, signed, when an endpoint starts failing, is about to be disabled and is disabled", async () => {
     const org = await createOrganization(db, "Failing Caterers");
-    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, endpointReceiver.url, [])));
-    for (const name of ["Ada", "Grace", "Edsger"]) await db.run(ClientRepository.use((r) => r.create(org.scope, { name })));
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, endpointReceiver.url, [], generateSigningSecret())));
+    for (const name of ["Ada", "Grace", "Edsger"]) await db.run(Clients.create(apiKeyActor(org.scope), { name }));
 
     await waitFor("the endpoint to be disabled", async () => (await endpointsOf(db, org.id)).find((e) => !e.enabled), 15_000);
     const delivered = await waitFor("three notices delivered to the operator", async () => {

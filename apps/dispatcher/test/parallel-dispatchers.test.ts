@@ -1,10 +1,12 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   killLeftoverDispatchers, metricValue, type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver,
 } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** Two dispatcher processes sharing one database: leases split the work, nothing is sent twice. */
 
@@ -31,13 +33,13 @@ describe("two dispatchers in parallel", () => {
     const settings = { WEBHOOK_TIMEOUT: "5s", WEBHOOK_LEASE: "35s" };
     const [first, second] = await Promise.all([startDispatcherProcess(db.url, settings), startDispatcherProcess(db.url, settings)]);
     const org = await createOrganization(db, "Busy Caterers");
-    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
+    const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
 
     // Created while both run, ten at a time: both race to fan out and claim.
     const ids: number[] = [];
     for (let start = 0; start < EVENTS; start += 10) {
       const batch = Array.from({ length: 10 }, (_, i) =>
-        ClientRepository.use((r) => r.create(org.scope, { name: `Client ${start + i}` })),
+        Clients.create(apiKeyActor(org.scope), { name: `Client ${start + i}` }),
       );
       ids.push(...(await Promise.all(batch.map((create) => db.run(create)))).map((c) => c.id));
     }

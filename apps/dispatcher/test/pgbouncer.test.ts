@@ -1,7 +1,9 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, pgBouncerBinary, startTestPgBouncer, type TestDatabase, type TestPgBouncer } from "@platter/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * A dispatcher whose pool goes through a real PgBouncer in transaction mode (Debian's 1.18): it
@@ -45,8 +47,8 @@ describe.skipIf(!installed)("a dispatcher behind PgBouncer 1.18 in transaction m
       DISPATCHER_POLL_INTERVAL: "300ms",
     });
     const org = await createOrganization(db, listens ? "Listening" : "Polling");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
-    for (let i = 0; i < 5; i++) await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Client ${i}` })));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
+    for (let i = 0; i < 5; i++) await db.run(Clients.create(apiKeyActor(org.scope), { name: `Client ${i}` }));
     const deliveries = await settledDeliveries(db, org.id, 5);
     expect(deliveries.map((delivery) => delivery.status)).toEqual(Array(5).fill("succeeded"));
     expect(receiver.received).toHaveLength(5);

@@ -1,9 +1,11 @@
-import { EventRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   killLeftoverDispatchers, type Receiver, settledDeliveries, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
+import { Events } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /** What happens to deliveries when a dispatcher process is killed outright, or asked to stop. */
 
@@ -26,8 +28,8 @@ const organizationWithEvents = async (count: number, delayMs: number) => {
   const target = await startReceiver(() => ({ status: 200, delayMs }));
   receivers.push(target);
   const org = await createOrganization(db, "Crashing Caterers");
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [])));
-  for (let i = 0; i < count; i++) await db.run(EventRepository.use((r) => r.create(org.scope, { name: `Event ${i}` })));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
+  for (let i = 0; i < count; i++) await db.run(Events.create(apiKeyActor(org.scope), { name: `Event ${i}` }));
   return { org, target };
 };
 

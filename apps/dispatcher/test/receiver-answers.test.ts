@@ -1,9 +1,11 @@
-import { ClientRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
+import { Clients } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * What a receiver answers never breaks the record of an attempt (a NUL byte in its body), and the
@@ -36,8 +38,8 @@ const deliverOneTo = async (body: string) => {
   const receiver = await startReceiver(() => ({ status: 200, body }));
   receivers.push(receiver);
   const org = await createOrganization(db, "Answer Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [])));
-  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, receiver.url, [], generateSigningSecret())));
+  await db.run(Clients.create(apiKeyActor(org.scope), { name: "Ada" }));
   return waitFor(
     "the delivery to succeed",
     async () => {

@@ -1,4 +1,4 @@
-import { DeliveryRepository, EventRepository, WebhookEndpointRepository } from "@platter/persistence";
+import { DeliveryRepository, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -6,6 +6,8 @@ import {
   type Receiver, settledDeliveries, sql, startDispatcherProcess, startReceiver, waitFor,
 } from "./dispatcher-harness.ts";
 import { expectSignedEnvelope } from "./envelope-checks.ts";
+import { Events } from "@platter/application";
+import { apiKeyActor, generateSigningSecret } from "@platter/domain";
 
 /**
  * Retries, time-outs, refused connections, an exhausted schedule and 410 Gone, against one
@@ -40,8 +42,8 @@ const receiver = async (answer: (request: ReceivedRequest, previous: number) => 
 /** An organization with one endpoint at `url`; `createEvent` fires one `event.created`. */
 const organizationWithEndpoint = async (url: string) => {
   const org = await createOrganization(db, "Retry Caterers");
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [])));
-  const createEvent = (name: string) => db.run(EventRepository.use((r) => r.create(org.scope, { name })));
+  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url, [], generateSigningSecret())));
+  const createEvent = (name: string) => db.run(Events.create(apiKeyActor(org.scope), { name }));
   return { org, endpoint, createEvent };
 };
 

@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -35,7 +36,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-  ({ secret } = await bed.db.run(WebhookEndpointRepository.use((e) => e.add(bed.org.scope, url, ["client.created"]))));
+  ({ secret } = await bed.db.run(WebhookEndpointRepository.use((e) => e.add(bed.org.scope, url, ["client.created"], generateSigningSecret()))));
   dispatcher = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER], {
     env: {
       ...process.env,

@@ -14,3 +14,5 @@ export * from "./sandbox.ts";
 export { type DemoCounts, DemoData, seedDemo } from "./demo-data.ts";
 export * from "./local-forwarding.ts";
 export * from "./sign-in-links.ts";
+export * from "./business-actions.ts";
+export * from "./created-records.ts";

@@ -1,8 +1,13 @@
-import { type Actor, type DatabaseUnavailable, type InvalidTransition, notASandbox, nothingLeftToTrigger, type WebhookEventType } from "@platter/domain";
-import { ClientRepository, type DeveloperSession, DeveloperSessions, EventRepository, Sandboxes, type SandboxTarget } from "@platter/persistence";
-import { BusinessActions } from "@platter/persistence/operator";
+import { type Actor, type DatabaseUnavailable, type InvalidTransition, notASandbox, nothingLeftToTrigger, orDieButOutage, type WebhookEventType } from "@platter/domain";
+import {
+  type ClientRepository, type Database, type DeveloperSession, DeveloperSessions, type EventRepository, type IdempotencyKeys, Sandboxes,
+  type SandboxTarget, type WebhookMessages,
+} from "@platter/persistence";
+import type { BusinessRecords } from "@platter/persistence/operator";
 import { Effect } from "effect";
 import { audited } from "./audited.ts";
+import { BusinessActions } from "./business-actions.ts";
+import { Clients, Events } from "./created-records.ts";
 import { seedDemo } from "./demo-data.ts";
 
 /**
@@ -31,36 +36,32 @@ const targetOf = (actor: Actor, type: keyof typeof TRANSITIONS) =>
     id === undefined ? Effect.fail(nothingLeftToTrigger(TRANSITIONS[type].none)) : Effect.succeed(id));
 
 /** The stores a trigger may use. */
-type TriggerStores = ClientRepository | EventRepository | BusinessActions | Sandboxes;
+type TriggerStores = ClientRepository | EventRepository | BusinessRecords | WebhookMessages | IdempotencyKeys | Sandboxes | Database;
 
-/** Makes `type` happen once in the actor's organization (already known to be a sandbox); the record it is about. */
+/** Makes `type` happen once in the actor's organization (already known to be a sandbox), through the same use case as for real; the record it is about. */
 const happen = (actor: Actor, type: WebhookEventType): Effect.Effect<string, InvalidTransition | DatabaseUnavailable, TriggerStores> => {
-  const { scope } = actor;
   switch (type) {
     case "client.created":
       return Effect.map(
-        Effect.orDie(ClientRepository.use((clients) => clients.create(scope, { name: "Sandbox client", email: "sandbox.client@example.com" }))),
+        orDieButOutage(Clients.create(actor, { name: "Sandbox client", email: "sandbox.client@example.com" })),
         (created) => `client ${created.id}`,
       );
     case "event.created":
-      return Effect.map(
-        Effect.orDie(EventRepository.use((events) => events.create(scope, { name: "Sandbox event", guests: 40 }))),
-        (created) => `event ${created.id}`,
-      );
+      return Effect.map(orDieButOutage(Events.create(actor, { name: "Sandbox event", guests: 40 })), (created) => `event ${created.id}`);
     case "event.inquiry":
       return Effect.map(
-        BusinessActions.use((actions) => actions.receiveInquiry(scope, { name: "Sandbox inquiry", email: "sandbox.inquiry@example.com", guests: 60 })),
+        BusinessActions.receiveInquiry(actor, { name: "Sandbox inquiry", email: "sandbox.inquiry@example.com", guests: 60 }),
         (received) => `event ${received.id}`,
       );
     case "invoice.sent":
       return Effect.flatMap(targetOf(actor, type), (id) =>
-        Effect.as(Effect.catchTag(BusinessActions.use((actions) => actions.sendInvoice(scope, id)), "NotFound", Effect.die), `invoice ${id}`));
+        Effect.as(Effect.catchTag(BusinessActions.sendInvoice(actor, id), "NotFound", Effect.die), `invoice ${id}`));
     case "invoice.paid":
       return Effect.flatMap(targetOf(actor, type), (id) =>
-        Effect.as(Effect.catchTag(BusinessActions.use((actions) => actions.payInvoice(scope, id)), "NotFound", Effect.die), `invoice ${id}`));
+        Effect.as(Effect.catchTag(BusinessActions.payInvoice(actor, id), "NotFound", Effect.die), `invoice ${id}`));
     case "proposal.approved":
       return Effect.flatMap(targetOf(actor, type), (id) =>
-        Effect.as(Effect.catchTag(BusinessActions.use((actions) => actions.approveProposal(scope, id)), "NotFound", Effect.die), `proposal ${id}`));
+        Effect.as(Effect.catchTag(BusinessActions.approveProposal(actor, id), "NotFound", Effect.die), `proposal ${id}`));
   }
 };
 

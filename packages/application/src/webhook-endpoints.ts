@@ -1,8 +1,9 @@
 import {
-  type Actor, EndpointUrlRefused, exampleMessage, parseEndpointUrl, type WebhookEventType,
+  type Actor, endpointLimitReached, EndpointUrlRefused, endpointUrlTaken, exampleMessage, generateSigningSecret, normalizedEndpointUrl,
+  parseEndpointUrl, type WebhookEventType,
 } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
-import { WebhookEndpointRepository } from "@platter/persistence";
+import { inOneTransaction, WebhookEndpointRepository } from "@platter/persistence";
 import { type UrlRefusal, urlRefusal } from "@platter/webhooks";
 import { Effect } from "effect";
 import { audited } from "./audited.ts";
@@ -41,6 +42,25 @@ const checkedUrl = (actor: Actor, raw: string, settings: Pick<WebhookEndpointSet
     return url;
   });
 
+/**
+ * Registers a checked `url` under the organization's limit, one endpoint per URL: the count, the
+ * URL check and the insert in one transaction, under the organization's row lock
+ * (`lockForRegistration`), so concurrent registrations cannot pass the limit. `EndpointLimitReached`
+ * when it already has `limit` endpoints (disabled ones count, local listeners do not);
+ * `EndpointUrlTaken` when one already has this URL, however written (`normalizedEndpointUrl`:
+ * duplicates registered before this rule stay as they are). The new signing secret is returned once.
+ */
+const registerChecked = (actor: Actor, url: string, types: ReadonlyArray<WebhookEventType>, limit: number) =>
+  inOneTransaction(Effect.gen(function* () {
+    const endpoints = yield* WebhookEndpointRepository;
+    const registered = yield* endpoints.lockForRegistration(actor.scope);
+    if (registered.length >= limit) return yield* endpointLimitReached(limit);
+    const normalized = normalizedEndpointUrl(url);
+    const taken = registered.find((endpoint) => normalizedEndpointUrl(endpoint.url) === normalized);
+    if (taken !== undefined) return yield* endpointUrlTaken(url, taken.id);
+    return yield* endpoints.add(actor.scope, url, types, generateSigningSecret());
+  }));
+
 export const WebhookEndpoints = {
   /** The organization's endpoints, oldest first. */
   list: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.list(actor.scope)),
@@ -63,11 +83,7 @@ export const WebhookEndpoints = {
   register: (actor: Actor, url: string, types: ReadonlyArray<WebhookEventType>, settings: WebhookEndpointSettings) =>
     checkedUrl(actor, url, settings).pipe(
       Effect.flatMap((checked) =>
-        audited(
-          actor,
-          WebhookEndpointRepository.use((endpoints) => endpoints.add(actor.scope, checked, types, settings.endpointsPerOrganization)),
-          (created) => entry("added", created.id),
-        )),
+        audited(actor, registerChecked(actor, checked, types, settings.endpointsPerOrganization), (created) => entry("added", created.id))),
     ),
 
   /** The signing secret (and until when the one before still signs); audited `webhook_endpoint.secret_revealed`. */
@@ -81,7 +97,7 @@ export const WebhookEndpoints = {
   rotateSecret: (actor: Actor, id: number, settings: Pick<WebhookEndpointSettings, "secretOverlapMs">) =>
     audited(
       actor,
-      WebhookEndpointRepository.use((endpoints) => endpoints.rotateSecret(actor.scope, id, settings.secretOverlapMs)),
+      WebhookEndpointRepository.use((endpoints) => endpoints.rotateSecret(actor.scope, id, settings.secretOverlapMs, generateSigningSecret())),
       () => entry("secret_rotated", id),
     ),
 

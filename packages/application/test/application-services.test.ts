@@ -1,9 +1,9 @@
-import { type Actor, operatorActor } from "@platter/domain";
-import { ClientRepository, type Persistence } from "@platter/persistence";
+import { type Actor, apiKeyActor, operatorActor } from "@platter/domain";
+import { type Persistence } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Effect, Exit } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeys, Deliveries, WebhookEndpoints } from "../src/index.ts";
+import { ApiKeys, Clients, Deliveries, WebhookEndpoints } from "../src/index.ts";
 
 /**
  * The application services as the operator's CLI calls them (the Developer area's sessions are
@@ -117,7 +117,7 @@ describe("a refused change writes nothing", () => {
 describe("replays", () => {
   it("replays a finished delivery as the operator's, refuses it under another message, and records nothing when nothing changed", async () => {
     const endpoint = await db.run(WebhookEndpoints.register(operator, "https://198.51.100.52/hook", ["client.created"], SETTINGS));
-    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Replayed" })));
+    await db.run(Clients.create(apiKeyActor(org.scope), { name: "Replayed" }));
     const [delivery] = await rows<{ id: string; envelope_id: string }>(
       `select d.id, m.envelope_id from webhook_deliveries d join webhook_messages m on m.id = d.message_id
        where d.endpoint_id = ? order by d.id desc limit 1`, [endpoint.id],

@@ -1,4 +1,4 @@
-import { type Actor, operatorActor, WEBHOOK_EVENT_TYPES } from "@platter/domain";
+import { type Actor, generateSigningSecret, operatorActor, WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { type Persistence, Sandboxes, WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
@@ -24,7 +24,7 @@ beforeAll(async () => {
   sandboxId = (await db.run(Sandbox.create(liveOperator))).id;
   sandboxOperator = operatorActor(await db.run(Sandboxes.use((s) => s.linkedScope(live.scope))), "root via the CLI");
   for (const scope of [live.scope, sandboxOperator.scope]) {
-    await db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, `https://org-${scope.organizationId}.example/hook`, [])));
+    await db.run(WebhookEndpointRepository.use((endpoints) => endpoints.add(scope, `https://org-${scope.organizationId}.example/hook`, [], generateSigningSecret())));
   }
 });
 afterAll(() => db?.dispose());

@@ -1,4 +1,4 @@
-import { Schema } from "effect";
+import { Effect, Schema } from "effect";
 
 /**
  * Errors: every expected failure of Platter, as tagged values: the domain's, and those the edges
@@ -200,3 +200,14 @@ export type PlatterError =
   | DomainError | SignInRefused | EndpointLimitReached | EndpointUrlRefused | ApiKeyLimitReached | EndpointUrlTaken
   | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable | ShuttingDown | RateLimited
   | SignInRequired | FormRefused | UnreadableForm | UnknownPage | TooManyActions | TooManyFailedSignIns | TooManyPageLoads;
+
+/**
+ * `effect` with every failure a defect except an outage, which stays typed: for a read whose row
+ * must exist (its absence is a bug), where `Effect.orDie` would also make the database's absence one.
+ */
+export const orDieButOutage = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Extract<E, DatabaseUnavailable>, R> =>
+  Effect.catchIf(
+    effect,
+    (error): error is Exclude<E, DatabaseUnavailable> => !(error instanceof DatabaseUnavailable),
+    (error) => Effect.die(error),
+  ) as Effect.Effect<A, Extract<E, DatabaseUnavailable>, R>;

@@ -5,12 +5,12 @@ import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOp
 import { AuditLog } from "./audit-log.ts";
 import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
-import { BusinessActions } from "./operator/business-actions.ts";
+import { BusinessRecords } from "./operator/business-records.ts";
 import { Operator } from "./operator/operator.ts";
 import { StoredSecretsResealing } from "./operator/stored-secrets-resealing.ts";
 import {
-  ApiKeyRepository, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, OrganizationRepository,
-  RecipeRepository, WebhookEndpointRepository,
+  ApiKeyRepository, ClientRepository, DeliveryRepository, EventRepository, IdempotencyKeys, InvoiceRepository, OrganizationRepository,
+  RecipeRepository, WebhookEndpointRepository, WebhookMessages,
 } from "./repositories/index.ts";
 import { RequestLog } from "./request-log.ts";
 import { Sandboxes } from "./sandbox/sandboxes.ts";
@@ -31,6 +31,8 @@ export const requestStorage = Layer.mergeAll(
   EventRepository.layer,
   RecipeRepository.layer,
   ClientRepository.layer,
+  IdempotencyKeys.layer,
+  WebhookMessages.layer,
   InvoiceRepository.layer,
   WebhookEndpointRepository.layer,
   DeliveryRepository.layer,
@@ -39,7 +41,7 @@ export const requestStorage = Layer.mergeAll(
   AuditLog.layer,
   RequestLog.layer,
   Sandboxes.layer,
-  BusinessActions.layer,
+  BusinessRecords.layer,
   LocalListeners.layer,
 );
 

@@ -1,8 +1,9 @@
 import { apiKeyActor, operatorActor } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, AuditLog, ClientRepository, DeveloperSessions, Housekeeping, LocalListeners } from "../src/index.ts";
+import { ApiKeyRepository, AuditLog, DeveloperSessions, Housekeeping, LocalListeners } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * The retention sweep's share of the Developer area: audit-log rows older than
@@ -88,7 +89,7 @@ describe("the retention sweep for the Developer area", () => {
     const idleListener = await db.run(LocalListeners.use((l) => l.open({ ...org.scope, apiKeyId: listening }, request, 60_000, 5)));
     await rows("update webhook_endpoints set listening_until = now() where id = ?", [idleListener.id]);
     const busyListener = await db.run(LocalListeners.use((l) => l.open({ ...org.scope, apiKeyId: withDeliveries }, request, 60_000, 5)));
-    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Heard by a listener" })));
+    await db.run(createClient(org.scope, { name: "Heard by a listener" }));
     // The request log names the revoked key: it keeps only the number once the key goes.
     await rows(
       `insert into api_requests (organization_id, api_key_id, at, method, route, status, duration_ms, request_id)

@@ -1,4 +1,4 @@
-import { ATTEMPT_TEXT_MAX_CHARACTERS, CUT_MARKER, exampleMessage } from "@platter/domain";
+import { ATTEMPT_TEXT_MAX_CHARACTERS, CUT_MARKER, exampleMessage, generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
@@ -31,7 +31,7 @@ describe("an attempt's texts", () => {
       `${"😀".repeat(600)}`, `${"😀".repeat(600)}`,
     ],
   ])("are written storable and bounded: %s", async (_label, error, storedError, body, storedBody) => {
-    const endpoint = await db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, `https://203.0.113.9/hook/${_label.replaceAll(" ", "-")}`, [])));
+    const endpoint = await db.run(WebhookEndpointRepository.use((all) => all.add(org.scope, `https://203.0.113.9/hook/${_label.replaceAll(" ", "-")}`, [], generateSigningSecret())));
     await db.run(WebhookEndpointRepository.use((all) => all.sendTestMessage(org.scope, endpoint.id, exampleMessage("event.created"))));
     const claimed = await db.run(Effect.gen(function* () {
       const queue = yield* DeliveryQueue;

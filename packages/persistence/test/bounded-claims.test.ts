@@ -1,10 +1,12 @@
+import { generateSigningSecret } from "@platter/domain";
 import type { DueDelivery, HeldSlots } from "@platter/domain";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
 import { claimStatement } from "../src/webhooks/delivery-claim.ts";
+import { createClient } from "./created-records.ts";
 
 /**
  * A claim reads and locks rows in proportion to the slots it fills, not to the endpoints with
@@ -24,8 +26,8 @@ const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getCo
 /** An organization with `endpoints` endpoints (each on an origin of its own) and one due delivery at each. */
 const organizationWithEndpoints = async (name: string, endpoints: number) => {
   const org = await createOrganization(db, name);
-  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://${name.toLowerCase()}-0.example/hook`, [])));
-  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "A client" })));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://${name.toLowerCase()}-0.example/hook`, [], generateSigningSecret())));
+  await db.run(createClient(org.scope, { name: "A client" }));
   // The rest straight in the table (past the endpoint limit), each with a delivery of that message.
   await rows(
     `with e as (

@@ -1,14 +1,12 @@
-import {
-  type AttemptOutcome, type AttemptRecord, type DeliveryPolicy, deliveryAfterAttempt, deliveryToEndpoint, type EndpointHealth, endpointAfterAttempts,
-  endpointSwitched, NOTICE_KINDS, type NoticeKind, noticeWritten, SETTLED_ENDPOINT_DISABLED,
-} from "@platter/domain";
+import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, type NoticeKind, noticeWritten, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { switchedEndpoint } from "../src/repositories/webhook-endpoint.repository.ts";
 import { RECORD, recordValues } from "../src/webhooks/attempt-record.ts";
+import { createClient } from "./created-records.ts";
 
 /**
  * The recording statement applies the domain's decisions: for any endpoint health, batch of
@@ -28,8 +26,8 @@ const POOL = 4;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   org = await createOrganization(db);
-  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.61/hook", [])))).id;
-  for (let i = 0; i < POOL; i++) await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Client ${i}` })));
+  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.61/hook", [], generateSigningSecret())))).id;
+  for (let i = 0; i < POOL; i++) await db.run(createClient(org.scope, { name: `Client ${i}` }));
   client = new pg.Client({ connectionString: db.url });
   await client.connect();
   deliveryIds = (await client.query<{ id: string }>("select id from webhook_deliveries where endpoint_id = $1 order by id", [endpointId]))

@@ -1,9 +1,10 @@
-import { type DeliveryPolicy, DISABLED_FAILING } from "@platter/domain";
+import { type DeliveryPolicy, DISABLED_FAILING, generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, failDueDeliveries, nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * Operational notices on PostgreSQL: written by the statement that records the attempts causing
@@ -32,9 +33,9 @@ const failAll = () => failDueDeliveries(db, policy);
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   org = await createOrganization(db);
-  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.7/hook", [])))).id;
-  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Ada" })));
-  await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Grace" })));
+  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.7/hook", [], generateSigningSecret())))).id;
+  await db.run(createClient(org.scope, { name: "Ada" }));
+  await db.run(createClient(org.scope, { name: "Grace" }));
 });
 afterAll(() => db?.dispose());
 

@@ -1,4 +1,4 @@
-import { exampleMessage, storedMessage } from "@platter/domain";
+import { exampleMessage, generateSigningSecret, storedMessage } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
@@ -42,9 +42,9 @@ const attemptAll = (answer: (endpointId: number) => number | undefined) =>
 describe("overview", () => {
   it("gives each endpoint its success rate and last attempt over the last 24 hours, and nothing of another organization", async () => {
     const [healthy, failing, quiet] = await db.run(Effect.all(
-      ["https://203.0.113.1/ok", "https://203.0.113.2/down", "https://203.0.113.3/quiet"].map((url) => endpoints.use((all) => all.add(a.scope, url, ["event.created"]))),
+      ["https://203.0.113.1/ok", "https://203.0.113.2/down", "https://203.0.113.3/quiet"].map((url) => endpoints.use((all) => all.add(a.scope, url, ["event.created"], generateSigningSecret()))),
     ));
-    const other = await db.run(endpoints.use((all) => all.add(b.scope, "https://203.0.113.4/b", [])));
+    const other = await db.run(endpoints.use((all) => all.add(b.scope, "https://203.0.113.4/b", [], generateSigningSecret())));
     for (const endpoint of [healthy!, failing!, other]) {
       const scope = endpoint === other ? b.scope : a.scope;
       for (let i = 0; i < 2; i++) await db.run(endpoints.use((all) => all.sendTestMessage(scope, endpoint.id, exampleMessage("event.created"))));
@@ -70,9 +70,9 @@ describe("overview", () => {
 
 describe("secrets and test messages", () => {
   it("shows the secret only to its organization", async () => {
-    const added = await db.run(endpoints.use((all) => all.add(a.scope, "https://203.0.113.5/secret", [])));
+    const added = await db.run(endpoints.use((all) => all.add(a.scope, "https://203.0.113.5/secret", [], generateSigningSecret())));
     expect(await db.run(endpoints.use((all) => all.secret(a.scope, added.id)))).toEqual({ secret: added.secret, previous_secret_until: null });
-    const rotated = await db.run(endpoints.use((all) => all.rotateSecret(a.scope, added.id, 3600_000)));
+    const rotated = await db.run(endpoints.use((all) => all.rotateSecret(a.scope, added.id, 3600_000, generateSigningSecret())));
     expect(await db.run(endpoints.use((all) => all.secret(a.scope, added.id)))).toEqual({
       secret: rotated.secret, previous_secret_until: rotated.previous_secret_until,
     });
@@ -80,8 +80,8 @@ describe("secrets and test messages", () => {
   });
 
   it("delivers a test message to its endpoint only, whatever it subscribes to; refuses a disabled or foreign endpoint and writes nothing", async () => {
-    const target = await db.run(endpoints.use((all) => all.add(a.scope, "https://203.0.113.6/target", ["client.created"])));
-    await db.run(endpoints.use((all) => all.add(a.scope, "https://203.0.113.7/bystander", [])));
+    const target = await db.run(endpoints.use((all) => all.add(a.scope, "https://203.0.113.6/target", ["client.created"], generateSigningSecret())));
+    await db.run(endpoints.use((all) => all.add(a.scope, "https://203.0.113.7/bystander", [], generateSigningSecret())));
     const { delivery_id } = await db.run(endpoints.use((all) => all.sendTestMessage(a.scope, target.id, exampleMessage("invoice.sent"))));
     const [row] = await execute<{ endpoint_id: string; type: string; payload: unknown; deliveries: number }>(
       `select d.endpoint_id, m.type, m.payload, (select count(*)::int from webhook_deliveries x where x.message_id = m.id) as deliveries

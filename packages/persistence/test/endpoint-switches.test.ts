@@ -1,7 +1,8 @@
-import { type DeliveryPolicy, DISABLED_FAILING, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
+import { type DeliveryPolicy, DISABLED_FAILING, generateSigningSecret, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * Enabling or disabling an endpoint by hand starts its run of failures over, so toggling a failing
@@ -26,7 +27,7 @@ const deliveriesOf = (endpointId: number) =>
   rows<{ id: string; status: string; settled_reason: string | null; message_id: string }>(
     "select id, status, settled_reason, message_id from webhook_deliveries where endpoint_id = ? order by id", [endpointId],
   );
-const newClient = (name: string) => db.run(ClientRepository.use((r) => r.create(org.scope, { name })));
+const newClient = (name: string) => db.run(createClient(org.scope, { name }));
 const setEnabled = (endpointId: number, enabled: boolean) =>
   db.run(WebhookEndpointRepository.use((r) => r.setEnabled(org.scope, endpointId, enabled)));
 
@@ -44,7 +45,7 @@ afterAll(() => db?.dispose());
 
 describe("enabling and disabling a failing endpoint", () => {
   it("sends the operator one endpoint.failing notice, however often it is disabled and enabled with a failure between", async () => {
-    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.71/toggled", [])))).id;
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.71/toggled", [], generateSigningSecret())))).id;
     for (const name of ["One", "Two", "Three"]) await newClient(name);
     expect(await failAll()).toBe(3);
     expect(await noticesOf(endpointId)).toEqual(["failing"]);
@@ -66,7 +67,7 @@ describe("enabling and disabling a failing endpoint", () => {
 
 describe("enabling an endpoint that is already enabled", () => {
   it("changes nothing: its failures, circuit and notice stage stay, so it still climbs to disabled", async () => {
-    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/kept", [])))).id;
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/kept", [], generateSigningSecret())))).id;
     for (const name of ["One", "Two", "Three"]) await newClient(name);
     expect(await failAll()).toBe(3);
     const health = () => rows<{ consecutive_failures: number; failing: boolean; notice_stage: string | null }>(
@@ -85,7 +86,7 @@ describe("enabling an endpoint that is already enabled", () => {
 
 describe("a disabled endpoint's pending deliveries", () => {
   it("end when it is disabled by hand (failed, 'endpoint disabled'), so retention removes their messages", async () => {
-    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.72/disabled", [])))).id;
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.72/disabled", [], generateSigningSecret())))).id;
     for (const name of ["Ada", "Grace"]) await newClient(name);
     expect(await failAll()).toBe(2);
     expect((await deliveriesOf(endpointId)).map((d) => d.status)).toEqual(["pending", "pending"]);
@@ -103,7 +104,7 @@ describe("a disabled endpoint's pending deliveries", () => {
   });
 
   it("end in the history sweep when one is left pending after the disable (a create or replay that raced it)", async () => {
-    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.74/raced", [])))).id;
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.74/raced", [], generateSigningSecret())))).id;
     await newClient("Raced");
     expect(await setEnabled(endpointId, false)).toMatchObject({ changed: true, ended: 1 });
     // What a create that read the endpoint as enabled before the disable committed leaves behind.
@@ -115,7 +116,7 @@ describe("a disabled endpoint's pending deliveries", () => {
   });
 
   it("end when its failure window disables it, those of the batch and every other pending one", async () => {
-    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/window", [])))).id;
+    const endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.73/window", [], generateSigningSecret())))).id;
     await newClient("Window one");
     expect(await failAll()).toBe(1);
     await newClient("Window two");

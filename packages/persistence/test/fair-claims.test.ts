@@ -1,9 +1,10 @@
-import { type AttemptOutcome, type DeliveryPolicy, type DueDelivery, originShare } from "@platter/domain";
+import { type AttemptOutcome, type DeliveryPolicy, type DueDelivery, generateSigningSecret, originShare } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, retryingDeliveryPolicy, testDeliveryPolicy } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * How claims share the queue: each endpoint's cap on attempts in flight, organizations and their
@@ -30,9 +31,9 @@ const organizationWith = async (
   const org = await createOrganization(db, name);
   const ids: number[] = [];
   for (let i = 0; i < endpoints; i++) {
-    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url(i), [])))).id);
+    ids.push((await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, url(i), [], generateSigningSecret())))).id);
   }
-  for (let i = 0; i < count; i++) await db.run(ClientRepository.use((r) => r.create(org.scope, { name: `Client ${i}` })));
+  for (let i = 0; i < count; i++) await db.run(createClient(org.scope, { name: `Client ${i}` }));
   return { org, endpoints: ids };
 };
 

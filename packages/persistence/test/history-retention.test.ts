@@ -1,8 +1,10 @@
+import { generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * Bounded history: messages older than the window go with their settled deliveries and attempts; one
@@ -34,12 +36,11 @@ describe("pruneDeliveryHistory", () => {
     const withoutEndpoint = await createOrganization(db, "Quiet Caterers");
     const removed = await db.run(
       Effect.gen(function* () {
-        const clients = yield* ClientRepository;
         const queue = yield* DeliveryQueue;
         const housekeeping = yield* Housekeeping;
-        yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", []);
-        for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* clients.create(withEndpoint.scope, { name });
-        yield* clients.create(withoutEndpoint.scope, { name: "Nobody listens" });
+        yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", [], generateSigningSecret());
+        for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* createClient(withEndpoint.scope, { name });
+        yield* createClient(withoutEndpoint.scope, { name: "Nobody listens" });
         const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy, nothingHeld)).due;
         const result = (outcome: "succeeded" | "failed") => ({
           startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
@@ -63,7 +64,7 @@ describe("pruneDeliveryHistory", () => {
     const org = await createOrganization(db, "Busy Caterers");
     const removed = await db.run(
       Effect.gen(function* () {
-        for (let i = 0; i < 5; i++) yield* (yield* ClientRepository).create(org.scope, { name: `Client ${i}` });
+        for (let i = 0; i < 5; i++) yield* createClient(org.scope, { name: `Client ${i}` });
         yield* twoHoursPass;
         const housekeeping = yield* Housekeeping;
         return [yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2), yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2)];

@@ -1,8 +1,9 @@
 import { UNREADABLE_MESSAGE } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, ClientRepository, LocalListeners } from "../src/index.ts";
+import { ApiKeyRepository, LocalListeners } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * A key's local listener on PostgreSQL: it gets deliveries only while a stream holds it, a newer
@@ -31,7 +32,7 @@ describe("a key's listener", () => {
     }));
     expect(newer.id).toBe(older.id);
     expect(newer.stream).not.toBe(older.stream);
-    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Ada" })));
+    await db.run(createClient(org.scope, { name: "Ada" }));
     expect(await db.run(LocalListeners.use((l) => l.renew(scope, older, 60_000)))).toBe("replaced");
     expect(await db.run(LocalListeners.use((l) => l.claim(scope, older, 60_000)))).toEqual([]);
     expect(await db.run(LocalListeners.use((l) => l.renew(scope, newer, 60_000)))).toBe("renewed");
@@ -42,7 +43,7 @@ describe("a key's listener", () => {
     const key = await db.run(ApiKeyRepository.use((keys) => keys.create(org.scope, "read_write")));
     const scope = keyScope(key.id);
     const listener = await db.run(LocalListeners.use((l) => l.open(scope, request, 60_000, 5)));
-    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Grace" })));
+    await db.run(createClient(org.scope, { name: "Grace" }));
     await db.run(ApiKeyRepository.use((keys) => keys.revoke(org.scope, key.id)));
     expect(await db.run(LocalListeners.use((l) => l.claim(scope, listener, 60_000)))).toEqual([]);
     expect(await db.run(LocalListeners.use((l) => l.renew(scope, listener, 60_000)))).toBe("key_ended");
@@ -56,7 +57,7 @@ describe("a key's listener", () => {
     const key = await db.run(ApiKeyRepository.use((keys) => keys.create(org.scope, "read_write")));
     const scope = keyScope(key.id);
     const listener = await db.run(LocalListeners.use((l) => l.open(scope, request, 60_000, 5)));
-    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Unreadable" })));
+    await db.run(createClient(org.scope, { name: "Unreadable" }));
     const connection = db.orm.em.getConnection();
     const [delivery] = await connection.execute<Array<{ id: string; message_id: string }>>(
       "select id, message_id from webhook_deliveries where endpoint_id = ? and status = 'pending'", [listener.id],

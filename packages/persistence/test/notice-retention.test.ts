@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
@@ -24,7 +25,7 @@ const notice = async (kind: string, daysAgo: number, status: string) =>
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   org = await createOrganization(db);
-  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.8/hook", [])))).id;
+  endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.8/hook", [], generateSigningSecret())))).id;
 });
 afterAll(() => db?.dispose());
 

@@ -1,8 +1,9 @@
-import { InvalidInput } from "@platter/domain";
+import { generateSigningSecret, InvalidInput } from "@platter/domain";
 import { Effect, Exit } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, inOneTransaction, WebhookEndpointRepository } from "../src/index.ts";
+import { inOneTransaction, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * `inOneTransaction`: the storage calls composed in it, each of which would otherwise commit on its
@@ -22,9 +23,9 @@ describe("inOneTransaction", () => {
   it("commits every call in it together", async () => {
     const org = await createOrganization(db);
     await db.run(inOneTransaction(Effect.all([
-      ClientRepository.use((r) => r.create(org.scope, { name: "First" })),
-      ClientRepository.use((r) => r.create(org.scope, { name: "Second" })),
-      WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.40/hook", [])),
+      createClient(org.scope, { name: "First" }),
+      createClient(org.scope, { name: "Second" }),
+      WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.40/hook", [], generateSigningSecret())),
     ])));
     expect([await count("clients", org.id), await count("webhook_messages", org.id), await count("webhook_endpoints", org.id)]).toEqual([2, 2, 1]);
   });
@@ -32,9 +33,9 @@ describe("inOneTransaction", () => {
   it("writes nothing when a call in it fails, its own transactions included", async () => {
     const org = await createOrganization(db);
     const exit = await db.run(Effect.exit(inOneTransaction(Effect.gen(function* () {
-      yield* ClientRepository.use((r) => r.create(org.scope, { name: "Rolled back" }));
+      yield* createClient(org.scope, { name: "Rolled back" });
       // `add` runs a transaction of its own (a lock on the organization's endpoint count): it joins this one.
-      yield* WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.41/hook", []));
+      yield* WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.41/hook", [], generateSigningSecret()));
       return yield* Effect.fail(new InvalidInput({ message: "refused after the writes" }));
     }))));
     expect(Exit.isFailure(exit)).toBe(true);

@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import type { DeliveryPolicy, HeldSlots } from "@platter/domain";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
@@ -43,8 +44,8 @@ beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
   a = await createOrganization(db, "Failing Everywhere");
   b = await createOrganization(db, "Quiet Neighbour");
-  for (let i = 0; i < 40; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(a.scope, `https://198.51.100.${i + 1}/hook`, [], 100)));
-  await db.run(WebhookEndpointRepository.use((r) => r.add(b.scope, "https://203.0.113.9/hook", [])));
+  for (let i = 0; i < 40; i++) await db.run(WebhookEndpointRepository.use((r) => r.add(a.scope, `https://198.51.100.${i + 1}/hook`, [], generateSigningSecret())));
+  await db.run(WebhookEndpointRepository.use((r) => r.add(b.scope, "https://203.0.113.9/hook", [], generateSigningSecret())));
   await noticesOf(a.id, 30);
   [noticeOfB] = await noticesOf(b.id, 1);
 });

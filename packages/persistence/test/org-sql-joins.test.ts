@@ -1,8 +1,9 @@
-import { NotFound } from "@platter/domain";
+import { generateSigningSecret, NotFound } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, DeliveryRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryRepository, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * OrgSql's joins are confined to the scope by OrgSql itself, tables and nested selects alike: a row
@@ -22,8 +23,8 @@ describe("OrgSql joins", () => {
     const a = await createOrganization(db, "A");
     const b = await createOrganization(db, "B");
     for (const org of [a, b]) {
-      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://198.51.100.7${org.id % 10}/hook`, [])));
-      await db.run(ClientRepository.use((r) => r.create(org.scope, { name: "Client" })));
+      await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://198.51.100.7${org.id % 10}/hook`, [], generateSigningSecret())));
+      await db.run(createClient(org.scope, { name: "Client" }));
     }
     const [deliveryOfA] = await rows<{ id: string }>("select id from webhook_deliveries where organization_id = ?", [a.id]);
     const [deliveryOfB] = await rows<{ id: string; message_id: string }>("select id, message_id from webhook_deliveries where organization_id = ?", [b.id]);

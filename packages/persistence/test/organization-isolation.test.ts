@@ -1,11 +1,12 @@
-import { exampleMessage, type OrgScope } from "@platter/domain";
+import { exampleMessage, generateSigningSecret, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
-import { BusinessActions, Operator } from "../src/operator.ts";
+import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, IdempotencyKeys, inOneTransaction, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository, WebhookMessages } from "../src/index.ts";
+import { BusinessRecords, Operator } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 import { DemoData, seedDemo } from "@platter/application";
 import { Seeding } from "@platter/seeds";
 
@@ -54,9 +55,10 @@ beforeAll(async () => {
     Effect.gen(function* () {
       for (const org of [a, b]) {
         yield* DemoData.seed(org.scope);
-        yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, []);
+        yield* (yield* WebhookEndpointRepository).add(org.scope, `https://org-${org.id}.example/hook`, [], generateSigningSecret());
         // Only A uses this Idempotency-Key; B's create below reuses it.
-        yield* (yield* ClientRepository).create(org.scope, { name: "Ada" }, org === a ? { key: "shared-key", fingerprint: "f-a" } : undefined);
+        const ada = yield* createClient(org.scope, { name: "Ada" });
+        if (org === a) yield* inOneTransaction(IdempotencyKeys.use((keys) => keys.remember(org.scope, { key: "shared-key", fingerprint: "f-a" }, ada.id)));
         const sessions = yield* DeveloperSessions;
         const session = yield* sessions.authenticate(
           (yield* sessions.signIn((yield* sessions.createLink(org.scope, "cli")).token, org === a ? "A's laptop" : "B's laptop")).token,
@@ -86,7 +88,7 @@ beforeAll(async () => {
   await db.run(Effect.gen(function* () {
     const listeners = yield* LocalListeners;
     listenerOfA = yield* listeners.open(keyOfA, { forwardTo: "http://localhost:4000/hook", eventTypes: [] }, 60_000, 5);
-    yield* (yield* ClientRepository).create(a.scope, { name: "Heard by A's listener" });
+    yield* createClient(a.scope, { name: "Heard by A's listener" });
     const [leased] = yield* listeners.claim(keyOfA, listenerOfA, 60_000);
     if (leased === undefined) return yield* Effect.die(new Error("A's listener was handed nothing"));
     leasedByA = leased;
@@ -125,7 +127,10 @@ const cases = (scope: OrgScope) => ({
   EventRepository: {
     list: async () => expectOnlyB("events", (await run(EventRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((e) => e.id)),
     get: () => notFound(EventRepository.use((r) => r.get(scope, target.event))),
-    create: () => run(EventRepository.use((r) => r.create(scope, { name: "B's gala" }))),
+    insert: async () => expectOnlyB("events", [await run(EventRepository.use((r) => r.insert(scope, {
+      clientId: null, name: "B's gala", eventDate: null, guests: null, pricePerHeadMinor: null, eventType: null,
+    })))]),
+    read: () => notFound(EventRepository.use((r) => r.read(scope, target.event))),
   },
   RecipeRepository: {
     list: async () => expectOnlyB("recipes", (await run(RecipeRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((e) => e.id)),
@@ -133,22 +138,32 @@ const cases = (scope: OrgScope) => ({
   },
   ClientRepository: {
     list: async () => expectOnlyB("clients", (await run(ClientRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((c) => c.id)),
-    // A's Idempotency-Key is not B's: the same key creates B's own client, it does not replay A's.
-    create: async () => {
-      const created = await run(ClientRepository.use((r) => r.create(scope, { name: "Idempotent Bea" }, { key: "shared-key", fingerprint: "f-b" })));
-      expect(created.replayed).toBe(false);
-      await expectOnlyB("clients", [created.id]);
+    insert: async () => expectOnlyB("clients", [await run(ClientRepository.use((r) => r.insert(scope, { name: "Bea" })))]),
+    read: async () => {
+      const [clientOfA] = await idsOf("clients", a.id);
+      await notFound(ClientRepository.use((r) => r.read(scope, clientOfA!)));
     },
+  },
+  IdempotencyKeys: {
+    // A's Idempotency-Key is not B's: the same key is new to B (another body would be refused were it A's).
+    earlier: async () =>
+      expect(await run(inOneTransaction(IdempotencyKeys.use((keys) => keys.earlier(scope, { key: "shared-key", fingerprint: "f-b" }))))).toBeUndefined(),
+    remember: () => run(IdempotencyKeys.use((keys) => keys.remember(scope, { key: "b-key", fingerprint: "f-b" }, 1))),
+  },
+  WebhookMessages: {
+    record: async () => expectOnlyB("webhook_messages", [await run(WebhookMessages.use((messages) => messages.record(scope, exampleMessage("client.created"))))]),
   },
   InvoiceRepository: {
     list: async () => expectOnlyB("invoices", (await run(InvoiceRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((i) => i.id)),
     get: () => notFound(InvoiceRepository.use((r) => r.get(scope, target.invoice))),
   },
   WebhookEndpointRepository: {
-    add: () => run(WebhookEndpointRepository.use((r) => r.add(scope, "https://b.example/hook", []))),
+    add: () => run(WebhookEndpointRepository.use((r) => r.add(scope, "https://b.example/hook", [], generateSigningSecret()))),
+    lockForRegistration: async () =>
+      expectOnlyB("webhook_endpoints", (await run(inOneTransaction(WebhookEndpointRepository.use((r) => r.lockForRegistration(scope))))).map((e) => e.id)),
     list: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.list(scope)))).map((e) => e.id)),
     setEnabled: () => notFound(WebhookEndpointRepository.use((r) => r.setEnabled(scope, target.endpoint, false))),
-    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000))),
+    rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000, generateSigningSecret()))),
     overview: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.overview(scope)))).map((e) => e.id)),
     find: () => notFound(WebhookEndpointRepository.use((r) => r.find(scope, target.endpoint))),
     activeNotices: async () => {
@@ -247,11 +262,12 @@ const cases = (scope: OrgScope) => ({
       outcome: "succeeded",
     })))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
   },
-  BusinessActions: {
-    sendInvoice: () => notFound(BusinessActions.use((r) => r.sendInvoice(scope, target.draftInvoice))),
-    payInvoice: () => notFound(BusinessActions.use((r) => r.payInvoice(scope, target.draftInvoice))),
-    approveProposal: () => notFound(BusinessActions.use((r) => r.approveProposal(scope, target.proposal))),
-    receiveInquiry: () => run(BusinessActions.use((r) => r.receiveInquiry(scope, { name: "Grace" }))),
+  BusinessRecords: {
+    lockInvoiceStatus: () => notFound(inOneTransaction(BusinessRecords.use((r) => r.lockInvoiceStatus(scope, target.draftInvoice)))),
+    invoice: () => notFound(BusinessRecords.use((r) => r.invoice(scope, target.draftInvoice))),
+    setInvoiceStatus: () => run(BusinessRecords.use((r) => r.setInvoiceStatus(scope, target.draftInvoice, "paid", 1))),
+    lockProposalStatus: () => notFound(inOneTransaction(BusinessRecords.use((r) => r.lockProposalStatus(scope, target.proposal)))),
+    markProposalApproved: () => notFound(BusinessRecords.use((r) => r.markProposalApproved(scope, target.proposal))),
   },
 });
 

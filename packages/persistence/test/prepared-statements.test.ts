@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ClientRepository, type Database, EventRepository, InvoiceRepository, openPlatform, RecipeRepository } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
+import { createEvent } from "./created-records.ts";
 
 /**
  * Named prepared statements by default (each connection parses and plans a text once), none with
@@ -47,7 +48,7 @@ describe("prepared statements", () => {
 const LIST_TABLES = ["events", "clients", "recipes", "invoices"] as const;
 
 const seedEvents = async (count: number) => {
-  for (let i = 0; i < count; i++) await db.run(EventRepository.use((events) => events.create(org.scope, { name: `Event ${i}` })));
+  for (let i = 0; i < count; i++) await db.run(createEvent(org.scope, { name: `Event ${i}` }));
 };
 
 describe("generic plans", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { type ApiKeyRepository, type DispatcherStorage, type Housekeeping, type RequestStorage, type Sandboxes, dispatcherStorage, requestStorage } from "../src/index.ts";
 import type { DeliveryQueue } from "../src/dispatcher.ts";
-import type { BusinessActions, Operator } from "../src/operator.ts";
+import type { BusinessRecords, Operator } from "../src/operator.ts";
 
 /**
  * Each process gets only its own stores. The types say so (a program of the API or the Developer
@@ -13,9 +13,9 @@ describe("a process's stores", () => {
   it("leave the operator's scope maker and the delivery queue out of a request process's", () => {
     expectTypeOf<ApiKeyRepository>().toExtend<RequestStorage>();
     expectTypeOf<Operator>().not.toExtend<RequestStorage>();
-    // Business actions run in a request process for a sandbox's triggers only (the application's
+    // Business actions' statements run in a request process for a sandbox's triggers only (the application's
     // `Sandbox.trigger`, which refuses a live organization); lint keeps them out of the apps' code.
-    expectTypeOf<BusinessActions>().toExtend<RequestStorage>();
+    expectTypeOf<BusinessRecords>().toExtend<RequestStorage>();
     expectTypeOf<Sandboxes>().toExtend<RequestStorage>();
     expectTypeOf<DeliveryQueue>().not.toExtend<RequestStorage>();
     expect(requestStorage).not.toBe(dispatcherStorage);

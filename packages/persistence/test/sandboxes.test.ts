@@ -1,7 +1,9 @@
+import { generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository, ClientRepository, DeveloperSessions, type Persistence, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
+import { ApiKeyRepository, DeveloperSessions, IdempotencyKeys, inOneTransaction, type Persistence, Sandboxes, WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 import { seedDemo } from "@platter/application";
 
 /**
@@ -106,8 +108,9 @@ describe("resetting a sandbox's data", () => {
 
   it("replaces only the sandbox's business data, keeping its keys, endpoints and delivery history", async () => {
     const sandbox = await sandboxes((s) => s.linkedScope(live.scope));
-    await run(WebhookEndpointRepository.use((endpoints) => endpoints.add(sandbox, "https://sandbox.example/hook", [])));
-    await run(ClientRepository.use((clients) => clients.create(sandbox, { name: "Extra" }, { key: "k-1", fingerprint: "f" })));
+    await run(WebhookEndpointRepository.use((endpoints) => endpoints.add(sandbox, "https://sandbox.example/hook", [], generateSigningSecret())));
+    await run(inOneTransaction(Effect.flatMap(createClient(sandbox, { name: "Extra" }), ({ id }) =>
+      IdempotencyKeys.use((keys) => keys.remember(sandbox, { key: "k-1", fingerprint: "f" }, id)))));
     const liveBefore = await counts(live.id);
     const changed = await counts(sandbox.organizationId);
     expect(changed).toMatchObject({ clients: 13, idempotency_keys: 1, webhook_messages: 1, webhook_deliveries: 1, webhook_endpoints: 1 });

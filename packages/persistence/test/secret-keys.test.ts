@@ -2,12 +2,13 @@ import { endpointSecretContext, generateSecretKey, makeSecretCipher, type Secret
 import { Effect } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, LocalListeners, openPlatform, type PlatformRuntime } from "../src/index.ts";
+import { LocalListeners, openPlatform, type PlatformRuntime } from "../src/index.ts";
 import { StoredSecretsResealing } from "../src/operator.ts";
 import { SEALING_BATCH } from "../src/stored-secrets.ts";
 import {
   createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
 } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * The keyring a process starts with is the one that sealed, even before anything is sealed (one
@@ -121,7 +122,7 @@ describe("a listener whose secret this process cannot open", () => {
     const request = { forwardTo: "http://localhost:4000/hook", eventTypes: [] };
     const scope = { ...org.scope, apiKeyId: org.writeKeyId };
     const listener = await db.run(LocalListeners.use((l) => l.open(scope, request, 60_000, 5)));
-    await db.run(ClientRepository.use((clients) => clients.create(org.scope, { name: "Ada" })));
+    await db.run(createClient(org.scope, { name: "Ada" }));
     const elsewhere = makeSecretCipher([keyOf("elsewhere")]);
     await sql("update webhook_endpoints set secret = ? where id = ?", [elsewhere.seal(listener.secret, endpointSecretContext(org.id, listener.id)), listener.id]);
     expect(await db.run(LocalListeners.use((l) => l.claim(scope, listener, 60_000)))).toEqual([]);

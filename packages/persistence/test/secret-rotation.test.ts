@@ -1,8 +1,10 @@
+import { generateSigningSecret } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, WebhookEndpointRepository } from "../src/index.ts";
+import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /** After a rotation the previous secret signs beside the new one until the overlap ends, by the database's time. */
 
@@ -25,15 +27,14 @@ describe("secret rotation", () => {
       Effect.gen(function* () {
         const endpoints = yield* WebhookEndpointRepository;
         const queue = yield* DeliveryQueue;
-        const clients = yield* ClientRepository;
         /** A new message, its delivery claimed at once: what the dispatcher would attempt. */
         const nextDelivery = Effect.gen(function* () {
-          yield* clients.create(org.scope, { name: "Ada" });
+          yield* createClient(org.scope, { name: "Ada" });
           return (yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
         });
-        const { id, secret: first } = yield* endpoints.add(org.scope, "https://example.com/hook", []);
+        const { id, secret: first } = yield* endpoints.add(org.scope, "https://example.com/hook", [], generateSigningSecret());
         const before = yield* nextDelivery;
-        const { secret: second } = yield* endpoints.rotateSecret(org.scope, id, DAY_MS);
+        const { secret: second } = yield* endpoints.rotateSecret(org.scope, id, DAY_MS, generateSigningSecret());
         const during = yield* nextDelivery;
         yield* overlapPasses(id, 23 * 3600_000);
         const late = yield* nextDelivery;

@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { endpointSecretContext, generateSecretKey, makeSecretCipher, parseSecretKeys, type SecretKey, SecretUnreadable } from "@platter/domain";
+import { endpointSecretContext, generateSecretKey, generateSigningSecret, makeSecretCipher, parseSecretKeys, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClientRepository, DeveloperSessions, LocalListeners, openPlatform, type PlatformRuntime, WebhookEndpointRepository } from "../src/index.ts";
+import { DeveloperSessions, LocalListeners, openPlatform, type PlatformRuntime, WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { StoredSecretsResealing } from "../src/operator.ts";
 import { localSecretKeys, LOCAL_SECRET_KEYS_FILE } from "../src/stored-secrets.ts";
@@ -12,6 +12,7 @@ import {
   createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
   testDeliveryPolicy,
 } from "@platter/testing";
+import { createClient } from "./created-records.ts";
 
 /**
  * Signing secrets (endpoints', rotated ones, listeners') and session form secrets are stored sealed:
@@ -50,8 +51,8 @@ describe("secrets at rest", () => {
   it("holds no secret in clear after a create, a roll, a listener's opening and a sign-in; each reads back as given", async () => {
     const known = await db.run(Effect.gen(function* () {
       const endpoints = yield* WebhookEndpointRepository;
-      const created = yield* endpoints.add(org.scope, "https://example.com/sealed", []);
-      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000);
+      const created = yield* endpoints.add(org.scope, "https://example.com/sealed", [], generateSigningSecret());
+      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000, generateSigningSecret());
       const revealed = yield* endpoints.secret(org.scope, created.id);
       const listener = yield* (yield* LocalListeners).open({ ...org.scope, apiKeyId: org.writeKeyId }, { forwardTo: "http://localhost:4000/hook", eventTypes: [] }, 60_000, 5);
       const sessions = yield* DeveloperSessions;
@@ -75,9 +76,9 @@ describe("secrets at rest", () => {
   it("hands the dispatcher the secrets as they were given, the rotated one beside the new one", async () => {
     const { created, rolled, due } = await db.run(Effect.gen(function* () {
       const endpoints = yield* WebhookEndpointRepository;
-      const created = yield* endpoints.add(org.scope, "https://example.com/dispatched", []);
-      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000);
-      yield* (yield* ClientRepository).create(org.scope, { name: "Ada" });
+      const created = yield* endpoints.add(org.scope, "https://example.com/dispatched", [], generateSigningSecret());
+      const rolled = yield* endpoints.rotateSecret(org.scope, created.id, 3600_000, generateSigningSecret());
+      yield* createClient(org.scope, { name: "Ada" });
       const due = (yield* (yield* DeliveryQueue).claimDue(100, 60_000, testDeliveryPolicy, nothingHeld)).due;
       return { created, rolled, due };
     }));
@@ -115,7 +116,7 @@ describe("secrets at rest", () => {
       }));
     const before = await db.run(Effect.gen(function* () {
       const endpoints = yield* WebhookEndpointRepository;
-      yield* endpoints.add(org.scope, "https://example.com/rotated-key", []);
+      yield* endpoints.add(org.scope, "https://example.com/rotated-key", [], generateSigningSecret());
       return yield* Effect.forEach((yield* endpoints.list(org.scope)).map((e) => e.id), (id) => Effect.map(endpoints.secret(org.scope, id), (s) => s.secret));
     }));
     const fresh = keyOf("fresh");
@@ -173,15 +174,15 @@ describe("a claim holding a secret this process cannot open", () => {
     const theirs = await createOrganization(db, "Elsewhere Caterers");
     const endpoints = await db.run(Effect.gen(function* () {
       const repository = yield* WebhookEndpointRepository;
-      return [yield* repository.add(ours.scope, "https://example.com/keyed", []), yield* repository.add(theirs.scope, "https://example.com/elsewhere", [])] as const;
+      return [yield* repository.add(ours.scope, "https://example.com/keyed", [], generateSigningSecret()), yield* repository.add(theirs.scope, "https://example.com/elsewhere", [], generateSigningSecret())] as const;
     }));
     // Sealed by a process with a key this one lacks (a key added elsewhere first, mid-rotation).
     const elsewhere = makeSecretCipher([keyOf("elsewhere")]);
     await sql("update webhook_endpoints set secret = ? where id = ?", [elsewhere.seal(endpoints[1].secret, endpointSecretContext(theirs.id, endpoints[1].id)), endpoints[1].id]);
     await sql("update webhook_deliveries set status = 'succeeded', completed_at = now() where status = 'pending'");
     const claimed = await db.run(Effect.gen(function* () {
-      yield* (yield* ClientRepository).create(ours.scope, { name: "Ada" });
-      yield* (yield* ClientRepository).create(theirs.scope, { name: "Bo" });
+      yield* createClient(ours.scope, { name: "Ada" });
+      yield* createClient(theirs.scope, { name: "Bo" });
       return yield* (yield* DeliveryQueue).claimDue(100, 60_000, { ...testDeliveryPolicy, retryScheduleMs: [0, 0] }, nothingHeld);
     }));
     expect(claimed.due.map((d) => [d.endpointId, d.secret])).toEqual([[endpoints[0].id, endpoints[0].secret]]);

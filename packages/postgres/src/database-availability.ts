@@ -83,16 +83,8 @@ export const driverCall = <A>(call: () => Promise<A>): Effect.Effect<A, Database
     call().then((value) => resume(Effect.succeed(value)), (error: unknown) => resume(statementFailure(error)));
   });
 
-/**
- * `effect` with every failure a defect except an outage, which stays typed: for a read whose row
- * must exist (its absence is a bug), where `Effect.orDie` would also make the database's absence one.
- */
-export const orDieButOutage = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Extract<E, DatabaseUnavailable>, R> =>
-  Effect.catchIf(
-    effect,
-    (error): error is Exclude<E, DatabaseUnavailable> => !(error instanceof DatabaseUnavailable),
-    (error) => Effect.die(error),
-  ) as Effect.Effect<A, Extract<E, DatabaseUnavailable>, R>;
+/** `orDieButOutage` is the domain's (errors.ts), next to `DatabaseUnavailable`: the application uses it too. */
+export { orDieButOutage } from "@platter/domain";
 
 /**
  * The rows of one statement on `pool`, through pg's callback: no promise and no async function

@@ -1,8 +1,7 @@
 import type { MikroORM } from "@mikro-orm/postgresql";
 import {
-  endpointSecretContext, exampleMessage, InvalidInput, type OrgScope, type SecretCipher, storedMessage, WEBHOOK_EVENT_TYPES,
+  endpointSecretContext, exampleMessage, generateSigningSecret, InvalidInput, type OrgScope, type SecretCipher, storedMessage, WEBHOOK_EVENT_TYPES,
 } from "@platter/domain";
-import { generateSigningSecret } from "@platter/persistence";
 
 /**
  * A delivery log for load tests: `endpoints` new endpoints of one organization and `deliveries`

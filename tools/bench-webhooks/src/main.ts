@@ -2,7 +2,8 @@ import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
-import { generateSigningSecret, openPlatform, WebhookEndpointRepository } from "@platter/persistence";
+import { openPlatform, WebhookEndpointRepository } from "@platter/persistence";
+import { generateSigningSecret } from "@platter/domain";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, startTestPostgres, TEST_SECRET_KEYS_TEXT, type TestDatabase } from "@platter/testing";
 import { Effect } from "effect";
@@ -145,7 +146,7 @@ const measureFairness = async (bench: Bench, adminUrl: string, latency: LatencyR
     try {
       await withPlatterDatabase(adminUrl, bench.receiver.url, async (db, organizationId, secret) => {
         const other = await createOrganization(db, "Troubled Catering", "EUR");
-        await db.run(WebhookEndpointRepository.use((e) => e.add(other.scope, troubled.url, ["client.created"])));
+        await db.run(WebhookEndpointRepository.use((e) => e.add(other.scope, troubled.url, ["client.created"], generateSigningSecret())));
         await enqueueBacklog(db, other.id, fairnessBacklog);
         bench.receiver.reset(secret);
         const dispatcher = await startDispatcherProcess(db.url, settings.concurrency, { endpointCap: "production", env: trouble.env });

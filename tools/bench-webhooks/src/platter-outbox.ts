@@ -1,3 +1,4 @@
+import { generateSigningSecret } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import type { QueueSpec, SingleEvents } from "./measurements.ts";
@@ -29,7 +30,7 @@ export const withPlatterDatabase = async <T>(
   const db = await createTestDatabase(adminUrl);
   try {
     const org = await createOrganization(db, "Bench Catering", "EUR");
-    const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"])));
+    const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"], generateSigningSecret())));
     return await use(db, org.id, endpoint.secret);
   } finally {
     await db.dispose();

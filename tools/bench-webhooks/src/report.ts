@@ -355,7 +355,7 @@ const isolationParts: { readonly [K in keyof IsolationResults]-?: (r: NonNullabl
   fanOut: (creates) => ({
     heading: "Fan-out at the endpoint limit",
     tables: [{
-      caption: "Per create (`ClientRepository.create`, the API's write: the client, its message and one delivery per endpoint):",
+      caption: "Per create (`Clients.create`, the API's write: the client, its message and one delivery per endpoint):",
       rows: [FAN_OUT_HEADINGS, ...creates.map((f) => [
         count(f.endpoints), count(f.ms.length), ms(f.ms, 0.5), ms(f.ms, 0.95), rowWritesPerCreate(f).toFixed(2),
         ((tableWrites(f.cost, "public.webhook_deliveries")?.inserts ?? 0) / f.ms.length).toFixed(2), (f.cost.walBytes / f.ms.length).toFixed(0),

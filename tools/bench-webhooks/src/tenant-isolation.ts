@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
-import { DEFAULT_ENDPOINTS_PER_ORGANIZATION, organizationShare } from "@platter/domain";
-import { ClientRepository, generateSigningSecret, WebhookEndpointRepository } from "@platter/persistence";
+import { apiKeyActor, DEFAULT_ENDPOINTS_PER_ORGANIZATION, generateSigningSecret, organizationShare } from "@platter/domain";
+import { WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import {
   createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, TEST_SECRET_KEYS_TEXT, type TestDatabase,
@@ -13,6 +13,7 @@ import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, sql,
 import { type HoldingReceiver, startHoldingReceiver, startReceiver } from "./receiver.ts";
 import type { BusyOriginResult, ClaimCost, FanOutCost, OriginsRun, TenantsResult } from "./report.ts";
 import { startDispatcherProcess, type WorkerProcess } from "./worker-processes.ts";
+import { Clients } from "@platter/application";
 
 /**
  * Tenant isolation (issue 16): what one organization's endpoints can cost another. Every scenario
@@ -61,7 +62,7 @@ const organizationsWithEndpoints = async (
     const org = await createOrganization(db, `${name} ${organizations.length + 1}`, "EUR");
     const secrets: string[] = [];
     for (const url of urls.slice(first, first + perOrganization)) {
-      const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, url, ["client.created"])));
+      const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, url, ["client.created"], generateSigningSecret())));
       secrets.push(endpoint.secret);
     }
     organizations.push({ id: org.id, secrets });
@@ -346,7 +347,7 @@ export interface FanOutSettings {
 }
 
 /**
- * `fan-out`: `creates` clients created one after another through `ClientRepository.create` (the
+ * `fan-out`: `creates` clients created one after another through `Clients.create` (the
  * API's write: the client, its message and one delivery per subscribed endpoint, one transaction)
  * for an organization with 1 endpoint, then for one with the limit (WEBHOOK_ENDPOINTS_PER_ORGANIZATION's
  * default, 50), in one database; timed one by one, with the rows written and the WAL over them all.
@@ -360,11 +361,11 @@ export const measureFanOut = async (run: IsolationRun, s: FanOutSettings): Promi
       const org = await createOrganization(db, `Fan-out to ${endpoints}`, "EUR");
       // Never sent anything (no dispatcher runs): the URLs only need to be well formed.
       for (const n of range(endpoints)) {
-        await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, `${run.bench.receiver.url}/${n}`, ["client.created"])));
+        await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, `${run.bench.receiver.url}/${n}`, ["client.created"], generateSigningSecret())));
       }
       run.log(`fan-out: ${s.creates} creates for an organization with ${endpoints} ${endpoints === 1 ? "endpoint" : "endpoints"}…`);
       const { result, cost } = await measureOnOwnPlatform({ databaseUrl: db.url, adminUrl: run.adminUrl }, config, (platform) =>
-        timeEach(s.creates, (n) => platform.runPromise(ClientRepository.use((clients) => clients.create(org.scope, { name: `Client ${n}` })))));
+        timeEach(s.creates, (n) => platform.runPromise(Clients.create(apiKeyActor(org.scope), { name: `Client ${n}` }))));
       costs.push({ endpoints, ms: result.ms, cost });
     }
     return costs;
@@ -426,7 +427,7 @@ export const isolationSetupOf = (
       "Rows read per claim: index entries returned plus rows read by sequential scans in the webhook tables.",
     fanOut: `In one database, an organization with 1 endpoint and one with ${DEFAULT_ENDPOINTS_PER_ORGANIZATION} (the default ` +
       "WEBHOOK_ENDPOINTS_PER_ORGANIZATION), all subscribed to `client.created`; for each, in this process on a pool of its own, " +
-      `${count(s.fanOut.creates)} clients created one after another through \`ClientRepository.create\`, the API's write (the ` +
+      `${count(s.fanOut.creates)} clients created one after another through \`Clients.create\`, the API's write (the ` +
       "client, its message and its deliveries in one transaction), each timed; rows written and WAL read as for the claims.",
   };
 };

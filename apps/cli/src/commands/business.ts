@@ -1,5 +1,5 @@
 import { type DatabaseUnavailable, decodeInput, InquiryReceive, type InvalidTransition, type NotFound } from "@platter/domain";
-import { BusinessActions } from "@platter/persistence/operator";
+import { BusinessActions } from "@platter/application";
 import { defineCommand } from "citty";
 import { type Effect, Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";
@@ -24,12 +24,8 @@ const invoiceAction = (name: "send" | "pay") =>
       const result = await withPlatform(loadCliConfig(), (platform) =>
         runAction(
           platform,
-          inOwnerOf("invoices", id, ({ scope }) =>
-            BusinessActions.use(
-              (actions): Effect.Effect<{ readonly id: number; readonly status: "sent" | "paid" }, NotFound | InvalidTransition | DatabaseUnavailable> =>
-                name === "send" ? actions.sendInvoice(scope, id) : actions.payInvoice(scope, id),
-            ),
-          ),
+          inOwnerOf("invoices", id, (operator): Effect.Effect<{ readonly id: number; readonly status: "sent" | "paid" }, NotFound | InvalidTransition | DatabaseUnavailable, Effect.Services<ReturnType<typeof BusinessActions.sendInvoice>>> =>
+            name === "send" ? BusinessActions.sendInvoice(operator, id) : BusinessActions.payInvoice(operator, id)),
           `invoice ${id} does not exist`,
         ),
       );
@@ -53,7 +49,7 @@ export const proposalCommand = defineCommand({
         const result = await withPlatform(loadCliConfig(), (platform) =>
           runAction(
             platform,
-            inOwnerOf("proposals", id, ({ scope }) => BusinessActions.use((actions) => actions.approveProposal(scope, id))),
+            inOwnerOf("proposals", id, (operator) => BusinessActions.approveProposal(operator, id)),
             `proposal ${id} does not exist`,
           ),
         );
@@ -90,7 +86,7 @@ export const inquiryCommand = defineCommand({
         const result = await withPlatform(loadCliConfig(), (platform) =>
           runAction(
             platform,
-            inOrganization(organizationId, ({ scope }) => BusinessActions.use((actions) => actions.receiveInquiry(scope, input.success))),
+            inOrganization(organizationId, (operator) => BusinessActions.receiveInquiry(operator, input.success)),
             `organization ${organizationId} does not exist`,
           ),
         );

@@ -1,6 +1,13 @@
-import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** Webhook signing: the spec's lowercase hex HMAC-SHA256 of the exact raw body bytes, and Standard Webhooks' signature. */
+
+/**
+ * A new signing secret: `whsec_` and 32 random bytes in base64, the form Standard Webhooks libraries
+ * read (their HMAC key is the decoded bytes); the spec's `x-platter-signature` keys with the whole
+ * string. Secrets made before were base64url, which Node decodes alike; rotating gives a base64 one.
+ */
+export const generateSigningSecret = (): string => `whsec_${randomBytes(32).toString("base64")}`;
 
 /** Signs a raw body with an endpoint's signing secret. */
 export const signPayload = (secret: string, rawBody: string | Uint8Array): string =>

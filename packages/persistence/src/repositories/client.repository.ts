@@ -1,17 +1,16 @@
 import {
-  type Client, type ClientCreate, clientListing, type Created, type IdempotencyError, type IdempotencyRequest, type ListPage,
-  type OrgScope, type PageRequest, type DatabaseUnavailable,
+  type Client, type ClientCreate, clientListing, type ListPage, type NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
-import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { ClientEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
-import { createOnce } from "./idempotent-create.ts";
-import { recordMessage } from "./webhook-message.ts";
 
-/** Clients: keyset list by name and id, and creation with its `client.created` message. */
+/**
+ * Clients: keyset list by name and id, and the row of a new one (the API's create with its
+ * `client.created` message is the application's `Clients.create`).
+ */
 
 /** A client's columns (`COLUMNS`), in their order. */
 type ClientRow = readonly [id: string, name: string, email: string | null, phone: string | null, company: string | null, created_at: string];
@@ -29,18 +28,17 @@ const toClient = (row: ClientRow): Client => ({
 });
 
 /** Reads one client of the scope as the API shows it (inside a create's transaction). */
-export const readClient = (org: OrgSql, id: number) =>
+export const readClient = (org: OrgSql, id: number): Effect.Effect<Client, NotFound | DatabaseUnavailable> =>
   Effect.map(org.oneValues<ClientRow>({ columns: COLUMNS, from: "clients", as: "c", where: sql`c.id = ${id}` }), toClient);
 
 export class ClientRepository extends Context.Service<
   ClientRepository,
   {
     readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Client>, DatabaseUnavailable>;
-    readonly create: (
-      scope: OrgScope,
-      input: ClientCreate,
-      idempotency?: IdempotencyRequest,
-    ) => Effect.Effect<Created, IdempotencyError | DatabaseUnavailable>;
+    /** Inserts a new client and returns its id; in the caller's transaction when there is one (`inOneTransaction`). */
+    readonly insert: (scope: OrgScope, input: ClientCreate) => Effect.Effect<number, DatabaseUnavailable>;
+    /** One client as the API shows it (a create reads it for its message). */
+    readonly read: (scope: OrgScope, id: number) => Effect.Effect<Client, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/ClientRepository") {
   static readonly layer = Layer.effect(
@@ -57,20 +55,14 @@ export class ClientRepository extends Context.Service<
             toClient,
             "values",
           ),
-        create: (scope: OrgScope, input: ClientCreate, idempotency?: IdempotencyRequest) =>
-          createOnce(orgSql(database, scope), idempotency, (tx) =>
-            Effect.gen(function* () {
-              const id = yield* tx.insert(ClientEntity, {
-                name: input.name,
-                email: input.email ?? null,
-                phone: input.phone ?? null,
-                company: input.company ?? null,
-              });
-              const client = yield* orDieButOutage(readClient(tx, id));
-              yield* recordMessage(tx, { type: "client.created", data: client });
-              return id;
-            }),
-          ),
+        insert: (scope: OrgScope, input: ClientCreate) =>
+          orgSql(database, scope).insert(ClientEntity, {
+            name: input.name,
+            email: input.email ?? null,
+            phone: input.phone ?? null,
+            company: input.company ?? null,
+          }),
+        read: (scope: OrgScope, id: number) => readClient(orgSql(database, scope), id),
       });
     }),
   );

@@ -1,18 +1,17 @@
 import {
-  type Created, currencyExponent, type Event, type EventCreate, type EventDetail, eventListing, fromMinorUnits,
-  type IdempotencyError, type IdempotencyRequest, InvalidInput, type ListPage, NotFound, type OrgScope, type PageRequest,
-  toMinorUnits, type DatabaseUnavailable,
+  type Event, type EventCreate, type EventDetail, eventListing, fromMinorUnits, type ListPage, NotFound, type OrgScope,
+  type PageRequest, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
-import { orDieButOutage } from "@platter/postgres";
 import { Database } from "../database.ts";
 import { EventEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, sql } from "../org-sql.ts";
-import { createOnce } from "./idempotent-create.ts";
-import { recordMessage } from "./webhook-message.ts";
 
-/** Events: keyset list newest first, detail with dishes, creation with its `event.created` message. */
+/**
+ * Events: keyset list newest first, detail with dishes, and the rows of a new one (the API's create
+ * with its `event.created` message is the application's `Events.create`).
+ */
 
 /** An event's columns (`COLUMNS`), in their order. */
 type EventRow = readonly [
@@ -59,24 +58,25 @@ export const readEvent = (org: OrgSql, id: number): Effect.Effect<Event, NotFoun
     toEvent(row, org.scope.currency),
   );
 
-const pricePerHeadMinor = (input: EventCreate, currency: string): Effect.Effect<number | null, InvalidInput | DatabaseUnavailable> => {
-  if (input.price_per_head === undefined || input.price_per_head === null) return Effect.succeed(null);
-  const minor = toMinorUnits(input.price_per_head, currency);
-  return minor === undefined
-    ? Effect.fail(new InvalidInput({ message: `price_per_head has more decimal places than ${currency} allows (${currencyExponent(currency)})` }))
-    : Effect.succeed(minor);
-};
+/** A new event's columns (it starts in `inquiry` status), its amounts in minor units. */
+export interface NewEvent {
+  readonly clientId: number | null;
+  readonly name: string;
+  readonly eventDate: string | null;
+  readonly guests: number | null;
+  readonly pricePerHeadMinor: number | null;
+  readonly eventType: EventCreate["event_type"] | null;
+}
 
 export class EventRepository extends Context.Service<
   EventRepository,
   {
     readonly list: (scope: OrgScope, page: PageRequest<readonly [string, number]>) => Effect.Effect<ListPage<Event>, DatabaseUnavailable>;
     readonly get: (scope: OrgScope, id: number) => Effect.Effect<EventDetail, NotFound | DatabaseUnavailable>;
-    readonly create: (
-      scope: OrgScope,
-      input: EventCreate,
-      idempotency?: IdempotencyRequest,
-    ) => Effect.Effect<Created, InvalidInput | IdempotencyError | DatabaseUnavailable>;
+    /** Inserts a new event in `inquiry` status and returns its id; in the caller's transaction when there is one (`inOneTransaction`). */
+    readonly insert: (scope: OrgScope, event: NewEvent) => Effect.Effect<number, DatabaseUnavailable>;
+    /** One event as the API shows it (a create reads it for its message). */
+    readonly read: (scope: OrgScope, id: number) => Effect.Effect<Event, NotFound | DatabaseUnavailable>;
   }
 >()("platter/persistence/EventRepository") {
   static readonly layer = Layer.effect(
@@ -102,24 +102,17 @@ export class EventRepository extends Context.Service<
           });
           return { ...toEvent(row as unknown as EventRow, scope.currency), dishes: row[9] };
         }),
-        create: Effect.fnUntraced(function* (scope: OrgScope, input: EventCreate, idempotency?: IdempotencyRequest) {
-          const priceMinor = yield* pricePerHeadMinor(input, scope.currency);
-          return yield* createOnce(orgSql(database, scope), idempotency, (tx) =>
-            Effect.gen(function* () {
-              const id = yield* tx.insert(EventEntity, {
-                client: null,
-                name: input.name,
-                eventDate: input.event_date ?? null,
-                guests: input.guests ?? null,
-                pricePerHeadMinor: priceMinor,
-                eventType: input.event_type ?? null,
-                status: "inquiry",
-              });
-              yield* recordMessage(tx, { type: "event.created", data: yield* orDieButOutage(readEvent(tx, id)) });
-              return id;
-            }),
-          );
-        }),
+        insert: (scope: OrgScope, event: NewEvent) =>
+          orgSql(database, scope).insert(EventEntity, {
+            client: event.clientId,
+            name: event.name,
+            eventDate: event.eventDate,
+            guests: event.guests,
+            pricePerHeadMinor: event.pricePerHeadMinor,
+            eventType: event.eventType,
+            status: "inquiry",
+          }),
+        read: (scope: OrgScope, id: number) => readEvent(orgSql(database, scope), id),
       });
     }),
   );

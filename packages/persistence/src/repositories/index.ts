@@ -6,3 +6,5 @@ export * from "./invoice.repository.ts";
 export * from "./organization.repository.ts";
 export * from "./recipe.repository.ts";
 export * from "./webhook-endpoint.repository.ts";
+export * from "./idempotency-keys.ts";
+export { WebhookMessages } from "./webhook-message.ts";

@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_ENDPOINTS_PER_ORGANIZATION, type EndpointLimitReached, endpointLimitReached, endpointSwitched, type EndpointUrlTaken, endpointUrlTaken, normalizedEndpointUrl,
-  endpointOrigin, endpointSecretContext, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher, type SecretKeyUnavailable,
+  endpointOrigin, endpointSecretContext, endpointSwitched, envelopeBody, InvalidTransition, NotFound, type OrgScope, type NoticeKind, type SecretCipher, type SecretKeyUnavailable,
   type WebhookEventType, type WebhookMessage, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
@@ -18,13 +16,6 @@ import { recordTestMessage } from "./webhook-message.ts";
  * An organization's webhook endpoints: register, list (with their health), enable/disable, reveal
  * and rotate the signing secret, send a test message and follow its delivery.
  */
-
-/**
- * A signing secret: `whsec_` and 32 random bytes in base64, the form Standard Webhooks libraries
- * read (their HMAC key is the decoded bytes); the spec's `x-platter-signature` keys with the whole
- * string. Secrets made before were base64url, which Node decodes alike; rotating gives a base64 one.
- */
-export const generateSigningSecret = (): string => `whsec_${randomBytes(32).toString("base64")}`;
 
 /** What an endpoint's secret column holds between its insert and the sealing of its secret, in the same transaction. */
 const UNSEALED = "";
@@ -214,18 +205,23 @@ export class WebhookEndpointRepository extends Context.Service<
   WebhookEndpointRepository,
   {
     /**
-     * Registers an endpoint (its URL already checked by the SSRF guard) and returns its signing
-     * secret once; `EndpointLimitReached` (nothing written) when the organization already has
-     * `limit` endpoints, disabled ones included; `EndpointUrlTaken` (nothing written) when one of
-     * its endpoints already has this URL, however written (`normalizedEndpointUrl`). Race-safe:
-     * see `add`'s lock.
+     * The organization's registered endpoints (local listeners left out; disabled ones in), oldest
+     * first, with the organization's row locked until the transaction ends: registrations take turns,
+     * so two cannot both take the last slot or the same URL. Called inside the registration's
+     * transaction (`inOneTransaction`, the application's `WebhookEndpoints.register`, which decides).
+     */
+    readonly lockForRegistration: (scope: OrgScope) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly url: string }>, DatabaseUnavailable>;
+    /**
+     * Inserts an endpoint (its URL already checked and allowed) with `secret` sealed for its row,
+     * and returns its id and that secret (shown this once). The limit and the one-endpoint-per-URL
+     * rule are the caller's (`WebhookEndpoints.register`).
      */
     readonly add: (
       scope: OrgScope,
       url: string,
       eventTypes: ReadonlyArray<WebhookEventType>,
-      limit?: number,
-    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, EndpointLimitReached | EndpointUrlTaken | DatabaseUnavailable>;
+      secret: string,
+    ) => Effect.Effect<{ readonly id: number; readonly secret: string }, DatabaseUnavailable>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, DatabaseUnavailable>;
     /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
     readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>, DatabaseUnavailable>;
@@ -265,7 +261,7 @@ export class WebhookEndpointRepository extends Context.Service<
     /** A delivery to endpoint `endpointId` with its attempts; `NotFound` for any other. */
     readonly delivery: (scope: OrgScope, endpointId: number, deliveryId: number) => Effect.Effect<EndpointDelivery, NotFound | DatabaseUnavailable>;
     /**
-     * Replaces the signing secret. Deliveries from now on are signed with the new one; the old one
+     * Replaces the signing secret with `secret` (the domain's `generateSigningSecret`). Deliveries from now on are signed with the new one; the old one
      * keeps signing beside it (in `webhook-signature`) for `overlapMs`, so receivers can switch at leisure.
      * `SecretKeyUnavailable` (nothing written) when the current one is sealed with a key this process does not hold.
      */
@@ -273,6 +269,7 @@ export class WebhookEndpointRepository extends Context.Service<
       scope: OrgScope,
       id: number,
       overlapMs: number,
+      secret: string,
     ) => Effect.Effect<{ readonly id: number; readonly secret: string; readonly previous_secret_until: string }, NotFound | SecretKeyUnavailable | DatabaseUnavailable>;
   }
 >()("platter/persistence/WebhookEndpointRepository") {
@@ -281,38 +278,24 @@ export class WebhookEndpointRepository extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return WebhookEndpointRepository.of({
-        add: Effect.fnUntraced(function* (
-          scope: OrgScope,
-          url: string,
-          eventTypes: ReadonlyArray<WebhookEventType>,
-          limit: number = DEFAULT_ENDPOINTS_PER_ORGANIZATION,
-        ) {
-          const secret = generateSigningSecret();
-          const id = yield* orgSql(database, scope).transaction((tx) =>
+        lockForRegistration: Effect.fnUntraced(function* (scope: OrgScope) {
+          const tx = orgSql(database, scope);
+          // The organization's row, locked until the commit, makes registrations take turns. `no key update`
+          // leaves the foreign-key checks of other writes of the organization (`for key share`) unblocked.
+          yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
+          const rows = yield* tx.select<{ id: string; url: string }>({
+            columns: "w.id, w.url", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"), rest: sql`order by w.id`,
+          });
+          return rows.map((row) => ({ id: Number(row.id), url: row.url }));
+        }),
+        add: (scope: OrgScope, url: string, eventTypes: ReadonlyArray<WebhookEventType>, secret: string) =>
+          orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
-              // The organization's row, locked until the commit, makes registrations take turns, so two
-              // cannot both take the last slot. `no key update` leaves the foreign-key checks of other
-              // writes of the organization (`for key share`) unblocked.
-              yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
-              const [count] = yield* tx.select<{ n: number }>({
-                columns: "count(*)::int as n", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"),
-              });
-              if ((count?.n ?? 0) >= limit) return yield* endpointLimitReached(limit);
-              // One endpoint per URL: compared as normalised, under the same lock, among at most `limit` rows.
-              // Duplicates registered before this check stay as they are; only new ones are refused.
-              const normalized = normalizedEndpointUrl(url);
-              const registered = yield* tx.select<{ id: string; url: string }>({
-                columns: "w.id, w.url", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"), rest: sql`order by w.id`,
-              });
-              const taken = registered.find((endpoint) => normalizedEndpointUrl(endpoint.url) === normalized);
-              if (taken !== undefined) return yield* endpointUrlTaken(url, Number(taken.id));
               // Sealed for its row, whose id the insert gives: written in clear nowhere, not even for a moment.
               const id = yield* tx.insert(WebhookEndpointEntity, { url, origin: endpointOrigin(url), secret: UNSEALED, eventTypes: [...eventTypes] });
               yield* sealEndpointSecret(tx, database.secrets, scope, id, secret);
-              return id;
-            }));
-          return { id, secret };
-        }),
+              return { id, secret };
+            })),
         list: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ViewRow>({
             columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, ${LISTENER_COLUMNS}`,
@@ -379,8 +362,7 @@ export class WebhookEndpointRepository extends Context.Service<
               return { id, enabled, changed, ended: ended.length };
             }));
         }),
-        rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number) {
-          const secret = generateSigningSecret();
+        rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number, secret: string) {
           const context = endpointSecretContext(scope.organizationId, id);
           return yield* orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {

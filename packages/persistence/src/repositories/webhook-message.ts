@@ -1,7 +1,8 @@
-import { storedMessage, type WebhookMessage, type DatabaseUnavailable } from "@platter/domain";
-import { Effect } from "effect";
+import { type DatabaseUnavailable, type OrgScope, storedMessage, type WebhookMessage } from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "../database.ts";
 import { WebhookMessageEntity } from "../entities/index.ts";
-import { type OrgSql, sql, type Statement } from "../org-sql.ts";
+import { type OrgSql, orgSql, sql, type Statement } from "../org-sql.ts";
 
 /**
  * Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the
@@ -44,3 +45,23 @@ export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointI
       tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
       ([row]) => (row === undefined ? undefined : Number(row.id)),
     ));
+
+/**
+ * The organization's webhook messages as a store: a use case records the message of its change
+ * (`recordMessage`: the message and its deliveries) inside the change's transaction (`inOneTransaction`).
+ */
+export class WebhookMessages extends Context.Service<
+  WebhookMessages,
+  {
+    /** `recordMessage` for the scope, in the caller's transaction; returns the message's id. */
+    readonly record: (scope: OrgScope, message: WebhookMessage) => Effect.Effect<number, DatabaseUnavailable>;
+  }
+>()("platter/persistence/WebhookMessages") {
+  static readonly layer = Layer.effect(
+    WebhookMessages,
+    Effect.gen(function* () {
+      const database = yield* Database;
+      return WebhookMessages.of({ record: (scope: OrgScope, message: WebhookMessage) => recordMessage(orgSql(database, scope), message) });
+    }),
+  );
+}

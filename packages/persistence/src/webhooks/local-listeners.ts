@@ -1,6 +1,6 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, deliveryAfterAttempt, envelopeBody, type InvalidTransition, leaseLost, LISTENER_BACKLOG_EXPIRED, LISTENER_BACKLOG_MS,
-  LISTENER_IN_FLIGHT, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, type SecretKeyUnavailable,
+  LISTENER_IN_FLIGHT, generateSigningSecret, type ListenerReport, type ListenRequest, type OrgScope, endpointOrigin, endpointSecretContext, type SecretKeyUnavailable,
   storableTextOrNull, tooManyListeners,
   UNREADABLE_MESSAGE, type DatabaseUnavailable,
 } from "@platter/domain";
@@ -9,7 +9,7 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement, type Update } from "../org-sql.ts";
-import { generateSigningSecret, sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
+import { sealEndpointSecret } from "../repositories/webhook-endpoint.repository.ts";
 import { CLEAR_LEASE, endLeaseNow, heldByToken, leased, leaseUntilFor, STREAM_LEASE, takeLeaseFor, unleased } from "./lease.ts";
 import { openEndpointSecrets, openedSecrets, openOrUnavailable } from "./opened-secrets.ts";
 import { bigintArray } from "./delivery-claim.ts";
