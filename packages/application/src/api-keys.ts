@@ -1,6 +1,15 @@
-import type { Access, Actor } from "@platter/domain";
+import { type Access, type Actor, apiKeyLimitReached, DEFAULT_API_KEYS_PER_ORGANIZATION } from "@platter/domain";
 import { ApiKeyRepository } from "@platter/persistence";
+import { Effect } from "effect";
 import { audited } from "./audited.ts";
+
+/** A new key unless the organization already has `limit` working keys, decided under its row's lock (creates take turns). */
+const createWithin = (actor: Actor, access: Access, name: string, lifetimeMs: number | undefined, limit: number) =>
+  ApiKeyRepository.use((keys) =>
+    Effect.gen(function* () {
+      if ((yield* keys.lockForCreation(actor.scope)) >= limit) return yield* apiKeyLimitReached(limit);
+      return yield* keys.create(actor.scope, access, name, lifetimeMs);
+    }));
 
 /** An organization's API keys, as an actor sees and changes them. A new key's secret is returned once. */
 export const ApiKeys = {
@@ -14,8 +23,8 @@ export const ApiKeys = {
    * `ApiKeyLimitReached` (nothing written) when the organization already has `limit` working keys
    * (`API_KEYS_PER_ORGANIZATION`).
    */
-  create: (actor: Actor, access: Access, name = "", lifetimeMs?: number, limit?: number) =>
-    audited(actor, ApiKeyRepository.use((keys) => keys.create(actor.scope, access, name, lifetimeMs, limit)), (key) => ({
+  create: (actor: Actor, access: Access, name = "", lifetimeMs?: number, limit = DEFAULT_API_KEYS_PER_ORGANIZATION) =>
+    audited(actor, createWithin(actor, access, name, lifetimeMs, limit), (key) => ({
       action: "api_key.created",
       subject: `api_key ${key.id}`,
     })),

@@ -111,6 +111,15 @@ afterAll(() => db?.dispose());
 const cases = (scope: OrgScope) => ({
   ApiKeyRepository: {
     create: () => run(ApiKeyRepository.use((r) => r.create(scope, "read"))),
+    // B's working keys only: A's are neither counted nor locked.
+    lockForCreation: async () => {
+      const counted = await run(inOneTransaction(ApiKeyRepository.use((r) => r.lockForCreation(scope))));
+      const [own] = await rows<{ n: number }>(
+        "select count(*)::int as n from api_keys where organization_id = ? and revoked_at is null and replaced_by is null and (expires_at is null or expires_at > now())",
+        [scope.organizationId],
+      );
+      expect(counted).toBe(own!.n);
+    },
     revoke: () => notFound(ApiKeyRepository.use((r) => r.revoke(scope, target.apiKey))),
     list: async () => expectOnlyB("api_keys", (await run(ApiKeyRepository.use((r) => r.list(scope)))).map((k) => k.id)),
     find: () => notFound(ApiKeyRepository.use((r) => r.find(scope, target.apiKey))),

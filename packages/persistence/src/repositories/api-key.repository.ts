@@ -1,5 +1,5 @@
 import {
-  type Access, type ApiKeyLimitReached, apiKeyLimitReached, authenticatedScope, DEFAULT_API_KEYS_PER_ORGANIZATION, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated, type DatabaseUnavailable,
+  type Access, authenticatedScope, generateApiKey, hashApiKey, InvalidTransition, type KeyEnvironment, NotFound, type OrgScope, Unauthenticated, type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { orDieButOutage } from "@platter/postgres";
@@ -97,14 +97,18 @@ export class ApiKeyRepository extends Context.Service<
      */
     readonly recordWrite: (scope: OrgScope) => Effect.Effect<void, DatabaseUnavailable>;
     /**
-     * A new key with `name` (what its organization calls it) that expires `lifetimeMs` from now
-     * (never when undefined; checked with `checkKeyLifetime`); its secret is returned this once.
-     * `ApiKeyLimitReached` (nothing written) when the organization already has `limit` working keys
-     * (not revoked, not expired, not replaced by a roll).
+     * Locks the organization's row for the rest of the caller's transaction (`inOneTransaction`), so
+     * creates take turns, and counts its working keys (not revoked, not expired, not replaced by a
+     * roll): the limit is the caller's (`ApiKeys.create`).
+     */
+    readonly lockForCreation: (scope: OrgScope) => Effect.Effect<number, DatabaseUnavailable>;
+    /**
+     * Inserts a new key with `name` (what its organization calls it) that expires `lifetimeMs` from
+     * now (never when undefined; checked with `checkKeyLifetime`); its secret is returned this once.
      */
     readonly create: (
-      scope: OrgScope, access: Access, name?: string, lifetimeMs?: number, limit?: number,
-    ) => Effect.Effect<{ readonly id: number; readonly key: string }, ApiKeyLimitReached | DatabaseUnavailable>;
+      scope: OrgScope, access: Access, name?: string, lifetimeMs?: number,
+    ) => Effect.Effect<{ readonly id: number; readonly key: string }, DatabaseUnavailable>;
     /**
      * Replaces a live key with a new one (same name, access and lifetime from now) whose secret is
      * returned this once; the old key keeps working for `overlapMs` (checked with
@@ -163,16 +167,19 @@ export class ApiKeyRepository extends Context.Service<
             set: sql`wrote_at = now()`,
             where: sql`k.id = ${scope.apiKeyId}`,
           })),
-        create: (scope: OrgScope, access: Access, name = "", lifetimeMs?: number, limit: number = DEFAULT_API_KEYS_PER_ORGANIZATION) =>
+        lockForCreation: Effect.fnUntraced(function* (scope: OrgScope) {
+          const tx = orgSql(database, scope);
+          // The organization's row, locked until the commit, makes creates take turns, so two cannot
+          // both take the last place. `no key update` leaves other writes' foreign-key checks unblocked.
+          yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
+          const [count] = yield* tx.select<{ n: number }>({
+            columns: "count(*)::int as n", from: "api_keys", as: "k", where: raw(`${LIVE} and k.replaced_by is null`),
+          });
+          return count?.n ?? 0;
+        }),
+        create: (scope: OrgScope, access: Access, name = "", lifetimeMs?: number) =>
           orgSql(database, scope).transaction((tx) =>
             Effect.gen(function* () {
-              // The organization's row, locked until the commit, makes creates take turns, so two cannot
-              // both take the last place. `no key update` leaves other writes' foreign-key checks unblocked.
-              yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
-              const [count] = yield* tx.select<{ n: number }>({
-                columns: "count(*)::int as n", from: "api_keys", as: "k", where: raw(`${LIVE} and k.replaced_by is null`),
-              });
-              if ((count?.n ?? 0) >= limit) return yield* apiKeyLimitReached(limit);
               const key = generateApiKey(access, yield* environmentOf(tx));
               // Expiry on the database's clock, which authentication compares it with.
               yield* tx.insertFrom({

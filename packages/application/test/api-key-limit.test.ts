@@ -1,12 +1,13 @@
-import { type ApiKeyLimitReached, type DatabaseUnavailable } from "@platter/domain";
+import { type ApiKeyLimitReached, operatorActor } from "@platter/domain";
 import { Effect, Result } from "effect";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiKeyRepository } from "../src/index.ts";
+import { ApiKeyRepository } from "@platter/persistence";
+import { ApiKeys } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
- * The cap on an organization's working API keys, enforced by `ApiKeyRepository.create`: revoked,
+ * The cap on an organization's working API keys, decided by `ApiKeys.create` over the store's locked count: revoked,
  * expired and rolled-out keys do not count, a refusal writes nothing, another organization's keys
  * do not count, and concurrent creates cannot both take the last place (the organization's row is
  * locked in the creating transaction).
@@ -22,7 +23,7 @@ const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getCo
 const keysOf = async (org: OrganizationFixture) =>
   (await rows<{ n: number }>("select count(*)::int as n from api_keys where organization_id = ?", [org.id]))[0]!.n;
 const create = (org: OrganizationFixture, limit?: number) =>
-  db.run(ApiKeyRepository.use((keys) => keys.create(org.scope, "read", "", undefined, limit)).pipe(Effect.result));
+  db.run(ApiKeys.create(operatorActor(org.scope, "limit test"), "read", "", undefined, limit).pipe(Effect.result));
 
 describe("the cap on API keys per organization", () => {
   it("refuses the key beyond it with a message to show, writes nothing, and counts only working keys", async () => {
@@ -66,7 +67,7 @@ describe("the cap on API keys per organization", () => {
     await rows("create trigger hold_key_inserts before insert on api_keys for each row execute function hold_key_inserts()");
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
-    let outcomes: Array<Result.Result<{ id: number; key: string }, ApiKeyLimitReached | DatabaseUnavailable>>;
+    let outcomes: Array<Awaited<ReturnType<typeof create>>>;
     try {
       await blocker.query("select pg_advisory_lock(16017)");
       const racing = Promise.all(Array.from({ length: 12 }, () => create(org, limit)));
