@@ -1,8 +1,6 @@
-import type { AddressInfo } from "node:net";
-import { errorAnswer, type PlatterError } from "@platter/domain";
+import { errorAnswer } from "@platter/domain";
 import { watchOutages } from "@platter/ops";
-import { ERROR_SAMPLES } from "@platter/testing";
-import Koa from "koa";
+import { ERROR_SAMPLES, type ErrorSampleServer, serveErrorSamples } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorResponse } from "../src/middleware/error-response.ts";
@@ -14,7 +12,7 @@ import { errorResponse } from "../src/middleware/error-response.ts";
  * error without one does not compile.)
  */
 
-let server: ReturnType<Koa["listen"]>;
+let server: ErrorSampleServer;
 let origin: string;
 const logged: Array<Record<string, unknown>> = [];
 let downs = 0;
@@ -23,24 +21,16 @@ beforeAll(async () => {
   const logger = pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
   const outages = watchOutages({ probe: async () => {}, onDown: () => void downs++, onUp: () => {}, probeEveryMs: 10 });
   const answer = errorResponse(logger, outages);
-  const app = new Koa();
-  app.use(async (ctx, next) => {
+  server = await serveErrorSamples(async (ctx, next) => {
     try {
       await next();
     } catch (thrown) {
       answer(ctx, thrown);
     }
   });
-  app.use((ctx) => {
-    const tag = ctx.path.slice(1);
-    if (tag === "defect") throw new Error("a bug");
-    throw ERROR_SAMPLES[tag as PlatterError["_tag"]];
-  });
-  server = app.listen(0, "127.0.0.1");
-  await new Promise((listening) => server.once("listening", listening));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = server.origin;
 });
-afterAll(() => new Promise((closed) => server.close(closed)));
+afterAll(() => server.close());
 
 describe("the API's answer to each error of the catalogue", () => {
   it.each(Object.values(ERROR_SAMPLES).map((error) => [error._tag, error] as const))("%s", async (tag, error) => {

@@ -1,7 +1,5 @@
-import type { AddressInfo } from "node:net";
-import { errorAnswer, type PlatterError } from "@platter/domain";
-import { ERROR_SAMPLES } from "@platter/testing";
-import Koa from "koa";
+import { errorAnswer } from "@platter/domain";
+import { ERROR_SAMPLES, type ErrorSampleServer, serveErrorSamples } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorPage, errorPages } from "../src/error-pages.ts";
@@ -12,24 +10,16 @@ import { errorPage, errorPages } from "../src/error-pages.ts";
  * the area's paths and as the catalogue's JSON (the API's answer) on the CLI's `/cli/` paths.
  */
 
-let server: ReturnType<Koa["listen"]>;
+let server: ErrorSampleServer;
 let origin: string;
 const logged: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
   const logger = pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
-  const app = new Koa();
-  app.use(errorPages(logger));
-  app.use((ctx) => {
-    const tag = ctx.path.split("/").at(-1)!;
-    if (tag === "defect") throw new Error("a bug");
-    throw ERROR_SAMPLES[tag as PlatterError["_tag"]];
-  });
-  server = app.listen(0, "127.0.0.1");
-  await new Promise((listening) => server.once("listening", listening));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await serveErrorSamples(errorPages(logger));
+  origin = server.origin;
 });
-afterAll(() => new Promise((closed) => server.close(closed)));
+afterAll(() => server.close());
 
 const samples = Object.values(ERROR_SAMPLES).map((error) => [error._tag, error] as const);
 
