@@ -1,10 +1,9 @@
 import { type ApiKeyLimitReached, operatorActor } from "@platter/domain";
 import { Effect, Result } from "effect";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyRepository } from "@platter/persistence";
 import { ApiKeys } from "../src/index.ts";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createOrganization, createTestDatabase, raceThroughHeldInserts, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * The cap on an organization's working API keys, decided by `ApiKeys.create` over the store's locked count: revoked,
@@ -59,30 +58,9 @@ describe("the cap on API keys per organization", () => {
   it("lets exactly one of many concurrent creates take the last place", async () => {
     const org = await createOrganization(db, "Racing");
     const limit = 3;
-    // Every insert into api_keys first waits for an advisory lock this test holds, until the pool's
-    // five connections are all busy creating: without the organization's row lock, all five would
-    // have counted two keys by then, and would all insert.
-    await rows(`create function hold_key_inserts() returns trigger language plpgsql as $$
-      begin perform pg_advisory_xact_lock_shared(16017); return new; end $$`);
-    await rows("create trigger hold_key_inserts before insert on api_keys for each row execute function hold_key_inserts()");
-    const blocker = new pg.Client({ connectionString: db.url });
-    await blocker.connect();
-    let outcomes: Array<Awaited<ReturnType<typeof create>>>;
-    try {
-      await blocker.query("select pg_advisory_lock(16017)");
-      const racing = Promise.all(Array.from({ length: 12 }, () => create(org, limit)));
-      const waiting = async () =>
-        (await blocker.query<{ n: number }>(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and state = 'active'",
-        )).rows[0]!.n;
-      while ((await waiting()) < 5) await new Promise((done) => setTimeout(done, 20));
-      await blocker.query("select pg_advisory_unlock(16017)");
-      outcomes = await racing;
-    } finally {
-      await blocker.end();
-      await rows("drop trigger hold_key_inserts on api_keys");
-      await rows("drop function hold_key_inserts()");
-    }
+    // Every insert waits until the pool's five connections are all busy creating: without the
+    // organization's row lock, all five would have counted two keys by then, and would all insert.
+    const outcomes = await raceThroughHeldInserts(db, "api_keys", Array.from({ length: 12 }, () => () => create(org, limit)));
     expect(outcomes.filter(Result.isSuccess)).toHaveLength(1);
     expect(outcomes.filter(Result.isFailure).map((outcome) => (Result.merge(outcome) as ApiKeyLimitReached)._tag)).toEqual(
       Array.from({ length: 11 }, () => "ApiKeyLimitReached"),

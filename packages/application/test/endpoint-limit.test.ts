@@ -1,8 +1,7 @@
 import { type EndpointLimitReached, type EndpointUrlTaken, operatorActor } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createOrganization, createTestDatabase, raceThroughHeldInserts, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { Effect, Result } from "effect";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpoints } from "../src/index.ts";
 
@@ -59,30 +58,11 @@ describe("the limit on endpoints per organization", () => {
     const org = await createOrganization(db, "Racing");
     const limit = 5;
     for (let i = 0; i < limit - 1; i++) Result.getOrThrow(await add(org, limit, `https://198.51.100.90/${i}`));
-    // Every insert into webhook_endpoints first waits for an advisory lock this test holds, until
-    // the pool's five connections are all busy registering: without the organization's row lock,
-    // all five would have counted four endpoints by then, and would all insert.
-    await rows(`create function hold_endpoint_inserts() returns trigger language plpgsql as $$
-      begin perform pg_advisory_xact_lock_shared(16016); return new; end $$`);
-    await rows("create trigger hold_endpoint_inserts before insert on webhook_endpoints for each row execute function hold_endpoint_inserts()");
-    const blocker = new pg.Client({ connectionString: db.url });
-    await blocker.connect();
-    let outcomes: Array<Awaited<ReturnType<typeof add>>>;
-    try {
-      await blocker.query("select pg_advisory_lock(16016)");
-      const racing = Promise.all(Array.from({ length: 12 }, (_, i) => add(org, limit, `https://198.51.100.90/race-${i}`)));
-      const waiting = async () =>
-        (await blocker.query<{ n: number }>(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and state = 'active'",
-        )).rows[0]!.n;
-      while ((await waiting()) < 5) await new Promise((done) => setTimeout(done, 20));
-      await blocker.query("select pg_advisory_unlock(16016)");
-      outcomes = await racing;
-    } finally {
-      await blocker.end();
-      await rows("drop trigger hold_endpoint_inserts on webhook_endpoints");
-      await rows("drop function hold_endpoint_inserts()");
-    }
+    // Every insert waits until the pool's five connections are all busy registering: without the
+    // organization's row lock, all five would have counted four endpoints by then, and would all insert.
+    const outcomes = await raceThroughHeldInserts(
+      db, "webhook_endpoints", Array.from({ length: 12 }, (_, i) => () => add(org, limit, `https://198.51.100.90/race-${i}`)),
+    );
     expect(outcomes.filter(Result.isSuccess)).toHaveLength(1);
     expect(outcomes.filter(Result.isFailure).map((outcome) => (Result.merge(outcome) as EndpointLimitReached)._tag)).toEqual(
       Array.from({ length: 11 }, () => "EndpointLimitReached"),

@@ -1,10 +1,9 @@
 import { generateSigningSecret } from "@platter/domain";
 import type { DueDelivery, HeldSlots } from "@platter/domain";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
+import { createOrganization, createTestDatabase, nothingHeld, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy, withRawClient } from "@platter/testing";
 import { claimStatement } from "../src/webhooks/delivery-claim.ts";
 import { createClient } from "./created-records.ts";
 
@@ -67,10 +66,8 @@ interface PlanNode {
  */
 const blocksTouchedByGenericPlan = async (
   limit: number, held: HeldSlots,
-): Promise<{ blocks: number; claimed: number; scans: string[] }> => {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
+): Promise<{ blocks: number; claimed: number; scans: string[] }> =>
+  withRawClient(db.url, async (client) => {
     const claim = claimStatement(limit, 60_000, testDeliveryPolicy, held);
     let n = 0;
     await client.query("set plan_cache_mode = force_generic_plan");
@@ -89,10 +86,7 @@ const blocksTouchedByGenericPlan = async (
     };
     visit(top);
     return { blocks: top["Shared Hit Blocks"] + top["Shared Read Blocks"], claimed: top["Actual Rows"], scans };
-  } finally {
-    await client.end();
-  }
-};
+  });
 
 const settleEverything = () =>
   rows("update webhook_deliveries set status = 'succeeded', completed_at = now(), lease_token = null, lease_expires_at = null where status = 'pending'");

@@ -2,7 +2,7 @@ import {
   BATCH_DISABLES, DELIVERY_DECISION, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, evaluateRule, NOTICE_CLIMBS, NOTICE_KINDS, type Rule, type RuleValue,
 } from "@platter/domain";
 import fc from "fast-check";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@platter/testing";
 import { ruleSql } from "../src/webhooks/decision-sql.ts";
@@ -18,13 +18,9 @@ let db: TestDatabase;
 let client: pg.Client;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  client = await db.rawClient();
 });
-afterAll(async () => {
-  await client?.end();
-  await db?.dispose();
-});
+afterAll(() => db?.dispose());
 
 /** Every rule the record statement applies, by name. */
 const RULES: ReadonlyArray<readonly [string, Rule]> = [

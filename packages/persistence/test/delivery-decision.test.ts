@@ -1,6 +1,6 @@
 import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, type NoticeKind, noticeWritten, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import fc from "fast-check";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
@@ -28,15 +28,11 @@ beforeAll(async () => {
   org = await createOrganization(db);
   endpointId = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.61/hook", [], generateSigningSecret())))).id;
   for (let i = 0; i < POOL; i++) await db.run(createClient(org.scope, { name: `Client ${i}` }));
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  client = await db.rawClient();
   deliveryIds = (await client.query<{ id: string }>("select id from webhook_deliveries where endpoint_id = $1 order by id", [endpointId]))
     .rows.map((row) => Number(row.id));
 });
-afterAll(async () => {
-  await client?.end();
-  await db?.dispose();
-});
+afterAll(() => db?.dispose());
 
 /** `?` placeholders as pg numbers them. */
 const numbered = (text: string) => {

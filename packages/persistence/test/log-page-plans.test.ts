@@ -1,10 +1,9 @@
 import { Effect } from "effect";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { AuditLog, type Database, DeliveryRepository, openPlatform, RequestLog } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { Seeding } from "@platter/seeds";
-import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase } from "@platter/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase, withRawClient } from "@platter/testing";
 
 /**
  * The Developer area's three logs read through `readKeysetPage` each page as one walk of their
@@ -94,17 +93,14 @@ describe.each([
         return statements.map((row) => row.statement);
       }));
       // The simple protocol: a statement with parameters and no values, which only `generic_plan` plans.
-      const client = new pg.Client({ connectionString: db.url });
-      await client.connect();
-      const plans: string[] = [];
-      try {
+      const plans = await withRawClient(db.url, async (client) => {
+        const explained: string[] = [];
         for (const statement of statements) {
-          const explained = await client.query<{ "QUERY PLAN": string }>(`explain (generic_plan, costs off) ${statement}`);
-          plans.push(explained.rows.map((line) => line["QUERY PLAN"]).join("\n"));
+          const plan = await client.query<{ "QUERY PLAN": string }>(`explain (generic_plan, costs off) ${statement}`);
+          explained.push(plan.rows.map((line) => line["QUERY PLAN"]).join("\n"));
         }
-      } finally {
-        await client.end();
-      }
+        return explained;
+      });
       expect(plans.length).toBeGreaterThanOrEqual(3);
       for (const plan of plans) {
         expect(plan).toMatch(index);

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openOrm } from "../src/database.ts";
 import { allEntities, ClientEntity } from "../src/entities/index.ts";
-import { createTestDatabase, type TestDatabase } from "@platter/testing";
+import { createTestDatabase, type TestDatabase, withRawClient } from "@platter/testing";
 
 /**
  * The entities are the schema model: a freshly migrated database must not differ from them in
@@ -11,16 +10,6 @@ import { createTestDatabase, type TestDatabase } from "@platter/testing";
  * contain), and PostgreSQL's description of every object in a database MikroORM creates from the
  * entities alone, which also sees what MikroORM's diff cannot (see `catalogue`).
  */
-
-const withClient = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-};
 
 /**
  * Every table, column, constraint, index, trigger, trigger function and sequence of the `public`
@@ -30,7 +19,7 @@ const withClient = async <A>(url: string, use: (client: pg.Client) => Promise<A>
  * and the sort order of a desc index column whose name ends another column's name.
  */
 const catalogue = (url: string): Promise<string[]> =>
-  withClient(url, async (client) => {
+  withRawClient(url, async (client) => {
     const { rows } = await client.query<{ line: string }>(`
       with tables as (
         select c.oid, c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -81,7 +70,7 @@ describe("schema", () => {
     // A second, empty database on the same server, given its schema by MikroORM from the entities alone.
     const adminUrl = inject("pgAdminUrl");
     const name = `t_${randomBytes(6).toString("hex")}`;
-    await withClient(adminUrl, (client) => client.query(`create database ${name}`));
+    await withRawClient(adminUrl, (client) => client.query(`create database ${name}`));
     const url = new URL(adminUrl);
     url.pathname = `/${name}`;
     try {
@@ -95,7 +84,7 @@ describe("schema", () => {
       expect(fromEntities.length).toBeGreaterThan(100);
       expect(fromEntities).toEqual(await catalogue(migrated.url));
     } finally {
-      await withClient(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
+      await withRawClient(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
     }
   });
 

@@ -1,6 +1,5 @@
 import { endpointSecretContext, generateSecretKey, makeSecretCipher, type SecretKey } from "@platter/domain";
 import { Effect } from "effect";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LocalListeners, openPlatform, type PlatformRuntime } from "../src/index.ts";
 import { StoredSecretsResealing } from "../src/operator.ts";
@@ -79,8 +78,7 @@ describe("platter secrets reencrypt", () => {
     );
     const fresh = keyOf("fresh");
     const platform = await platformWith([fresh, ...TEST_SECRET_KEYS]);
-    const holder = new pg.Client({ connectionString: db.url });
-    await holder.connect();
+    const holder = await db.rawClient();
     try {
       // The last endpoint's row held by another transaction: the pass waits on it in its third batch.
       await holder.query("begin");

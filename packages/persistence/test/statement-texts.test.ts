@@ -1,5 +1,5 @@
 import { authenticatedScope } from "@platter/domain";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { updateStatement } from "../src/org-sql.ts";
 import { createTestDatabase, nothingHeld, type TestDatabase, testDeliveryPolicy } from "@platter/testing";
@@ -38,13 +38,9 @@ let db: TestDatabase;
 let client: pg.Client;
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  client = await db.rawClient();
 });
-afterAll(async () => {
-  await client?.end();
-  await db?.dispose();
-});
+afterAll(() => db?.dispose());
 
 describe("statement texts", () => {
   it.each(STATEMENTS)("%s: its full text is the file under __snapshots__/statements, and PostgreSQL prepares it", async (name, text) => {

@@ -6,3 +6,4 @@ export * from "./controlled-postgres.ts";
 export * from "./pgbouncer.ts";
 export * from "./streaming-replica.ts";
 export * from "./error-samples.ts";
+export * from "./races.ts";

@@ -15,19 +15,29 @@ export interface TestDatabase {
   readonly runtime: PlatformRuntime;
   /** Runs a program against this database's storage services. */
   readonly run: <A, E>(program: Effect.Effect<A, E, Persistence>) => Promise<A>;
+  /**
+   * A connected raw `pg` client of its own on this database (one per call; `dispose` ends any still
+   * open): for what the storage services cannot do, such as the simple protocol, a held lock or a
+   * transaction left open.
+   */
+  readonly rawClient: () => Promise<pg.Client>;
   /** Closes the pool and drops the database. */
   readonly dispose: () => Promise<void>;
 }
 
-const withAdmin = async (adminUrl: string, statement: string): Promise<void> => {
-  const client = new pg.Client({ connectionString: adminUrl });
+/** Runs `use` with a raw `pg` client connected to `url`, ended afterwards whatever happens. */
+export const withRawClient = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(statement);
+    return await use(client);
   } finally {
     await client.end();
   }
 };
+
+const withAdmin = (adminUrl: string, statement: string): Promise<void> =>
+  withRawClient(adminUrl, async (client) => void (await client.query(statement)));
 
 /** No read replicas, as configuration reads it when nothing is set. */
 export const NO_REPLICAS = { urls: [], maxLagMs: 1_000, timeoutMs: 1_000, readYourWritesMs: 5_000 } as const;
@@ -68,12 +78,21 @@ export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase
     persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS }),
   );
   const { orm } = await runtime.runPromise(Database.use(Effect.succeed));
+  const rawClients = new Set<pg.Client>();
   return {
     url: url.toString(),
     orm,
     runtime,
     run: (program) => runtime.runPromise(program),
+    rawClient: async () => {
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      rawClients.add(client);
+      client.once("end", () => rawClients.delete(client));
+      return client;
+    },
     dispose: async () => {
+      await Promise.allSettled([...rawClients].map((client) => client.end()));
       await runtime.dispose();
       await withAdmin(adminUrl, `drop database if exists ${name} with (force)`);
     },
