@@ -104,3 +104,51 @@ describe("a dispatcher whose database connections time out", () => {
     expect(await dispatcher.terminate()).toEqual({ code: 0, signal: null });
   }, 120_000);
 });
+
+/**
+ * Stopped rather than frozen: PostgreSQL shuts down (every connection, LISTEN's too, is closed by the
+ * server) and starts again on the same port. What committed while the dispatcher was reconnecting
+ * is found when it is back; it then LISTENs again, and since it polls only every ten minutes here,
+ * what commits once it is idle reaches it by NOTIFY alone.
+ */
+describe("a dispatcher whose database is stopped and started again", () => {
+  it("listens again and catches up on what committed meanwhile, without waiting for its poll", async () => {
+    const dispatcher = await startDispatcherProcess(db.url, {
+      DISPATCHER_POLL_INTERVAL: "10m",
+      WEBHOOK_LEASE: "15s",
+      WEBHOOK_TIMEOUT: "5s",
+      LOG_LEVEL: "info",
+    });
+    const settled = async (expected: number) => {
+      const all = await deliveriesOf(db, org.id);
+      return all.length === expected && all.every((d) => d.status === "succeeded") ? all : undefined;
+    };
+    const before = (await deliveriesOf(db, org.id)).length;
+    await createClients("Before the stop", 3);
+    await waitFor("the deliveries before the stop", () => settled(before + 3), 30_000);
+
+    await postgres.stop("fast");
+    await waitFor("the outage to be logged", () => logLines(dispatcher, /^database unavailable/).length > 0, 20_000);
+    await postgres.start();
+    // At once, while the dispatcher is still reconnecting (it retries every second): found when it is back.
+    await createClients("After the start", 5);
+    await waitFor("the deliveries committed while it reconnected", () => settled(before + 8), 60_000);
+    await waitFor("the recovery to be logged", () => logLines(dispatcher, /^database available again/).length > 0, 10_000);
+    // LISTEN again, on a connection of its own; then idle, so only a NOTIFY finds what comes next.
+    await waitFor("the dispatcher to LISTEN again", async () =>
+      (await db.orm.em.getConnection().execute<Array<{ n: number }>>(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and query = 'listen platter_deliveries'",
+      ))[0]!.n === 1, 20_000);
+    await new Promise((done) => setTimeout(done, 2_000));
+    await createClients("Once it listens", 2);
+    const deliveries = await waitFor("the deliveries committed once it listens", () => settled(before + 10), 60_000);
+    expect(deliveries).toHaveLength(before + 10);
+    expect(dispatcher.child.exitCode).toBeNull();
+    const counts = receiver.countsByEnvelope();
+    expect(counts.size).toBe(before + 10);
+    expect([...counts.values()]).toEqual(Array(before + 10).fill(1));
+    expect(logLines(dispatcher, /^database unavailable/)).toHaveLength(1);
+    expect(logLines(dispatcher, /^database available again/)).toHaveLength(1);
+    expect(await dispatcher.terminate()).toEqual({ code: 0, signal: null });
+  }, 120_000);
+});

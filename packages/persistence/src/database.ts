@@ -6,7 +6,7 @@ import { migrationsList } from "./migrations/index.ts";
 import { PostgresNamingStrategy } from "./naming.ts";
 import {
   type DatabaseConnection, driverCall, type DatabaseLimits, openReadReplicas, poolOptions, poolRows, type ReadStats, type ReplicaCondition,
-  startLocalPostgres, waitForDatabase, watchSilence,
+  retryWhileUnavailable, startLocalPostgres, waitForDatabase, watchSilence,
 } from "@platter/postgres";
 import { type DatabaseUnavailable, makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { checkKeysAndSealClearSecrets, localSecretKeys, resealInBatches, type SealedCounts, type StatementRunner } from "./stored-secrets.ts";
@@ -64,6 +64,21 @@ export const openOrm = (
     debug: false,
     allowGlobalContext: false,
   });
+
+/**
+ * `openOrm`, connected: its first connection made (MikroORM connects on first use and checks the
+ * database exists then). A failed first connection closes the ORM, to be opened afresh.
+ */
+const openConnectedOrm = async (...args: Parameters<typeof openOrm>): Promise<MikroORM> => {
+  const orm = await openOrm(...args);
+  try {
+    await orm.em.getConnection().getNativeClient();
+    return orm;
+  } catch (error) {
+    await orm.close(true).catch(() => {});
+    throw error;
+  }
+};
 
 /** The lock migrations (and the start's check of the keys and sealing of stored secrets) take turns on. */
 const MIGRATION_LOCK = 7270012;
@@ -188,8 +203,10 @@ export class Database extends Context.Service<
             }),
             (local) => Effect.promise(() => local.release()),
           )).url;
+        // Containers often start before their database: wait for it, and for each pool's first
+        // connection, within one bound.
+        const startDeadline = Date.now() + options.startTimeoutMs;
         if (options.url !== undefined) {
-          // Containers often start before their database: wait for it, within a bound.
           const address = new URL(url).host;
           yield* Effect.tryPromise({
             try: () =>
@@ -201,14 +218,18 @@ export class Database extends Context.Service<
         // limits (two connections: the lock's transaction and the migrator's). Secrets in clear are
         // sealed then, and a keyring that cannot open the sealed ones stops the start here.
         if (options.migrate) {
-          yield* Effect.acquireUseRelease(
-            Effect.promise(() => openOrm(url, 2)),
-            (orm) => Effect.promise(() => migrateOrm(orm, secrets)),
-            (orm) => Effect.promise(() => orm.close(true)),
-          );
+          yield* Effect.promise(() =>
+            retryWhileUnavailable(startDeadline, async () => {
+              const orm = await openOrm(url, 2);
+              try {
+                return await migrateOrm(orm, secrets);
+              } finally {
+                await orm.close(true);
+              }
+            }));
         }
         const orm = yield* Effect.acquireRelease(
-          Effect.promise(() => openOrm(url, options.poolSize, options, options.pooler)),
+          Effect.promise(() => retryWhileUnavailable(startDeadline, () => openConnectedOrm(url, options.poolSize, options, options.pooler))),
           (orm) => Effect.promise(() => orm.close(true)),
         );
         const pool = yield* Effect.promise(() => orm.em.getConnection().getNativeClient());

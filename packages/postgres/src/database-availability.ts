@@ -158,3 +158,21 @@ export const waitForDatabase = async (
     }
   }
 };
+
+/**
+ * Runs `open` (a start's first connection of a pool), trying again each second while it fails
+ * because the database is unavailable and `deadline` (epoch ms) has not passed: a server that
+ * answered `waitForDatabase` may still refuse or time out the next connection (a restart, a machine
+ * too busy to answer within DATABASE_CONNECT_TIMEOUT). Any other failure, or one past the deadline,
+ * is thrown.
+ */
+export const retryWhileUnavailable = async <A>(deadline: number, open: () => Promise<A>): Promise<A> => {
+  for (;;) {
+    try {
+      return await open();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() >= deadline) throw error;
+      await new Promise((done) => setTimeout(done, Math.min(1000, Math.max(0, deadline - Date.now()))));
+    }
+  }
+};

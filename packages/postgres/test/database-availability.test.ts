@@ -3,7 +3,7 @@ import { DatabaseUnavailable } from "@platter/domain";
 import { Effect, Exit } from "effect";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { databaseFailureKind, type DatabaseFailureKind, orDieButOutage, poolRows, ServerSilent } from "../src/index.ts";
+import { databaseFailureKind, type DatabaseFailureKind, orDieButOutage, poolRows, retryWhileUnavailable, ServerSilent } from "../src/index.ts";
 
 /**
  * The one classification of the driver's failures: an outage (the server is not there right now)
@@ -92,5 +92,55 @@ describe("orDieButOutage", () => {
     const [first] = Exit.isFailure(exit) ? exit.cause.reasons : [];
     expect(first?._tag).toBe(reason);
     expect(first?._tag === "Fail" ? first.error : first?._tag === "Die" ? first.defect : undefined).toBe(error);
+  });
+});
+
+/**
+ * A start's first connections: a server that answered the start's wait may still refuse the next
+ * connection (here refused by a real port nobody listens on, twice), which is tried again
+ * until the start's deadline; a failure of another kind, or past the deadline, ends the start.
+ */
+describe("retryWhileUnavailable", () => {
+  const connectOnce = async (port: number) => {
+    const client = new pg.Client({ host: "127.0.0.1", port, user: "nobody", connectionTimeoutMillis: 2_000 });
+    client.on("error", () => {});
+    try {
+      await client.connect();
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
+
+  it("tries again while the database is unavailable, until it answers", async () => {
+    const server = createServer((socket) => socket.end());
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((done) => server.close(() => done()));
+    const failures: unknown[] = [];
+    const opened = await retryWhileUnavailable(Date.now() + 30_000, async () => {
+      if (failures.length === 2) return "opened";
+      try {
+        await connectOnce(port);
+      } catch (error) {
+        failures.push(error);
+        throw error;
+      }
+      return "unexpected";
+    });
+    expect(opened).toBe("opened");
+    expect(failures.map((error) => (error as { code?: string }).code)).toEqual(["ECONNREFUSED", "ECONNREFUSED"]);
+  });
+
+  it.each([
+    ["a failure of another kind, at once", () => new TypeError("a bug"), 30_000, 1],
+    ["an outage past the deadline", () => Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), 0, 1],
+  ])("throws %s", async (_, failure, withinMs, calls) => {
+    let tries = 0;
+    const thrown = await retryWhileUnavailable(Date.now() + withinMs, async () => {
+      tries++;
+      throw failure();
+    }).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(Error);
+    expect(tries).toBe(calls);
   });
 });
