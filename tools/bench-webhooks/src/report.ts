@@ -1,5 +1,5 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { type ThrottleResult, throttledRate } from "./endpoint-throttle.ts";
+import { otherRates, type ThrottleResult, throttledRate } from "./endpoint-throttle.ts";
 import { sectionMarkers, writeMarkedSection } from "@platter/bench/performance-report";
 import type { DatabaseCost } from "./database-cost.ts";
 import type { OperationTimings } from "./store-timings.ts";
@@ -373,7 +373,8 @@ const isolationParts: { readonly [K in keyof IsolationResults]-?: (r: NonNullabl
       rows: [
         ["Endpoint", "throttle/s", "deliveries counted", "over s", "deliveries/s"],
         ["throttled", String(r.perSecond), count(r.windowArrivals), r.windowSeconds.toFixed(1), throttledRate(r).toFixed(2)],
-        ["other", "none", count(r.otherDeliveries), r.otherSeconds.toFixed(1), (r.otherDeliveries / Math.max(0.001, r.otherSeconds)).toFixed(1)],
+        ["other, beside it", "none", count(r.otherDeliveries), r.otherSeconds.toFixed(1), otherRates(r).beside.toFixed(1)],
+        ["other, alone (baseline)", "none", count(r.otherDeliveries), r.aloneSeconds.toFixed(1), otherRates(r).alone.toFixed(1)],
       ],
     }],
     notes: [`While the other endpoint received its ${count(r.otherDeliveries)}, the throttled one received ${count(r.throttledMeanwhile)}; ` +

@@ -1,4 +1,4 @@
-import { throttledRate } from "./endpoint-throttle.ts";
+import { otherRates, throttledRate } from "./endpoint-throttle.ts";
 import {
   claimMedianMs, pagesPerClaim, type FanOutCost, type IsolationResults, type IsolationTargets, type LatencyResult, microsPerDelivery,
   percentile, perDelivery, rowsReadPerClaim, rowWritesPerCreate, rowWritesPerDelivery, type StoreProfile, type TargetCheck,
@@ -253,7 +253,7 @@ export const isolationTargetsOf = (isolation: IsolationResults): IsolationTarget
   if (isolation.throttle !== undefined) {
     const r = isolation.throttle;
     const rate = throttledRate(r);
-    const otherRate = r.otherDeliveries / Math.max(0.001, r.otherSeconds);
+    const other = otherRates(r);
     const wrong = r.duplicates + r.badSignatures;
     targets.throttle = [
       {
@@ -261,8 +261,8 @@ export const isolationTargetsOf = (isolation: IsolationResults): IsolationTarget
         target: `${r.perSecond} ± ${THROTTLE_TOLERANCE * 100} %`, pass: Math.abs(rate - r.perSecond) <= r.perSecond * THROTTLE_TOLERANCE,
       },
       {
-        name: "the organization's other endpoint, deliveries/s (not held to the throttle)", value: otherRate.toFixed(1),
-        target: `> ${r.perSecond * THROTTLE_OTHER_FACTOR}`, pass: otherRate > r.perSecond * THROTTLE_OTHER_FACTOR,
+        name: "the organization's other endpoint, deliveries/s beside it of those alone", value: (other.beside / other.alone).toFixed(2),
+        target: `≥ ${THROTTLE_OTHER_SHARE}`, pass: other.beside / other.alone >= THROTTLE_OTHER_SHARE,
       },
       { name: "throttle, duplicate deliveries + bad signatures", value: String(wrong), target: "0", pass: wrong === 0 },
     ];
@@ -272,5 +272,5 @@ export const isolationTargetsOf = (isolation: IsolationResults): IsolationTarget
 
 /** How far the throttled receiver's rate may be from the throttle. */
 const THROTTLE_TOLERANCE = 0.1;
-/** The other endpoint is not held back: it drains at more than this many times the throttle. */
-const THROTTLE_OTHER_FACTOR = 10;
+/** The other endpoint is not held back: beside the throttled one it drains at least this share of its rate alone. */
+const THROTTLE_OTHER_SHARE = 0.8;

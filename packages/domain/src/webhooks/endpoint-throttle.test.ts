@@ -12,7 +12,7 @@ describe("parseEndpointThrottle", () => {
   it.each(["0", "1001", "-3", "2.5", "1e3", "five", "0x10", "99999999"])("refuses %j, naming the range", (raw) => {
     const result = parseEndpointThrottle(raw);
     expect(Result.isFailure(result)).toBe(true);
-    expect(Result.isFailure(result) && result.failure.message).toContain("from 1 to 1000, or none");
+    expect(result).toMatchObject({ failure: { _tag: "InvalidInput", message: expect.stringContaining("from 1 to 1000, or none") } });
   });
 });
 
