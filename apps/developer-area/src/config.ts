@@ -23,7 +23,7 @@ export interface DeveloperAreaLimits {
   readonly replays: number;
   /** API keys created or rolled per window (each writes a key and an audit row). */
   readonly keyChanges: number;
-  /** Endpoint enables, disables, secret reveals and rotations per window (each an audit row, an enable a run of deliveries). */
+  /** Endpoint enables, disables, throttle changes, secret reveals and rotations per window (each an audit row, an enable a run of deliveries). */
   readonly endpointChanges: number;
   /** Sandbox creations and resets per window (each rewrites the sandbox's demo data). */
   readonly sandboxResets: number;

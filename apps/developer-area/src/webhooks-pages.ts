@@ -1,9 +1,10 @@
-import { MESSAGE_TYPES } from "@platter/domain";
+import { describedThrottle, MESSAGE_TYPES } from "@platter/domain";
 import type { EndpointDelivery, EndpointHealth, EndpointNoticeView, EndpointSecret, WebhookEndpointOverview } from "@platter/persistence";
 import { endpointNoticeBanner, noticeBanners } from "./endpoint-notice-banners.ts";
 import { html, type HtmlValue } from "./html.ts";
 import { formTokenField, type SignedIn, signedInPage } from "./layout.ts";
 import { responseBodyCut } from "./deliveries-pages.ts";
+import { throttlePanel, type ThrottleForm } from "./endpoint-throttle-panel.ts";
 import { secretField, when } from "./pages.ts";
 
 /**
@@ -36,6 +37,8 @@ export interface EndpointPageState {
   readonly notice?: string;
   readonly secret?: EndpointSecret;
   readonly testForm?: TestEventForm;
+  /** The throttle form as last sent, when it was refused. */
+  readonly throttleForm?: ThrottleForm;
   /** The organization's active operational notices: this endpoint's is shown as a banner (and replaces the plain disabled callout). */
   readonly operationalNotices?: ReadonlyArray<EndpointNoticeView>;
 }
@@ -241,6 +244,7 @@ export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOvervi
         <div><dt>Status</dt><dd>${status(endpoint, false)}</dd></div>
         <div><dt>Success, last 24 h</dt><dd>${successRate(endpoint.health)}</dd></div>
         <div><dt>Added</dt><dd>${when(endpoint.created_at)}</dd></div>
+        <div><dt>Throttle</dt><dd>${describedThrottle(endpoint.throttle_per_second)}</dd></div>
         <div${endpoint.health.last_error === null ? "" : html` class="wide"`}><dt>Last attempt</dt><dd>${lastAttempt(endpoint.health)}</dd></div>
       </dl>
       <dl class="facts">
@@ -249,6 +253,7 @@ export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOvervi
     </section>
     ${secretPanel(signedIn, endpoint, state.secret)}
     ${testPanel(signedIn, endpoint, state.testForm)}
+    ${throttlePanel(signedIn, endpoint, state.throttleForm)}
     ${togglePanel(signedIn, endpoint)}`);
 
 const duration = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);

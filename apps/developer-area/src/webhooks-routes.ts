@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { WebhookEndpoints } from "@platter/application";
-import { isWebhookEventType, parseEndpointUrl, parseSubscription } from "@platter/domain";
+import { isWebhookEventType, parseEndpointThrottle, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -44,6 +44,7 @@ const DONE: Readonly<Record<string, string>> = {
   added: "Endpoint added. Reveal its signing secret below to verify its deliveries, and send it a test event.",
   enabled: "Endpoint enabled: deliveries are sent to it again.",
   disabled: "Endpoint disabled: nothing is sent to it until it is enabled again.",
+  throttled: "Throttle saved: it applies to the next deliveries sent.",
 };
 
 /** The event types ticked on the add form: each checkbox is a field of its own, `type:<event type>`. */
@@ -126,6 +127,16 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
       redirect(ctx, `/webhooks/${id}?done=${enabled ? "enabled" : "disabled"}`);
     });
   }
+
+  // The throttle's own small form: a refused value is said beside its field, and nothing is written.
+  post("/webhooks/:id/throttle", limited("endpointChanges", endpointPath), async (ctx, form, session) => {
+    const id = recordIdOf(ctx);
+    const entered = form["per_second"] ?? "";
+    const perSecond = parseEndpointThrottle(entered);
+    if (Result.isFailure(perSecond)) return showEndpoint(ctx, 400, id, { throttleForm: { perSecond: entered, error: perSecond.failure.message } });
+    await run(ctx, WebhookEndpoints.setThrottle(session, id, perSecond.success));
+    redirect(ctx, `/webhooks/${id}?done=throttled`);
+  });
 
   post("/webhooks/:id/test", limited("testEvents", endpointPath), async (ctx, form, session) => {
     const id = recordIdOf(ctx);

@@ -32,7 +32,7 @@ const state = async () =>
   (await rows<Record<string, unknown>>(
     `select (select count(*)::int from api_keys) as keys, (select count(*)::int from webhook_endpoints) as endpoints,
        (select count(*)::int from webhook_messages) as messages, (select count(*)::int from audit_log) as audit,
-       (select json_agg(json_build_object('enabled', enabled, 'secret', secret) order by id) from webhook_endpoints) as endpoint_rows`,
+       (select json_agg(json_build_object('enabled', enabled, 'secret', secret, 'throttle', throttle_per_second) order by id) from webhook_endpoints) as endpoint_rows`,
   ))[0];
 
 /** Each change, and its status once the audit log takes rows again. */
@@ -42,6 +42,7 @@ const CHANGES: ReadonlyArray<readonly [string, () => Promise<Response>, number]>
   ["revealing a secret", () => post(`/webhooks/${endpoint.id}/secret`), 200],
   ["rotating a secret", () => post(`/webhooks/${endpoint.id}/rotate`), 200],
   ["sending a test event", () => post(`/webhooks/${endpoint.id}/test`, { type: "event.created" }), 303],
+  ["throttling an endpoint", () => post(`/webhooks/${endpoint.id}/throttle`, { per_second: "5" }), 303],
   ["disabling an endpoint", () => post(`/webhooks/${endpoint.id}/disable`), 303],
 ];
 

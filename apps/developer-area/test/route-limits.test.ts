@@ -72,6 +72,7 @@ describe("the POST routes", () => {
       "/webhooks/:id/rotate": "endpointChanges",
       "/webhooks/:id/enable": "endpointChanges",
       "/webhooks/:id/disable": "endpointChanges",
+      "/webhooks/:id/throttle": "endpointChanges",
       "/webhooks/:id/test": "testEvents",
       "/deliveries/replay-failed": "replays",
       "/deliveries/:envelopeId/replay": "replays",
@@ -241,5 +242,18 @@ describe("the endpoints' changes", () => {
     const otherAdded = await post(other.session, "/webhooks", { url: "https://203.0.113.30/hook", choice: "all" });
     expect(otherAdded.status).toBe(303);
     expect((await post(other.session, `${otherAdded.headers.get("location")!.split("?")[0]!}/disable`)).status).toBe(303);
+  });
+
+  it("count a throttle as an endpoint change: a refused value is not counted, the one past the limit is 429 and changes nothing", async () => {
+    const { org, session } = await liveOrganization("Throttle Live");
+    const added = await post(session, "/webhooks", { url: "https://203.0.113.31/hook", choice: "all" });
+    expect(added.status).toBe(303);
+    const id = /^\/webhooks\/(\d+)/.exec(added.headers.get("location")!)![1]!;
+    for (const per_second of ["0", "fast"]) expect((await post(session, `/webhooks/${id}/throttle`, { per_second })).status).toBe(400);
+    for (const per_second of ["5", "none", "7"]) expect((await post(session, `/webhooks/${id}/throttle`, { per_second })).status).toBe(303);
+    const before = await written(org.id);
+    await expectTooMany(await post(session, `/webhooks/${id}/throttle`, { per_second: "9" }), "endpoint changes", 3, `/webhooks/${id}`);
+    expect(await written(org.id)).toEqual(before);
+    expect((await rows<{ throttle_per_second: number }>("select throttle_per_second from webhook_endpoints where id = ?", [id]))[0]!.throttle_per_second).toBe(7);
   });
 });

@@ -113,6 +113,18 @@ export const WebhookEndpoints = {
     ),
 
   /**
+   * Sets the endpoint's throttle: at most `perSecond` deliveries a second across every dispatcher
+   * (the domain's `parseEndpointThrottle` reads it), or none (null). Audited
+   * `webhook_endpoint.throttled` (set or changed) or `.unthrottled` when that changed something.
+   */
+  setThrottle: (actor: Actor, id: number, perSecond: number | null) =>
+    audited(
+      actor,
+      WebhookEndpointRepository.use((endpoints) => endpoints.setThrottle(actor.scope, id, perSecond)),
+      ({ changed }) => (changed ? entry(perSecond === null ? "unthrottled" : "throttled", id) : undefined),
+    ),
+
+  /**
    * A test message of `type` (the catalog's example) to this endpoint only; `InvalidTransition` for
    * a disabled endpoint. Audited `webhook_endpoint.test_sent`.
    */

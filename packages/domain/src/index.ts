@@ -24,6 +24,7 @@ export { type DecisionRow, evaluateColumns, evaluateRule, type Rule, type RuleIn
 export * from "./webhooks/delivery-storage.ts";
 export * from "./webhooks/delivery-log.ts";
 export * from "./webhooks/endpoint-input.ts";
+export * from "./webhooks/endpoint-throttle.ts";
 export * from "./webhooks/local-listener.ts";
 export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";

@@ -1,4 +1,5 @@
 import { cpus, totalmem } from "node:os";
+import { measureThrottle, type ThrottleSettings, throttleSetupOf } from "./endpoint-throttle.ts";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadDispatcherConfig } from "@platter/dispatcher";
@@ -39,7 +40,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
  * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, fairness, profile, tenants, origin,
- * origins, many-endpoints, fan-out; default all),
+ * origins, many-endpoints, fan-out, throttle; default all),
  * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
  * tenants: BENCH_TENANTS_ENDPOINTS (24), BENCH_TENANTS_QUEUED_PER_ENDPOINT (200), BENCH_TENANTS_HOLD_S (12),
  * BENCH_TENANTS_LATENCY_S (30: over two of the slow endpoints' holds);
@@ -47,6 +48,8 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * origins: BENCH_ORIGINS_ENDPOINTS (64), BENCH_ORIGINS_DISPATCHERS (comma list, 1,2,4), BENCH_ORIGINS_SECONDS (12);
  * many-endpoints: BENCH_MANY_ENDPOINTS (comma list, 100,10000), BENCH_MANY_ENDPOINTS_PENDING (per endpoint, 1),
  * BENCH_MANY_ENDPOINTS_CLAIMS (50); fan-out: BENCH_FAN_OUT_CREATES (200);
+ * throttle: BENCH_THROTTLE_PER_SECOND (5), BENCH_THROTTLE_QUEUED (1000, at each of two endpoints), BENCH_THROTTLE_WINDOW_S (30),
+ * BENCH_THROTTLE_DISPATCHERS (2);
  * BENCH_REPORT (where to write the report; `-` writes nothing).
  */
 
@@ -105,6 +108,13 @@ const isolationSettings = {
     claimSize: 64,
   },
   fanOut: { creates: setting("BENCH_FAN_OUT_CREATES", 200) },
+};
+/** `throttle`'s sizes: 1,000 queued at an endpoint throttled to 5/s, two dispatchers (issue 31). */
+const throttleSettings: ThrottleSettings = {
+  perSecond: setting("BENCH_THROTTLE_PER_SECOND", 5),
+  queued: setting("BENCH_THROTTLE_QUEUED", 1_000),
+  windowSeconds: setting("BENCH_THROTTLE_WINDOW_S", 30),
+  dispatchers: setting("BENCH_THROTTLE_DISPATCHERS", 2),
 };
 if (isolationSettings.tenants.holdMs >= loadDispatcherConfig({}).timeoutMs) {
   throw new Error("BENCH_TENANTS_HOLD_S must be under the dispatcher's WEBHOOK_TIMEOUT (15 s): the slow endpoints answer, slowly");
@@ -329,6 +339,7 @@ const run = async (): Promise<void> => {
     if (scenarios.has("origins")) isolation.origins = await measureDistinctOrigins(isolationRun, isolationSettings.origins);
     if (scenarios.has("many-endpoints")) isolation.manyEndpoints = await measureManyEndpoints(isolationRun, isolationSettings.manyEndpoints);
     if (scenarios.has("fan-out")) isolation.fanOut = await measureFanOut(isolationRun, isolationSettings.fanOut);
+    if (scenarios.has("throttle")) isolation.throttle = await measureThrottle(isolationRun, throttleSettings);
 
     const report = buildReport(description, throughput, latency, profile, isolation);
     log("");
@@ -408,7 +419,10 @@ const buildReport = (
   profile,
   findings: findingsOf(throughput, profile),
   isolation,
-  isolationSetup: isolationSetupOf(settings.concurrency, settings.latencyRate, settings.latencySeconds, isolationSettings),
+  isolationSetup: {
+    ...isolationSetupOf(settings.concurrency, settings.latencyRate, settings.latencySeconds, isolationSettings),
+    throttle: throttleSetupOf(settings.concurrency, throttleSettings),
+  },
   isolationTargets: isolationTargetsOf(isolation),
 });
 

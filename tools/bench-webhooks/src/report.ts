@@ -1,4 +1,5 @@
 import { readFile, writeFile } from "node:fs/promises";
+import { otherRates, type ThrottleResult, throttledRate } from "./endpoint-throttle.ts";
 import { sectionMarkers, writeMarkedSection } from "@platter/bench/performance-report";
 import type { DatabaseCost } from "./database-cost.ts";
 import type { OperationTimings } from "./store-timings.ts";
@@ -130,6 +131,7 @@ export interface IsolationResults {
   readonly origins?: readonly OriginsRun[];
   readonly manyEndpoints?: readonly ClaimCost[];
   readonly fanOut?: readonly FanOutCost[];
+  readonly throttle?: ThrottleResult;
 }
 
 /** The scenario names of `IsolationResults`, as BENCH_WEBHOOK_SCENARIOS spells them, in report order. */
@@ -139,6 +141,7 @@ export const ISOLATION_SCENARIOS = [
   { key: "origins", name: "origins" },
   { key: "manyEndpoints", name: "many-endpoints" },
   { key: "fanOut", name: "fan-out" },
+  { key: "throttle", name: "throttle" },
 ] as const satisfies ReadonlyArray<{ key: keyof IsolationResults; name: string }>;
 
 /** One isolation scenario's targets. */
@@ -362,6 +365,20 @@ const isolationParts: { readonly [K in keyof IsolationResults]-?: (r: NonNullabl
       ])],
     }],
     notes: [],
+  }),
+  throttle: (r) => ({
+    heading: "An endpoint its organization throttled",
+    tables: [{
+      caption: `The throttled endpoint's receiver, and the organization's other endpoint (${count(r.queued)} queued at each, ${r.dispatchers} dispatchers):`,
+      rows: [
+        ["Endpoint", "throttle/s", "deliveries counted", "over s", "deliveries/s"],
+        ["throttled", String(r.perSecond), count(r.windowArrivals), r.windowSeconds.toFixed(1), throttledRate(r).toFixed(2)],
+        ["other, beside it", "none", count(r.otherDeliveries), r.otherSeconds.toFixed(1), otherRates(r).beside.toFixed(1)],
+        ["other, alone (baseline)", "none", count(r.otherDeliveries), r.aloneSeconds.toFixed(1), otherRates(r).alone.toFixed(1)],
+      ],
+    }],
+    notes: [`While the other endpoint received its ${count(r.otherDeliveries)}, the throttled one received ${count(r.throttledMeanwhile)}; ` +
+      `${r.duplicates} duplicate deliveries and ${r.badSignatures} bad signatures in all.`],
   }),
 };
 

@@ -1,3 +1,4 @@
+import { otherRates, throttledRate } from "./endpoint-throttle.ts";
 import {
   claimMedianMs, pagesPerClaim, type FanOutCost, type IsolationResults, type IsolationTargets, type LatencyResult, microsPerDelivery,
   percentile, perDelivery, rowsReadPerClaim, rowWritesPerCreate, rowWritesPerDelivery, type StoreProfile, type TargetCheck,
@@ -249,5 +250,27 @@ export const isolationTargetsOf = (isolation: IsolationResults): IsolationTarget
       },
     ];
   }
+  if (isolation.throttle !== undefined) {
+    const r = isolation.throttle;
+    const rate = throttledRate(r);
+    const other = otherRates(r);
+    const wrong = r.duplicates + r.badSignatures;
+    targets.throttle = [
+      {
+        name: `throttled endpoint's deliveries/s at its receiver, ${r.dispatchers} dispatchers`, value: rate.toFixed(2),
+        target: `${r.perSecond} ± ${THROTTLE_TOLERANCE * 100} %`, pass: Math.abs(rate - r.perSecond) <= r.perSecond * THROTTLE_TOLERANCE,
+      },
+      {
+        name: "the organization's other endpoint, deliveries/s beside it of those alone", value: (other.beside / other.alone).toFixed(2),
+        target: `≥ ${THROTTLE_OTHER_SHARE}`, pass: other.beside / other.alone >= THROTTLE_OTHER_SHARE,
+      },
+      { name: "throttle, duplicate deliveries + bad signatures", value: String(wrong), target: "0", pass: wrong === 0 },
+    ];
+  }
   return targets;
 };
+
+/** How far the throttled receiver's rate may be from the throttle. */
+const THROTTLE_TOLERANCE = 0.1;
+/** The other endpoint is not held back: beside the throttled one it drains at least this share of its rate alone. */
+const THROTTLE_OTHER_SHARE = 0.8;

@@ -7,6 +7,7 @@ import { loadCliConfig } from "../config.ts";
 import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
 import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
+import { throttleCommand } from "./webhook-throttle.ts";
 
 /** `platter webhook …`: endpoints that receive signed deliveries, each change audited as the operator's. A signing secret is shown once. */
 
@@ -59,7 +60,7 @@ const list = defineCommand({
     const lines = endpoints.map(
       (e) =>
         `${e.id}\t${e.enabled ? "enabled " : "disabled"}\t${e.url}\t${e.event_types.join(",") || "all events"}` +
-        (e.disabled_reason ? `\t(${e.disabled_reason})` : ""),
+        (e.disabled_reason ? `\t(${e.disabled_reason})` : "") + (e.throttle_per_second === null ? "" : `\t(at most ${e.throttle_per_second}/s)`),
     );
     report(args.json, { endpoints }, lines.join("\n") || "no endpoints");
   },
@@ -109,5 +110,5 @@ const rotateSecret = defineCommand({
 
 export const webhookCommand = defineCommand({
   meta: { name: "webhook", description: "Manage webhook endpoints" },
-  subCommands: { add, list, enable: toggle(true), disable: toggle(false), "rotate-secret": rotateSecret },
+  subCommands: { add, list, enable: toggle(true), disable: toggle(false), "rotate-secret": rotateSecret, throttle: throttleCommand },
 });

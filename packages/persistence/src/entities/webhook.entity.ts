@@ -55,12 +55,19 @@ export const WebhookEndpointEntity = defineEntity({
     listeningUntil: p.datetime(3).nullable(),
     /** The connected stream's token: a second `platter listen` with the key takes over, and the first one's renewals fail. */
     listenerStream: p.uuid().nullable(),
+    /** The organization's throttle: at most this many deliveries a second across every dispatcher; null for none. */
+    throttlePerSecond: p.integer().nullable(),
+    /** The throttle's token bucket: its theoretical arrival time, advanced by the claim one interval per delivery it leases. */
+    throttleNextAt: p.datetime(3).nullable(),
   },
   indexes: [
     { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },
     { name: "webhook_endpoints_listener_key_idx", expression: "create unique index webhook_endpoints_listener_key_idx on webhook_endpoints (listener_key_id) where listener_key_id is not null" },
   ],
-  checks: [{ name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" }],
+  checks: [
+    { name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" },
+    { name: "webhook_endpoints_throttle_per_second_check", expression: "throttle_per_second >= 1 and throttle_per_second <= 1000" },
+  ],
 });
 
 /**

@@ -37,6 +37,8 @@ export interface WebhookEndpointView {
   readonly enabled: boolean;
   readonly disabled_reason: string | null;
   readonly created_at: string;
+  /** Its throttle: at most this many deliveries a second, or null for none. */
+  readonly throttle_per_second: number | null;
   /** A local listener's (`platter listen`): the key that owns it, and whether a CLI is connected now. Null for an ordinary endpoint. */
   readonly listener: { readonly key_prefix: string; readonly connected: boolean } | null;
 }
@@ -110,13 +112,14 @@ interface ViewRow {
   enabled: boolean;
   disabled_reason: string | null;
   created_at: string;
+  throttle_per_second: number | null;
   listener_key_prefix: string | null;
   listener_connected: boolean;
 }
 
 const toView = (row: ViewRow): WebhookEndpointView => ({
   id: Number(row.id), url: row.url, event_types: row.event_types, enabled: row.enabled, disabled_reason: row.disabled_reason,
-  created_at: row.created_at, listener: listenerOf(row),
+  created_at: row.created_at, throttle_per_second: row.throttle_per_second, listener: listenerOf(row),
 });
 
 interface OverviewRow extends ViewRow {
@@ -133,7 +136,8 @@ interface OverviewRow extends ViewRow {
  * range of `webhook_attempts_health_idx`: OrgSql confines the derived table to the organization as
  * it does every select) grouped by endpoint, joined to the endpoints.
  */
-const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, ${LISTENER_COLUMNS},
+const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, w.throttle_per_second,
+  ${LISTENER_COLUMNS},
   case when w.circuit_open_until > now() then ${isoTimestamp("w.circuit_open_until")} end as circuit_open_until,
   coalesce(h.attempts, 0) as attempts, coalesce(h.succeeded, 0) as succeeded,
   ${isoTimestamp("h.last_attempt_at")} as last_attempt_at, h.last_status_code, h.last_error`;
@@ -249,6 +253,15 @@ export class WebhookEndpointRepository extends Context.Service<
       disabledReason?: string,
     ) => Effect.Effect<{ readonly id: number; readonly enabled: boolean; readonly changed: boolean; readonly ended: number }, NotFound | DatabaseUnavailable>;
     /**
+     * Sets the endpoint's throttle (`perSecond` deliveries a second, null for none) and fills its
+     * bucket; returns the throttle before, for the audit row (`changed`: whether it differs).
+     */
+    readonly setThrottle: (
+      scope: OrgScope,
+      id: number,
+      perSecond: number | null,
+    ) => Effect.Effect<{ readonly id: number; readonly before: number | null; readonly after: number | null; readonly changed: boolean }, NotFound | DatabaseUnavailable>;
+    /**
      * Records `message` as a test and one delivery of it to this endpoint only (see
      * `recordTestMessage`); returns the delivery's id. A disabled endpoint sends nothing, so it is
      * `InvalidTransition`, and nothing is written.
@@ -298,7 +311,8 @@ export class WebhookEndpointRepository extends Context.Service<
             })),
         list: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ViewRow>({
-            columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, ${LISTENER_COLUMNS}`,
+            columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, w.throttle_per_second,
+              ${LISTENER_COLUMNS}`,
             from: "webhook_endpoints",
             as: "w",
             joins: [LISTENER_KEY],
@@ -360,6 +374,20 @@ export class WebhookEndpointRepository extends Context.Service<
                 table: "webhook_deliveries", as: "d", set: raw(ENDED_DELIVERY), where: sql`${raw(ENDED_DELIVERIES_OF)} and d.endpoint_id = ${id}`, returning: "d.id",
               });
               return { id, enabled, changed, ended: ended.length };
+            }));
+        }),
+        setThrottle: Effect.fnUntraced(function* (scope: OrgScope, id: number, perSecond: number | null) {
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // Locked until the commit, so the throttle before is the one this change replaces.
+              const before = yield* tx.one<{ throttle_per_second: number | null }>({
+                columns: "w.throttle_per_second", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for no key update`,
+              });
+              // A new throttle starts with a full bucket (no arrival time): the old one's debt is not carried over.
+              yield* tx.update({
+                table: "webhook_endpoints", as: "w", set: sql`throttle_per_second = ${perSecond}::int, throttle_next_at = null`, where: sql`w.id = ${id}`,
+              });
+              return { id, before: before.throttle_per_second, after: perSecond, changed: before.throttle_per_second !== perSecond };
             }));
         }),
         rotateSecret: Effect.fnUntraced(function* (scope: OrgScope, id: number, overlapMs: number, secret: string) {

@@ -121,7 +121,10 @@ const DUE = (d: string, organization: string, endpoint: string) =>
  * in flight there (one probe while half-open). An origin's deliveries are claimed only while this
  * dispatcher has connections to it free, so no attempt waits inside the HTTP client holding a
  * slot, and one organization holds at most its share of those connections (`originShare`), the
- * rest kept for others there. Each organization may lock twice an equal part of the claim (never
+ * rest kept for others there. An endpoint its organization throttled takes no more than its bucket's
+ * tokens (on its row, locked by the claim; a claim that finds it locked leaves it to the other), and
+ * the claim spends them for what it leases there: one throttle across every dispatcher, as the cap.
+ * Each organization may lock twice an equal part of the claim (never
  * more than its share leaves free), split between its endpoints (oldest due first, skipping rows
  * another claim holds): one with less room than an equal part leaves the rest to the others, so
  * the claim fills, and the rows locked stay within twice the claim. Then organizations take turns
@@ -196,14 +199,26 @@ export const CLAIM = `with recursive
   -- slots free at each: at the endpoint, at its origin, and for its organization at that origin.
   open_slots as (
     select e.id, candidate.organization_id, candidate.organization_held, candidate.organization_free, e.origin, free.free,
+      e.throttle_per_second is not null as throttled,
       count(*) over (partition by candidate.organization_id) as siblings, free.origin_free, free.organization_origin_free
     from candidates candidate cross join params join webhook_endpoints e on e.id = candidate.endpoint_id
     left join held on held.endpoint_id = e.id
     left join origin_held on origin_held.origin = e.origin
     left join organization_origin_held on organization_origin_held.organization_id = candidate.organization_id
       and organization_origin_held.origin = e.origin
+    -- A throttled endpoint's bucket, its row locked (skipped while another claim holds it, so two claims never spend
+    -- one token; \`no key update\` leaves the deliveries' inserts, whose key checks take \`key share\`, unblocked): as
+    -- many deliveries as its tokens, one second's deliveries when full. Not read at all for an endpoint without one.
+    left join lateral (
+      select t.throttle_per_second,
+        (t.throttle_per_second - ceil(coalesce(greatest(0, extract(epoch from t.throttle_next_at - params.now_at)), 0)
+          * t.throttle_per_second - 0.0001))::int as tokens
+      from webhook_endpoints t where t.id = e.id and e.throttle_per_second is not null and t.throttle_per_second is not null
+      for no key update of t skip locked
+    ) bucket on true
     cross join lateral (
-      select case when e.circuit_open_until is null then params.share else 1 end - coalesce(held.in_flight, 0) as free,
+      select least(case when e.circuit_open_until is null then params.share else 1 end - coalesce(held.in_flight, 0),
+          case when e.throttle_per_second is not null then coalesce(bucket.tokens, 0) end) as free,
         params.origin_connections - coalesce(origin_held.in_flight, 0) as origin_free,
         params.origin_share - coalesce(organization_origin_held.in_flight, 0) as organization_origin_free
     ) free
@@ -215,6 +230,7 @@ export const CLAIM = `with recursive
       order by d.next_attempt_at, d.id limit 1
     ) due
     where e.enabled and (e.circuit_open_until is null or e.circuit_open_until <= params.now_at)
+      and (e.throttle_per_second is null or bucket.throttle_per_second is not null)
       and free.free > 0 and free.origin_free > 0 and free.organization_origin_free > 0
   ),
   -- An equal part of twice the claim per organization with open slots.
@@ -224,8 +240,8 @@ export const CLAIM = `with recursive
   ),
   -- Per endpoint, its oldest due deliveries within its free slots and its part of its organization's, locked (skipping rows another claim holds).
   locked as (
-    select due.id, slot.id as endpoint_id, slot.organization_id, slot.organization_held, slot.organization_free, slot.origin, slot.origin_free,
-      slot.organization_origin_free, due.next_attempt_at
+    select due.id, slot.id as endpoint_id, slot.throttled, slot.organization_id, slot.organization_held, slot.organization_free, slot.origin,
+      slot.origin_free, slot.organization_origin_free, due.next_attempt_at
     from open_slots slot cross join share cross join params
     cross join lateral (
       select d.id, d.next_attempt_at
@@ -239,21 +255,21 @@ export const CLAIM = `with recursive
   ),
   -- Each locked delivery's turn within its endpoint.
   ranked as (
-    select id, organization_id, organization_held, organization_free, origin, origin_free, organization_origin_free,
+    select id, endpoint_id, throttled, organization_id, organization_held, organization_free, origin, origin_free, organization_origin_free,
       next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
     from locked
   ),
   -- Its turn within its organization: the endpoints' first ones first.
   turns as (
-    select id, organization_id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin, origin_free,
-      organization_origin_free,
+    select id, endpoint_id, throttled, organization_id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin,
+      origin_free, organization_origin_free,
       row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
     from ranked
   ),
   -- Organizations take turns (those holding fewer first), within their free slots, their origins' and their share of each origin's.
-  picked as (
-    select id from (
-      select id, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
+  picked as materialized (
+    select id, endpoint_id, throttled from (
+      select id, endpoint_id, throttled, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
         row_number() over (partition by origin
           order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id) as rank_in_origin,
         row_number() over (partition by organization_id, origin order by rank_in_organization) as rank_at_origin,
@@ -263,6 +279,13 @@ export const CLAIM = `with recursive
     where rank_in_origin <= origin_free and rank_at_origin <= organization_origin_free
     order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id
     limit (select claim_limit from params)
+  ),
+  -- Each throttled endpoint's bucket spent by what was picked for it (its row locked above): one interval a delivery.
+  throttle_spent as (
+    update webhook_endpoints e
+      set throttle_next_at = greatest(e.throttle_next_at, params.now_at) + interval '1 second' * spent.deliveries / e.throttle_per_second
+    from (select endpoint_id, count(*)::int as deliveries from picked where throttled group by endpoint_id) spent, params
+    where e.id = spent.endpoint_id and e.throttle_per_second is not null
   )
 -- The picked deliveries leased, returned with what sending them needs.
 update webhook_deliveries d
@@ -334,14 +357,15 @@ export const toDue = (
 
 /**
  * For a dispatcher with nothing in flight, milliseconds until a claim may find something: per
- * endpoint, its earliest delivery nobody holds (plus the first-try delay when it was never tried),
- * or an open circuit's end. Leases of a dispatcher that died run out unseen: the poll interval
+ * endpoint, its earliest delivery nobody holds (plus the first-try delay when it was never tried;
+ * not before its throttle's bucket has a token), or an open circuit's end. Leases of a dispatcher that died run out unseen: the poll interval
  * covers them. Parameter: first-try delay ms.
  */
 export const NEXT_DUE = `with recursive ${ACTIVE_ENDPOINTS}
   select extract(epoch from (min(case when e.circuit_open_until > now() then e.circuit_open_until
-      else first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond'
-                                        else interval '0' end end) - now())) * 1000 as ms
+      else greatest(first.next_attempt_at + case when first.attempts = 0 then ?::int * interval '1 millisecond' else interval '0' end,
+        -- A throttled endpoint's bucket has a token again one interval less than a bucket's worth before its arrival time.
+        e.throttle_next_at - interval '1 second' * (e.throttle_per_second - 1) / e.throttle_per_second) end) - now())) * 1000 as ms
   from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
   cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
     where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${unleased("d")}

@@ -36,8 +36,9 @@ with recursive every_organization(id, wrapped, visited) as (
     ) walked_endpoint
   )
   select extract(epoch from (min(case when e.circuit_open_until > now() then e.circuit_open_until
-      else first.next_attempt_at + case when first.attempts = 0 then $1::int * interval '1 millisecond'
-                                        else interval '0' end end) - now())) * 1000 as ms
+      else greatest(first.next_attempt_at + case when first.attempts = 0 then $1::int * interval '1 millisecond' else interval '0' end,
+        -- A throttled endpoint's bucket has a token again one interval less than a bucket's worth before its arrival time.
+        e.throttle_next_at - interval '1 second' * (e.throttle_per_second - 1) / e.throttle_per_second) end) - now())) * 1000 as ms
   from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
   cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
     where d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending' and not d.via_listener and (d.lease_expires_at is null or d.lease_expires_at < now())
