@@ -5,7 +5,7 @@ import {
   readJsonBody, type TrustedProxies,
 } from "@platter/ops";
 import {
-  type ApiKeyActor, Forbidden, messageFeedListing, parseListenerReport, parseListenRequest, parseMessageFeedFilter, parsePageRequest, parseTriggerBody, ShuttingDown,
+  type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseMessageFeedRequest, parseTriggerBody, ShuttingDown,
 } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -104,8 +104,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
 
   router.get("/cli/messages", async (ctx) => {
     const actor = await actorOf(ctx);
-    const filter = Result.getOrThrow(parseMessageFeedFilter(ctx.query));
-    const page = Result.getOrThrow(parsePageRequest(messageFeedListing, ctx.query));
+    const { filter, page } = Result.getOrThrow(parseMessageFeedRequest(ctx.query));
     // On the primary (never `onReplica`): the feed's horizon is read from the primary's open transactions.
     ctx.status = 200;
     ctx.set("cache-control", "no-store");

@@ -7,7 +7,7 @@ import { WebhookMessages } from "@platter/persistence";
  * cursor, a time or the oldest one retention kept. A read: nothing changes, nothing is audited.
  */
 export const MessageFeed = {
-  /** One page of the organization's messages after `page.after`, filtered by type and from `filter.since`. */
+  /** One page of the organization's messages after `page.after` (a message's key, or just before a time's first), filtered by type. */
   page: (actor: Actor, filter: MessageFeedFilter, page: PageRequest<readonly [string, number]>) =>
     WebhookMessages.use((messages) => messages.feed(actor.scope, filter, page)),
 };

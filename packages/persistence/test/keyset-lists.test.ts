@@ -185,7 +185,8 @@ const PAGED_LISTS: ReadonlyArray<PagedList> = [
     name: "message feed of one type, since a time",
     listing: messageFeedListing,
     seed: async () => {},
-    read: (scope, page) => Effect.map(WebhookMessages.use((messages) => messages.feed(scope, { eventTypes: ["client.created"], since: WINDOW.from }, page)),
+    // `since` is a start before its first message (parseMessageFeedRequest), as a first page's cursor.
+    read: (scope, page) => Effect.map(WebhookMessages.use((messages) => messages.feed(scope, { eventTypes: ["client.created"] }, page.after === undefined ? { ...page, after: [WINDOW.from, 0] } : page)),
       (read) => ({ ...read, data: read.data.map((m) => rowOfEnvelope(m.id)) })),
     expected: (id) => idsOf("select id from webhook_messages where organization_id = ? and type = 'client.created' and created_at >= ?::timestamptz order by created_at, id",
       [id, WINDOW.from]),

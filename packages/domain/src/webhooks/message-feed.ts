@@ -1,8 +1,8 @@
 import { Result, Schema } from "effect";
 import { readUtcTime } from "../accepted-times.ts";
 import { CursorId, CursorTimestamp } from "../cursor-keys.ts";
-import type { InvalidInput } from "../errors.ts";
-import type { Listing } from "../pagination.ts";
+import type { InvalidCursor, InvalidInput } from "../errors.ts";
+import { type Listing, type PageRequest, parsePageRequest } from "../pagination.ts";
 import { parseEventTypes } from "./delivery.ts";
 import { type FilterQuery, filterValue } from "./delivery-log.ts";
 import type { WebhookEventType } from "./message.ts";
@@ -14,10 +14,9 @@ import type { WebhookEventType } from "./message.ts";
  * the retry schedule, reads what it missed from its last cursor.
  */
 
-/** What the feed is filtered by: event types (empty: every type) and a first time (inclusive, ISO 8601 UTC with milliseconds). */
+/** What the feed is filtered by: event types (empty: every type). */
 export interface MessageFeedFilter {
   readonly eventTypes: ReadonlyArray<WebhookEventType>;
-  readonly since?: string;
 }
 
 /** One message of the feed: its envelope's id, type and time, `body` the envelope's exact bytes (null when this code cannot read its payload), and the cursor to resume after it. */
@@ -46,15 +45,31 @@ export const messageFeedListing: Listing<FeedRow, readonly [string, number]> = {
   keyOf: (row) => [row.created_at, row.position],
 };
 
+/** One request of the feed: its filter and its page (from a cursor, from `since`, or from the oldest message kept). */
+export interface MessageFeedRequest {
+  readonly filter: MessageFeedFilter;
+  readonly page: PageRequest<readonly [string, number]>;
+}
+
 /**
- * Reads the feed's filter from a query string: `type` (event types, comma separated) and `since` (a
- * UTC time, `readUtcTime`); an unknown type or a time that is not one is `InvalidInput` naming the field.
+ * Reads a feed request from a query string: `type` (event types, comma separated), `limit`, and
+ * where to start: `cursor` (a message's, to resume after it) or else `since` (a UTC time,
+ * `readUtcTime`: the first message made at or after it), else the oldest message retention kept.
+ * `since` starts the walk as a cursor would (just before `since`'s first message), so every page
+ * is the same index range. An unknown type or a time that is not one is `InvalidInput` naming the
+ * field; a bad cursor `InvalidCursor`.
  */
-export const parseMessageFeedFilter = (query: FilterQuery): Result.Result<MessageFeedFilter, InvalidInput> => {
+export const parseMessageFeedRequest = (query: FilterQuery): Result.Result<MessageFeedRequest, InvalidInput | InvalidCursor> => {
   const types = parseEventTypes(filterValue(query, "type"));
   if (Result.isFailure(types)) return Result.fail(types.failure);
   const since = filterValue(query, "since");
   const sinceTime = since === "" ? undefined : readUtcTime(since, "since");
   if (sinceTime !== undefined && Result.isFailure(sinceTime)) return Result.fail(sinceTime.failure);
-  return Result.succeed({ eventTypes: types.success, ...(sinceTime === undefined ? {} : { since: sinceTime.success }) });
+  const page = parsePageRequest(messageFeedListing, query);
+  if (Result.isFailure(page)) return Result.fail(page.failure);
+  const start = page.success.after === undefined && sinceTime !== undefined
+    // No message id is 0: the first key after (since, 0) is since's first message.
+    ? { ...page.success, after: [sinceTime.success, 0] as const }
+    : page.success;
+  return Result.succeed({ filter: { eventTypes: types.success }, page: start });
 };

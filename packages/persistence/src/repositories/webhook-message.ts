@@ -57,12 +57,14 @@ export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointI
  * reader that went past a message never finds an older one appear behind it (no gap), however long
  * a writer's transaction lasts. The reading statement's own transaction is among those open, so the
  * horizon is at most its `now()`. It is cut to the millisecond: `created_at` keeps milliseconds,
- * rounded, so a transaction's messages are never older than its start cut so. (It reads the sessions of the database's role, as every Platter
+ * rounded, so a transaction's messages are never older than its start cut so. Written `is true`, a
+ * filter and not a bound of an index: a second bound of `created_at` beside the cursor's made the
+ * generic plan walk the retention index across every organization (log-page-plans.test.ts). (It reads the sessions of the database's role, as every Platter
  * process connects with one; an open transaction of another role is not seen.)
  */
-const SETTLED_MESSAGES = raw(`m.created_at < (
+const SETTLED_MESSAGES = raw(`(m.created_at < (
   select date_trunc('milliseconds', min(open.xact_start)) from pg_stat_activity open
-  where open.datname = current_database() and open.backend_type = 'client backend' and open.xact_start is not null)`);
+  where open.datname = current_database() and open.backend_type = 'client backend' and open.xact_start is not null)) is true`);
 
 /** A message as the feed reads it: its key, envelope id, type, time and payload. */
 interface FeedDbRow {
@@ -97,8 +99,7 @@ export class WebhookMessages extends Context.Service<
     /** `recordMessage` for the scope, in the caller's transaction; returns the message's id. */
     readonly record: (scope: OrgScope, message: WebhookMessage) => Effect.Effect<number, DatabaseUnavailable>;
     /**
-     * One page of the message feed (`messageFeedListing`: oldest first), filtered by type and from
-     * `since`; only messages settled behind every open transaction (`SETTLED_MESSAGES`). Read on the
+     * One page of the message feed (`messageFeedListing`: oldest first), filtered by type; only messages settled behind every open transaction (`SETTLED_MESSAGES`). Read on the
      * primary: the horizon is the primary's sessions'.
      */
     readonly feed: (scope: OrgScope, filter: MessageFeedFilter, page: PageRequest<readonly [string, number]>) =>
@@ -120,7 +121,6 @@ export class WebhookMessages extends Context.Service<
               keyColumns: ["m.created_at", "m.id"],
               keyCasts: ["timestamptz", "bigint"],
               filter: [SETTLED_MESSAGES, ...(filter.eventTypes.length === 0 ? [] : [sql`m.type = any(${filter.eventTypes}::text[])`])],
-              range: { from: filter.since },
             }, page, toFeedRow),
             (read) => ({ ...read, data: read.data.map(toFeedMessage) }),
           ),
