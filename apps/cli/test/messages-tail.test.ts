@@ -12,7 +12,7 @@ import { runCli, runCliFailing, watchCli, type WatchedCli } from "./cli-process.
  * real Developer area on 127.0.0.1. It prints the organization's messages oldest first, follows new
  * ones, stops on SIGINT with exit 0 printing the cursor to resume from; resumed from that cursor it
  * prints only what came since (no gap, no repeat); `--events` filters; `--json` prints each with its
- * cursor and envelope; bad input is exit 2 and a refused key exit 1.
+ * cursor and envelope; bad input is exit 2 and a refused key (unknown, read-only) exit 1.
  */
 
 const UNREADABLE_DATABASE = "not-a-database-url";
@@ -57,7 +57,7 @@ const until = async (what: string, condition: () => boolean, ms = 20_000): Promi
 };
 
 const tail = (args: readonly string[] = []): WatchedCli => {
-  const watched = watchCli(["messages", "tail", "--api-key", org.readKey, "--developer-area-url", areaOrigin, ...args], keyEnv);
+  const watched = watchCli(["messages", "tail", "--api-key", org.writeKey, "--developer-area-url", areaOrigin, ...args], keyEnv);
   processes.push(watched);
   return watched;
 };
@@ -116,17 +116,20 @@ describe("platter messages tail", () => {
     ["a since that is not a time", ["--since", "yesterday"], /--since must be a time/],
     ["both --after and --since", ["--after", "abc", "--since", "2026-11-01T00:00"], /give one place to start/],
   ])("refuses %s with exit 2", async (_case, args, message) => {
-    const result = await runCliFailing(["messages", "tail", "--api-key", org.readKey, "--developer-area-url", areaOrigin, ...args], keyEnv);
+    const result = await runCliFailing(["messages", "tail", "--api-key", org.writeKey, "--developer-area-url", areaOrigin, ...args], keyEnv);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
-  it("says a cursor the area refuses, and a key it does not know, with exit 1 or 2 at once", async () => {
-    const badCursor = await runCli(["messages", "tail", "--api-key", org.readKey, "--developer-area-url", areaOrigin, "--after", "not-a-cursor"], keyEnv);
+  it("says a cursor the area refuses (exit 2), and a key it does not know or a read-only one (exit 1), at once", async () => {
+    const badCursor = await runCli(["messages", "tail", "--api-key", org.writeKey, "--developer-area-url", areaOrigin, "--after", "not-a-cursor"], keyEnv);
     expect(badCursor.code).toBe(2);
     expect(badCursor.stderr).toMatch(/cursor/);
     const unknownKey = await runCli(["messages", "tail", "--api-key", "platter_rw_unknownkey", "--developer-area-url", areaOrigin], keyEnv);
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stdout).toBe("");
+    const readOnly = await runCli(["messages", "tail", "--api-key", org.readKey, "--developer-area-url", areaOrigin], keyEnv);
+    expect(readOnly.code).toBe(1);
+    expect(readOnly.stdout).toBe("");
   });
 });

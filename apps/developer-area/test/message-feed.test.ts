@@ -12,7 +12,7 @@ import { type RunningArea, startArea } from "./developer-area-harness.ts";
  * messages tail` read): with an API key, the organization's messages oldest first, each envelope the
  * bytes its deliveries send; a receiver that was down for an hour (its messages' rows moved back in
  * time) catches up from its last cursor with no gap and no repeat; filtered by type, started at a
- * time; another organization's key sees none of it; bad input is a 400 JSON answer; the key's rate
+ * time; another organization's key sees none of it; a read-only key is refused; bad input is a 400 JSON answer; the key's rate
  * limits count each read.
  */
 
@@ -64,7 +64,7 @@ describe("the message feed", () => {
     // Yesterday's messages, read before the receiver went down.
     for (const name of ["Ada", "Grace", "Edsger"]) await area.db.run(Clients.create(actor, { name }));
     await rows("update webhook_messages set created_at = created_at - interval '1 day' where organization_id = ?", [org.id]);
-    const before = await catchUp(org.readKey, undefined);
+    const before = await catchUp(org.writeKey, undefined);
     expect(before.messages.map((m) => m.id)).toEqual(await ids("select envelope_id from webhook_messages where organization_id = ? order by created_at, id", [org.id]));
 
     // Down for an hour: eleven messages made meanwhile, their rows moved back over that hour, in threes at one time (ties broken by id).
@@ -80,10 +80,10 @@ describe("the message feed", () => {
     const missed = await ids("select envelope_id from webhook_messages where organization_id = ? and created_at > now() - interval '2 hours' order by created_at, id", [org.id]);
     expect(missed).toHaveLength(11);
 
-    const after = await catchUp(org.readKey, before.cursor);
+    const after = await catchUp(org.writeKey, before.cursor);
     expect(after.messages.map((m) => m.id)).toEqual(missed);
     // Caught up: nothing more, nothing again.
-    expect((await catchUp(org.readKey, after.cursor)).messages).toEqual([]);
+    expect((await catchUp(org.writeKey, after.cursor)).messages).toEqual([]);
 
     // Each envelope is the exact bytes its delivery sends (the dispatcher's claim builds them).
     const claimed = await area.db.run(DeliveryQueue.use((queue) => queue.claimDue(100, 30_000, testDeliveryPolicy, nothingHeld)));
@@ -98,18 +98,18 @@ describe("the message feed", () => {
   it("filters by event type and starts at a time within retention", async () => {
     const events = await ids("select envelope_id from webhook_messages where organization_id = ? and type = 'event.created' order by created_at, id", [org.id]);
     expect(events.length).toBeGreaterThan(0);
-    expect((await catchUp(org.readKey, undefined, { type: "event.created" })).messages.map((m) => m.id)).toEqual(events);
+    expect((await catchUp(org.writeKey, undefined, { type: "event.created" })).messages.map((m) => m.id)).toEqual(events);
     const [since] = await rows<{ at: string }>("select to_char((now() - interval '52 minutes') at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') as at");
     const recent = await ids("select envelope_id from webhook_messages where organization_id = ? and created_at >= ?::timestamptz order by created_at, id", [org.id, since!.at]);
     expect(recent.length).toBeGreaterThan(0);
-    expect((await catchUp(org.readKey, undefined, { since: since!.at })).messages.map((m) => m.id)).toEqual(recent);
+    expect((await catchUp(org.writeKey, undefined, { since: since!.at })).messages.map((m) => m.id)).toEqual(recent);
   });
 
   it("shows another organization's key none of it, even from a cursor of this one's", async () => {
     const own = await read(org.writeKey, {});
     expect(own.data.length).toBeGreaterThan(0);
-    expect((await read(other.readKey, {})).data).toEqual([]);
-    expect((await read(other.readKey, { cursor: encodeCursor(messageFeedListing.endpoint, ["2000-01-01T00:00:00.000Z", 1]) })).data).toEqual([]);
+    expect((await read(other.writeKey, {})).data).toEqual([]);
+    expect((await read(other.writeKey, { cursor: encodeCursor(messageFeedListing.endpoint, ["2000-01-01T00:00:00.000Z", 1]) })).data).toEqual([]);
   });
 
   it.each<[string, Record<string, string>, string]>([
@@ -117,12 +117,17 @@ describe("the message feed", () => {
     ["a since that is not a time", { since: "yesterday" }, "since must be a time"],
     ["another list's cursor", { cursor: encodeCursor("deliveries", ["2026-11-01T10:00:00.000Z", 42]) }, "cursor"],
   ])("refuses %s with a 400 naming it", async (_case, query, text) => {
-    const answer = await read(org.readKey, query, 400);
+    const answer = await read(org.writeKey, query, 400);
     expect(answer.error).toContain(text);
   });
 
   it.each<[string, string]>([["no key", ""], ["an unknown key", "platter_test_rw_unknown"]])("refuses %s with a 401", async (_case, key) => {
     await read(key, {}, 401);
+  });
+
+  it("refuses a read-only key with a 403, as platter listen does: the payloads carry what the read API does not show", async () => {
+    const answer = await read(org.readKey, {}, 403);
+    expect(answer.error).toBeTypeOf("string");
   });
 });
 
@@ -141,7 +146,7 @@ describe("the message feed's rate limits", () => {
     const statuses: number[] = [];
     let retryAfter: string | null = null;
     for (let i = 0; i < 4; i += 1) {
-      const response = await fetch(`${limited.origin}/cli/messages`, { headers: { authorization: `Bearer ${keyed.readKey}` } });
+      const response = await fetch(`${limited.origin}/cli/messages`, { headers: { authorization: `Bearer ${keyed.writeKey}` } });
       statuses.push(response.status);
       retryAfter = response.headers.get("retry-after");
       await response.body?.cancel();

@@ -3,14 +3,14 @@ import { createDeveloperAreaApp } from "@platter/developer-area";
 import { freePort } from "@platter/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FeedMessage, Platter } from "../src/index.ts";
+import { type FeedMessage, PermissionError, Platter } from "../src/index.ts";
 import { type SdkTestbed, startSdkTestbed } from "./sdk-testbed.ts";
 
 /**
  * `platter.messages.list` against the real API and the real Developer area (which serves the
  * feed): records made through the SDK are read back as messages oldest first with `for await`,
  * each envelope parsed from its exact body; iterating again from the last `cursor` reads only what
- * came since; types filter; another organization's key reads none; no `developerAreaUrl` is a TypeError.
+ * came since; types filter; another organization's key reads none; a read-only key is refused; no `developerAreaUrl` is a TypeError.
  */
 
 let bed: SdkTestbed;
@@ -61,8 +61,13 @@ describe("platter.messages", () => {
 
   it("reads none of another organization's messages", async () => {
     const other = await bed.newOrganization("Other SDK Catering");
-    const theirs = new Platter({ apiKey: other.readKey, baseUrl: bed.baseUrl, developerAreaUrl: areaOrigin });
+    const theirs = new Platter({ apiKey: other.writeKey, baseUrl: bed.baseUrl, developerAreaUrl: areaOrigin });
     expect(await theirs.messages.list().toArray()).toEqual([]);
+  });
+
+  it("needs a read/write key: a read-only one is a PermissionError", async () => {
+    const reader = bed.platter({ apiKey: bed.org.readKey, developerAreaUrl: areaOrigin });
+    await expect(reader.messages.list().toArray()).rejects.toBeInstanceOf(PermissionError);
   });
 
   it("needs the Developer area's origin", () => {

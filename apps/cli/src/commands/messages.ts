@@ -98,7 +98,7 @@ const tailCommand = defineCommand({
   },
   run: async ({ args }) => {
     const query = messagesQueryOf(args.after, args.since, args.events);
-    const client = new DeveloperAreaClient(connectionOf(args, "any key of the organization, read-only included"));
+    const client = new DeveloperAreaClient(connectionOf(args, "a read/write key of the organization"));
     await tail(client, query, args.json);
   },
 });
