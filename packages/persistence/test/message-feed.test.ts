@@ -10,7 +10,8 @@ import { createOrganization, createTestDatabase, type OrganizationFixture, type 
  * never left behind it. A transaction that started first and commits last writes the older message
  * (its `created_at` is its start); a reader following its cursor meanwhile is shown nothing from
  * that start on, and once it commits, reads it and then the younger one: every message once, in
- * order of creation.
+ * order of creation. A cursor outlives its message: once retention removed it, the walk goes on at
+ * the next message kept.
  */
 
 let db: TestDatabase;
@@ -74,6 +75,24 @@ describe("the message feed's horizon", () => {
       expect((await pull(after.cursor)).ids).toEqual([]);
     } finally {
       await first.end();
+      await early.end();
+    }
+  });
+
+  it("resumes from a cursor whose message retention has removed at the next message kept", async () => {
+    const early = await writer();
+    try {
+      const [gone, kept] = [await early.insert(), await early.insert()];
+      const all = await pull(undefined);
+      const upTo = all.ids.indexOf(gone);
+      expect(all.ids.slice(upTo)).toEqual([gone, kept]);
+      const request = Result.getOrThrow(parsePageRequest(messageFeedListing, { limit: String(upTo + 1) }));
+      const read = await db.run(WebhookMessages.use((messages) => messages.feed(org.scope, EVERY_TYPE, request)));
+      expect(read.data.at(-1)!.id).toBe(gone);
+      // The sweep removes the message (and everything before it) after the receiver read it.
+      await db.orm.em.getConnection().execute("delete from webhook_messages where organization_id = ? and id <= (select id from webhook_messages where envelope_id = ?)", [org.id, gone]);
+      expect((await pull(read.data.at(-1)!.cursor)).ids).toEqual([kept]);
+    } finally {
       await early.end();
     }
   });
