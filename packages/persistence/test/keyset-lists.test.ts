@@ -14,7 +14,7 @@ import { createOrganization, createTestDatabase, type OrganizationFixture, type 
 
 /**
  * One test for every paged list (the API's four, the Developer area's delivery, request and audit
- * logs, each log filtered by a time range too), all read by `readKeysetPage`: two organizations
+ * logs, each log filtered by a time range too, and the message feed, oldest first), all read by `readKeysetPage`: two organizations
  * with rows whose sort keys tie in threes, walked page by page with a small limit, give every row
  * of their own organization exactly once, in the listing's order (the order of its index, read
  * by SQL), none of the other's; a bad cursor is refused as `InvalidCursor` before any read. The
