@@ -7,8 +7,8 @@ import { CommandFailed, UsageError } from "./failures.ts";
 
 /**
  * The Developer area's CLI routes (`/cli/…`) as the commands that work with an integrator's API key
- * call them: `platter listen`'s stream of deliveries and its reports of the local answers, and
- * `platter trigger` with a key. Every request carries the key as `Authorization: Bearer …`; nothing
+ * call them: `platter listen`'s stream of deliveries and its reports of the local answers,
+ * `platter trigger` with a key, and `platter messages tail`'s pages of the message feed. Every request carries the key as `Authorization: Bearer …`; nothing
  * here touches the database. The area's refusals come back as JSON `{"error": "<sentence>"}`.
  */
 
@@ -139,6 +139,27 @@ export interface Triggered {
   readonly subject: string;
 }
 
+/** What `platter messages tail` asks for: where to start and which event types (empty: every type). */
+export interface MessagesQuery {
+  readonly cursor?: string | undefined;
+  readonly since?: string | undefined;
+  readonly eventTypes: ReadonlyArray<string>;
+}
+
+/** One message of the feed: the envelope's exact bytes (`body`; null when the area could not read it) and the cursor after it. */
+export const FeedMessage = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  created_at: Schema.String,
+  body: Schema.NullOr(Schema.String),
+  cursor: Schema.String,
+});
+export type FeedMessage = typeof FeedMessage.Type;
+
+/** One page of the feed. */
+export const FeedPage = Schema.Struct({ data: Schema.Array(FeedMessage), has_more: Schema.Boolean });
+export type FeedPage = typeof FeedPage.Type;
+
 /** How long the stream may stay silent: the area says it is alive every 15 s, so three missed beats mean the connection is gone. */
 const STREAM_SILENCE_MS = 45_000;
 /** How long a short call (a report, a trigger) or a stream's answer head may take. */
@@ -195,6 +216,39 @@ export class DeveloperAreaClient {
     return response.body
       .pipeThrough(new TextDecoderStream())
       .pipeThrough(new EventSourceParserStream({ onError: "terminate", maxBufferSize: EVENT_MAX_CHARACTERS }));
+  }
+
+  /** `GET /cli/messages`: one page of the message feed from `query` (a cursor, else a time, else the oldest message kept). */
+  async messages(query: MessagesQuery, signal: AbortSignal): Promise<FeedPage> {
+    const search = new URLSearchParams({ limit: "100" });
+    if (query.cursor !== undefined) search.set("cursor", query.cursor);
+    else if (query.since !== undefined) search.set("since", query.since);
+    if (query.eventTypes.length > 0) search.set("type", query.eventTypes.join(","));
+    const path = `/cli/messages?${search.toString()}`;
+    let response: Response;
+    try {
+      response = await fetch(this.connection.origin + path, {
+        headers: { ...this.headers(), accept: "application/json" },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]),
+        dispatcher: this.agent,
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new DeveloperAreaUnavailable(this.connection.origin, describeNetworkError(error));
+    }
+    if (response.status !== 200) throw await this.failureOf(response, path);
+    let answer: unknown;
+    try {
+      answer = await response.json();
+    } catch (error) {
+      if (signal.aborted) throw error;
+      answer = undefined;
+    }
+    const page = Schema.decodeUnknownResult(FeedPage)(answer);
+    if (Result.isFailure(page)) {
+      throw new DeveloperAreaRefused(200, `${this.connection.origin}/cli/messages did not answer with a page of messages: is ${this.connection.origin} the Developer area's address (PLATTER_DEVELOPER_AREA_URL or --developer-area-url)?`);
+    }
+    return page.success;
   }
 
   /** Closes the connections to the area. */

@@ -5,6 +5,7 @@ import { deliveriesCommand } from "./commands/deliveries.ts";
 import { developerAreaCommand } from "./commands/developer-area.ts";
 import { keyCommand } from "./commands/key.ts";
 import { listenCommand } from "./commands/listen.ts";
+import { messagesCommand } from "./commands/messages.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { orgCommand } from "./commands/org.ts";
 import { sandboxCommand, triggerCommand } from "./commands/sandbox.ts";
@@ -21,7 +22,7 @@ import { exitCodeOf, LimitReached, messageOf, UsageError } from "./failures.ts";
  * `runMain` would not (it prints usage on stdout and exits 1 for every error).
  */
 const platter: CommandDef = defineCommand({
-  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding, stored secrets' keys" },
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding, the message feed, stored secrets' keys" },
   subCommands: {
     start: startCommand,
     migrate: migrateCommand,
@@ -37,6 +38,7 @@ const platter: CommandDef = defineCommand({
     sandbox: sandboxCommand,
     trigger: triggerCommand,
     listen: listenCommand,
+    messages: messagesCommand,
     secrets: secretsCommand,
   },
 });

@@ -1,10 +1,12 @@
 import type Router from "@koa/router";
-import { LocalForwarding } from "@platter/application";
+import { LocalForwarding, MessageFeed } from "@platter/application";
 import {
   type AddressFailures, clientAddressResolver, KeyRateLimits, limitedAuthentication, type RateLimitSettings,
   readJsonBody, type TrustedProxies,
 } from "@platter/ops";
-import { type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseTriggerBody, ShuttingDown } from "@platter/domain";
+import {
+  type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseMessageFeedRequest, parseTriggerBody, ShuttingDown,
+} from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
@@ -16,8 +18,9 @@ import { declareRouteLimit, limited, type OrganizationLimits, type RouteLimit, u
  * The CLI's routes, under `/cli/`, for an integrator's own tools with an API key in
  * `Authorization: Bearer …` (no session, no cookie, so nothing a browser could be tricked into
  * sending): `platter listen`'s stream of its listener's deliveries (`GET /cli/listen`, server-sent
- * events) and its reports of what the local URL answered (`POST /cli/listen/attempts`), and
- * `platter trigger` in a sandbox (`POST /cli/trigger`). Answers and errors are JSON (error-pages.ts).
+ * events) and its reports of what the local URL answered (`POST /cli/listen/attempts`),
+ * `platter trigger` in a sandbox (`POST /cli/trigger`), and the message feed a receiver pulls
+ * (`GET /cli/messages`: the SDK's `messages.list`, `platter messages tail`). Answers and errors are JSON (error-pages.ts).
  */
 
 /** What these routes need besides the runtime. */
@@ -97,6 +100,15 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     const type = Result.getOrThrow(parseTriggerBody(await readJsonBody(ctx)));
     ctx.status = 201;
     ctx.body = await run(LocalForwarding.trigger(actor, type));
+  });
+
+  router.get("/cli/messages", async (ctx) => {
+    const actor = await actorOf(ctx);
+    const { filter, page } = Result.getOrThrow(parseMessageFeedRequest(ctx.query));
+    // On the primary (never `onReplica`): the feed's horizon is read from the primary's open transactions.
+    ctx.status = 200;
+    ctx.set("cache-control", "no-store");
+    ctx.body = await run(MessageFeed.page(actor, filter, page));
   });
 
   return streams;

@@ -12,12 +12,13 @@ export {
 } from "./webhooks.ts";
 export type {
   Client, ClientCreate, Created, CreateOptions, Dish, Event, EventCreate, EventDetail, Ingredient, Invoice, InvoiceDetail,
-  LineItem, ListPage, ListParams, Organization, Recipe, RecipeDetail, WebhookEvent, WebhookEventType,
+  FeedMessage, LineItem, ListPage, ListParams, MessageFeedParams, Organization, Recipe, RecipeDetail, WebhookEvent, WebhookEventType,
 } from "./types.ts";
 export type { EventsResource } from "./resources/events.ts";
 export type { RecipesResource } from "./resources/recipes.ts";
 export type { ClientsResource } from "./resources/clients.ts";
 export type { InvoicesResource } from "./resources/invoices.ts";
 export type { MeResource } from "./resources/me.ts";
+export type { MessagesResource } from "./resources/messages.ts";
 /** The raw generated OpenAPI types, for advanced use. */
 export type { components, operations, paths, webhooks } from "./generated/api-types.ts";

@@ -2,6 +2,7 @@ import { ClientsResource } from "./resources/clients.ts";
 import { EventsResource } from "./resources/events.ts";
 import { InvoicesResource } from "./resources/invoices.ts";
 import { MeResource } from "./resources/me.ts";
+import { MessagesResource } from "./resources/messages.ts";
 import { RecipesResource } from "./resources/recipes.ts";
 import { Transport } from "./transport.ts";
 
@@ -15,6 +16,11 @@ export interface PlatterOptions {
   readonly maxRetries?: number;
   /** Time limit of one attempt, response body included, in milliseconds. Default 30 000. */
   readonly timeoutMs?: number;
+  /**
+   * The Developer area's origin (`https://developers.…`), for `messages`: the message feed is served
+   * there, with the same key, as `platter listen` is. Optional otherwise.
+   */
+  readonly developerAreaUrl?: string;
   /** A `fetch` to use instead of the global one (a proxy-aware one, or one with instrumentation). */
   readonly fetch?: typeof globalThis.fetch;
 }
@@ -42,12 +48,17 @@ export class Platter {
   readonly clients: ClientsResource;
   /** Invoices: list, retrieve. */
   readonly invoices: InvoicesResource;
+  /** The webhook messages to pull, oldest first from a cursor (needs `developerAreaUrl`). */
+  readonly messages: MessagesResource;
 
   constructor(options: PlatterOptions) {
-    const { apiKey, baseUrl, maxRetries = DEFAULT_MAX_RETRIES, timeoutMs = DEFAULT_TIMEOUT_MS } = options ?? {};
+    const { apiKey, baseUrl, developerAreaUrl, maxRetries = DEFAULT_MAX_RETRIES, timeoutMs = DEFAULT_TIMEOUT_MS } = options ?? {};
     if (typeof apiKey !== "string" || apiKey.trim() === "") throw new TypeError("Platter: `apiKey` is required");
     if (typeof baseUrl !== "string" || !/^https?:\/\//i.test(baseUrl)) {
       throw new TypeError("Platter: `baseUrl` is required: the API's http(s) URL including the version segment, e.g. https://…/v1");
+    }
+    if (developerAreaUrl !== undefined && (typeof developerAreaUrl !== "string" || !/^https?:\/\//i.test(developerAreaUrl))) {
+      throw new TypeError("Platter: `developerAreaUrl` must be the Developer area's http(s) origin, e.g. https://developers.example.com");
     }
     if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError("Platter: `maxRetries` must be a whole number ≥ 0");
     // Timers cannot wait longer than 2^31-1 ms; a larger value would fire at once.
@@ -62,5 +73,8 @@ export class Platter {
     this.events = new EventsResource(transport, this.recipes);
     this.clients = new ClientsResource(transport);
     this.invoices = new InvoicesResource(transport);
+    this.messages = new MessagesResource(developerAreaUrl === undefined
+      ? undefined
+      : new Transport({ apiKey, baseUrl: developerAreaUrl.replace(/\/+$/, ""), maxRetries, timeoutMs, fetch }));
   }
 }

@@ -75,3 +75,32 @@ export interface CreateOptions {
    */
   readonly idempotencyKey?: string;
 }
+
+/**
+ * One message of the feed (`platter.messages.list`): the envelope exactly as its deliveries send it
+ * (`body`, the bytes a receiver's signature covers; `null` for a message this server cannot read),
+ * parsed (`envelope`), and the `cursor` to resume after it.
+ */
+export interface FeedMessage {
+  /** The envelope's id (`evt_…`), the same as the `webhook-id` its deliveries carry. */
+  readonly id: string;
+  readonly type: WebhookEventType;
+  /** When the message was made (ISO 8601 UTC with milliseconds). */
+  readonly created_at: string;
+  readonly body: string | null;
+  readonly envelope: WebhookEvent | null;
+  /** Pass as `after` to read the messages made after this one. */
+  readonly cursor: string;
+}
+
+/** Where `platter.messages.list` starts and what it reads. */
+export interface MessageFeedParams {
+  /** A message's `cursor`: read the messages after it (a receiver's last one). */
+  readonly after?: string;
+  /** Without `after`: the first message made at or after this time; without either, the oldest one kept. */
+  readonly since?: Date | string;
+  /** Only these event types. */
+  readonly types?: ReadonlyArray<WebhookEventType>;
+  /** Messages per request (at most 500; default 100). */
+  readonly limit?: number;
+}

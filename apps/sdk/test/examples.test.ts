@@ -1,9 +1,13 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { envelopeBody, signPayload, standardWebhookSignature } from "@platter/domain";
+import { createDeveloperAreaApp } from "@platter/developer-area";
+import { freePort } from "@platter/testing";
 import { attemptDelivery, type AttemptSettings, createDeliveryAgent } from "@platter/webhooks";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { seedRecordsWithChildren, type SdkTestbed, startSdkTestbed } from "./sdk-testbed.ts";
 
@@ -213,5 +217,42 @@ describe.each(["examples/webhook-node-http.ts", "examples/webhook-koa.ts"])("%s"
 
   it("answers 404 off the webhook route", async () => {
     expect((await fetch(new URL("/elsewhere", receiver.url))).status).toBe(404);
+  });
+});
+
+describe("examples/message-feed.ts against the live Developer area", () => {
+  let area: Server;
+  let areaOrigin: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    areaOrigin = `http://127.0.0.1:${port}`;
+    area = createServer(createDeveloperAreaApp(bed.db.runtime, { developerAreaUrl: areaOrigin, frameAncestors: "'self'" }, pino({ level: "silent" })).callback());
+    await new Promise<void>((done) => area.listen(port, "127.0.0.1", done));
+  });
+  afterAll(async () => {
+    area?.closeAllConnections();
+    await new Promise((done) => area?.close(done));
+  });
+
+  const clientMessages = async (afterId = 0) =>
+    (await bed.sql<{ envelope_id: string }>(
+      "select envelope_id from webhook_messages where organization_id = ? and type = 'client.created' and id > ? order by created_at, id", [bed.org.id, afterId],
+    )).map((row) => row.envelope_id);
+
+  it("prints the client.created messages, then from the cursor it printed only the new one", async () => {
+    const platter = bed.platter();
+    await platter.clients.create({ name: "Feed reader" });
+    const first = await runExample("examples/message-feed.ts", { PLATTER_DEVELOPER_AREA_URL: areaOrigin });
+    const lines = first.trim().split("\n");
+    expect(lines.slice(0, -1).map((line) => line.split("  ")[2])).toEqual(await clientMessages());
+    const cursor = /^resume after: (\S+)$/.exec(lines.at(-1)!)?.[1];
+    expect(cursor).toBeDefined();
+
+    const [seen] = await bed.sql<{ id: string }>("select max(id) as id from webhook_messages where organization_id = ?", [bed.org.id]);
+    await platter.clients.create({ name: "Late reader" });
+    const again = await runExample("examples/message-feed.ts", { PLATTER_DEVELOPER_AREA_URL: areaOrigin, PLATTER_FEED_CURSOR: cursor! });
+    const [line, last] = again.trim().split("\n");
+    expect(line!.split("  ").slice(1)).toEqual(["client.created", (await clientMessages(Number(seen!.id)))[0], "Late reader"]);
+    expect(last).toMatch(/^resume after: \S+$/);
   });
 });

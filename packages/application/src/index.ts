@@ -13,6 +13,7 @@ export * from "./webhook-endpoints.ts";
 export * from "./sandbox.ts";
 export { type DemoCounts, DemoData, seedDemo } from "./demo-data.ts";
 export * from "./local-forwarding.ts";
+export * from "./message-feed.ts";
 export * from "./sign-in-links.ts";
 export * from "./business-actions.ts";
 export * from "./created-records.ts";

@@ -13,8 +13,8 @@ import { Sandbox } from "./sandbox.ts";
  * stream, each forward's answer recorded as the attempt; and, in a sandbox, an event made to
  * happen. No operator access is involved: everything is the key's, in the key's organization.
  */
-/** Nothing for a read/write key; `Forbidden` for a read-only one. */
-const readWriteOnly = (actor: ApiKeyActor) => (actor.scope.access === "read_write" ? Effect.void : Effect.fail(new Forbidden()));
+/** Nothing for a read/write key; `Forbidden` for a read-only one (listening, triggering, the message feed). */
+export const readWriteOnly = (actor: ApiKeyActor) => (actor.scope.access === "read_write" ? Effect.void : Effect.fail(new Forbidden()));
 
 export const LocalForwarding = {
   /** The key `secret` as the actor of what follows (`Unauthenticated` for an unknown, revoked or expired key). */

@@ -28,6 +28,7 @@ export * from "./webhooks/endpoint-throttle.ts";
 export * from "./webhooks/local-listener.ts";
 export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
+export * from "./webhooks/message-feed.ts";
 export * from "./webhooks/operational-notice.ts";
 export * from "./webhooks/signing.ts";
 export * from "./secret-sealing.ts";

@@ -1,5 +1,5 @@
 import {
-  auditLogListing, clientListing, type DatabaseUnavailable, deliveryLogListing, encodeCursor, eventListing, InvalidCursor, invoiceListing, type Listing, type ListPage,
+  auditLogListing, clientListing, type DatabaseUnavailable, deliveryLogListing, encodeCursor, eventListing, InvalidCursor, invoiceListing, type Listing, type ListPage, messageFeedListing,
   operatorActor, type OrgScope, type PageRequest, parsePageRequest, recipeListing, requestLogListing, type SortKey,
 } from "@platter/domain";
 import { Effect, Result } from "effect";
@@ -7,14 +7,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
-  AuditLog, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, type Persistence, RecipeRepository, RequestLog,
+  AuditLog, ClientRepository, DeliveryRepository, EventRepository, InvoiceRepository, type Persistence, RecipeRepository, RequestLog, WebhookMessages,
 } from "../src/index.ts";
 import { Seeding } from "@platter/seeds";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
  * One test for every paged list (the API's four, the Developer area's delivery, request and audit
- * logs, each log filtered by a time range too), all read by `readKeysetPage`: two organizations
+ * logs, each log filtered by a time range too, and the message feed, oldest first), all read by `readKeysetPage`: two organizations
  * with rows whose sort keys tie in threes, walked page by page with a small limit, give every row
  * of their own organization exactly once, in the listing's order (the order of its index, read
  * by SQL), none of the other's; a bad cursor is refused as `InvalidCursor` before any read. The
@@ -79,6 +79,19 @@ const seedAudit = async (org: OrganizationFixture) => {
     AuditLog.use((log) => log.record(actor, i % 2 === 0 ? "api_key.created" : "webhook_endpoint.created", `row ${i}`)), { discard: true }));
   await tieTimes("audit_log", "at", org.id);
 };
+
+/**
+ * Messages for the feed, their times tied in threes in the past; every message of the organization
+ * (the delivery log's too) gets an envelope id naming its row, so the feed's rows map back to ids.
+ */
+const seedMessages = async (org: OrganizationFixture) => {
+  await sql(`insert into webhook_messages (organization_id, type, payload, created_at)
+    select ?, (array['client.created', 'event.created'])[1 + g % 2], '{"version": 1, "data": {}}'::jsonb,
+      '2026-03-01T09:00:00Z'::timestamptz + (g / 3) * interval '1.5 seconds' from generate_series(0, ? - 1) g`, [org.id, ROWS]);
+  await sql(`update webhook_messages set envelope_id = 'evt_row_' || id where organization_id = ?`, [org.id]);
+};
+/** A feed message's row id, from the envelope id `seedMessages` gave it. */
+const rowOfEnvelope = (envelopeId: string) => ({ id: Number(envelopeId.replace("evt_row_", "")) });
 
 const newestFirst = (table: string, column: string, where = "true") => (organizationId: number, params: unknown[] = []) =>
   idsOf(`select t.id from ${table} t where t.organization_id = ? and ${where} order by t.${column} desc, t.id desc`, [organizationId, ...params]);
@@ -158,6 +171,25 @@ const PAGED_LISTS: ReadonlyArray<PagedList> = [
     seed: async () => {},
     read: (scope, page) => AuditLog.use((log) => log.page(scope, { ...WINDOW, action: "api_key.created" }, page)),
     expected: (id) => newestFirst("audit_log", "at", "t.at >= ?::timestamptz and t.at < ?::timestamptz and t.action = 'api_key.created'")(id, [WINDOW.from, WINDOW.to]),
+  },
+  // Last: its seed renames the envelopes of every message seeded before it.
+  {
+    name: "message feed (CLI routes, SDK)",
+    listing: messageFeedListing,
+    seed: seedMessages,
+    read: (scope, page) => Effect.map(WebhookMessages.use((messages) => messages.feed(scope, { eventTypes: [] }, page)),
+      (read) => ({ ...read, data: read.data.map((m) => rowOfEnvelope(m.id)) })),
+    expected: (id) => idsOf("select id from webhook_messages where organization_id = ? order by created_at, id", [id]),
+  },
+  {
+    name: "message feed of one type, since a time",
+    listing: messageFeedListing,
+    seed: async () => {},
+    // `since` is a start before its first message (parseMessageFeedRequest), as a first page's cursor.
+    read: (scope, page) => Effect.map(WebhookMessages.use((messages) => messages.feed(scope, { eventTypes: ["client.created"] }, page.after === undefined ? { ...page, after: [WINDOW.from, 0] } : page)),
+      (read) => ({ ...read, data: read.data.map((m) => rowOfEnvelope(m.id)) })),
+    expected: (id) => idsOf("select id from webhook_messages where organization_id = ? and type = 'client.created' and created_at >= ?::timestamptz order by created_at, id",
+      [id, WINDOW.from]),
   },
 ];
 

@@ -1,12 +1,12 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { AuditLog, type Database, DeliveryRepository, openPlatform, RequestLog } from "../src/index.ts";
+import { AuditLog, type Database, DeliveryRepository, openPlatform, RequestLog, WebhookMessages } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { Seeding } from "@platter/seeds";
 import { createOrganization, createTestDatabase, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase, withRawClient } from "@platter/testing";
 
 /**
- * The Developer area's three logs read through `readKeysetPage` each page as one walk of their
+ * The Developer area's three logs, and the message feed, read through `readKeysetPage` each page as one walk of their
  * organization's index in its order: PostgreSQL's generic plan of every page statement (first
  * page, next page, a time range, a filter), read off the connection's own `pg_prepared_statements`
  * on a pool of one, scans the log's index and sorts none of the log's rows. Two organizations of
@@ -76,6 +76,16 @@ describe.each([
     pages: () => AuditLog.use((r) => Effect.all([
       r.page(a.scope, {}, FIRST), r.page(a.scope, {}, NEXT), r.page(a.scope, { from: FROM, to: TO }, NEXT),
       r.page(a.scope, { action: "api_key.created", actor: "operator" }, NEXT),
+    ])),
+  },
+  {
+    log: "message feed",
+    table: "webhook_messages m",
+    index: /Index Scan using webhook_messages_feed_idx on webhook_messages m/,
+    sorted: /Sort Key: m\.created_at/,
+    pages: () => WebhookMessages.use((r) => Effect.all([
+      r.feed(a.scope, { eventTypes: [] }, FIRST), r.feed(a.scope, { eventTypes: [] }, NEXT), r.feed(a.scope, { eventTypes: [] }, { limit: 50, after: [FROM, 0] }),
+      r.feed(a.scope, { eventTypes: ["invoice.paid", "client.created"] }, NEXT),
     ])),
   },
 ])("the $log", ({ table, index, sorted, pages }) => {

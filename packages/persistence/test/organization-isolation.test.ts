@@ -161,6 +161,14 @@ const cases = (scope: OrgScope) => ({
   },
   WebhookMessages: {
     record: async () => expectOnlyB("webhook_messages", [await run(WebhookMessages.use((messages) => messages.record(scope, exampleMessage("client.created"))))]),
+    // B's feed holds B's messages only (by their envelope ids), none of A's.
+    feed: async () => {
+      const page = await run(WebhookMessages.use((messages) => messages.feed(scope, { eventTypes: [] }, { limit: 500, after: undefined })));
+      const envelopes = page.data.map((m) => m.id);
+      const own = await rows<{ envelope_id: string }>("select envelope_id from webhook_messages where organization_id = ?", [b.id]);
+      expect(envelopes.length).toBeGreaterThan(0);
+      expect(envelopes.filter((id) => !own.some((row) => row.envelope_id === id))).toEqual([]);
+    },
   },
   InvoiceRepository: {
     list: async () => expectOnlyB("invoices", (await run(InvoiceRepository.use((r) => r.list(scope, { limit: 500, after: undefined })))).data.map((i) => i.id)),

@@ -21,8 +21,12 @@ export const WebhookMessageEntity = defineEntity({
     payload: p.json<unknown>(),
     createdAt: p.datetime(3).defaultRaw("now()"),
   },
-  // Retention: messages oldest first.
-  indexes: [{ name: "webhook_messages_created_at_idx", properties: ["createdAt"] }],
+  indexes: [
+    // Retention: messages oldest first.
+    { name: "webhook_messages_created_at_idx", properties: ["createdAt"] },
+    // The message feed: an organization's messages oldest first, from a cursor.
+    { name: "webhook_messages_feed_idx", properties: ["organization", "createdAt", "id"] },
+  ],
 });
 
 export const WebhookEndpointEntity = defineEntity({

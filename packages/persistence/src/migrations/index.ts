@@ -26,6 +26,7 @@ import { Migration20261129040000EndedDeliveriesAndAccessRetention } from "./Migr
 import { Migration20261129050000SecretKeyChecks } from "./Migration20261129050000SecretKeyChecks.ts";
 import { Migration20261129060000EndedKeysRemovable } from "./Migration20261129060000EndedKeysRemovable.ts";
 import { Migration20261130040000EndpointThrottle } from "./Migration20261130040000EndpointThrottle.ts";
+import { Migration20261130050000MessageFeedOrder } from "./Migration20261130050000MessageFeedOrder.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -57,4 +58,5 @@ export const migrationsList = [
   { name: "Migration20261129050000SecretKeyChecks", class: Migration20261129050000SecretKeyChecks },
   { name: "Migration20261129060000EndedKeysRemovable", class: Migration20261129060000EndedKeysRemovable },
   { name: "Migration20261130040000EndpointThrottle", class: Migration20261130040000EndpointThrottle },
+  { name: "Migration20261130050000MessageFeedOrder", class: Migration20261130050000MessageFeedOrder },
 ];

@@ -1,8 +1,12 @@
-import { type DatabaseUnavailable, type OrgScope, storedMessage, type WebhookMessage } from "@platter/domain";
+import {
+  type DatabaseUnavailable, encodeCursor, envelopeBody, type FeedMessage, type FeedRow, type ListPage, type MessageFeedFilter, messageFeedListing,
+  type OrgScope, type PageRequest, storedMessage, type WebhookMessage,
+} from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { WebhookMessageEntity } from "../entities/index.ts";
-import { type OrgSql, orgSql, sql, type Statement } from "../org-sql.ts";
+import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
+import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 
 /**
  * Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the
@@ -47,6 +51,45 @@ export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointI
     ));
 
 /**
+ * The feed's horizon: only messages made before the start of the oldest transaction still open on
+ * this database are read. A message's `created_at` is its transaction's `now()`, its start, so one
+ * still to commit (or still to be written by an open transaction) is never older than that: a
+ * reader that went past a message never finds an older one appear behind it (no gap), however long
+ * a writer's transaction lasts. The reading statement's own transaction is among those open, so the
+ * horizon is at most its `now()`. It is cut to the millisecond: `created_at` keeps milliseconds,
+ * rounded, so a transaction's messages are never older than its start cut so. Written `is true`, a
+ * filter and not a bound of an index: a second bound of `created_at` beside the cursor's made the
+ * generic plan walk the retention index across every organization (log-page-plans.test.ts). (It reads the sessions of the database's role, as every Platter
+ * process connects with one; an open transaction of another role is not seen.)
+ */
+const SETTLED_MESSAGES = raw(`(m.created_at < (
+  select date_trunc('milliseconds', min(open.xact_start)) from pg_stat_activity open
+  where open.datname = current_database() and open.backend_type = 'client backend' and open.xact_start is not null)) is true`);
+
+/** A message as the feed reads it: its key, envelope id, type, time and payload. */
+interface FeedDbRow {
+  id: string;
+  envelope_id: string;
+  type: string;
+  created_at: string;
+  payload: unknown;
+}
+
+/** A feed row with the envelope's exact bytes, as a delivery sends them (`envelopeBody`). */
+const toFeedRow = (row: FeedDbRow): FeedRow => ({
+  position: Number(row.id),
+  id: row.envelope_id,
+  type: row.type,
+  created_at: row.created_at,
+  body: envelopeBody({ envelopeId: row.envelope_id, type: row.type, createdAt: row.created_at, payload: row.payload }) ?? null,
+});
+
+/** A feed page's message with the cursor that resumes after it. */
+const toFeedMessage = (row: FeedRow): FeedMessage => ({
+  id: row.id, type: row.type, created_at: row.created_at, body: row.body, cursor: encodeCursor(messageFeedListing.endpoint, messageFeedListing.keyOf(row)),
+});
+
+/**
  * The organization's webhook messages as a store: a use case records the message of its change
  * (`recordMessage`: the message and its deliveries) inside the change's transaction (`inOneTransaction`).
  */
@@ -55,13 +98,33 @@ export class WebhookMessages extends Context.Service<
   {
     /** `recordMessage` for the scope, in the caller's transaction; returns the message's id. */
     readonly record: (scope: OrgScope, message: WebhookMessage) => Effect.Effect<number, DatabaseUnavailable>;
+    /**
+     * One page of the message feed (`messageFeedListing`: oldest first), filtered by type; only messages settled behind every open transaction (`SETTLED_MESSAGES`). Read on the
+     * primary: the horizon is the primary's sessions'.
+     */
+    readonly feed: (scope: OrgScope, filter: MessageFeedFilter, page: PageRequest<readonly [string, number]>) =>
+      Effect.Effect<ListPage<FeedMessage>, DatabaseUnavailable>;
   }
 >()("platter/persistence/WebhookMessages") {
   static readonly layer = Layer.effect(
     WebhookMessages,
     Effect.gen(function* () {
       const database = yield* Database;
-      return WebhookMessages.of({ record: (scope: OrgScope, message: WebhookMessage) => recordMessage(orgSql(database, scope), message) });
+      return WebhookMessages.of({
+        record: (scope: OrgScope, message: WebhookMessage) => recordMessage(orgSql(database, scope), message),
+        feed: (scope, filter, page) =>
+          Effect.map(
+            readKeysetPage(orgSql(database, scope), messageFeedListing, {
+              columns: `m.id, m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload`,
+              from: "webhook_messages",
+              as: "m",
+              keyColumns: ["m.created_at", "m.id"],
+              keyCasts: ["timestamptz", "bigint"],
+              filter: [SETTLED_MESSAGES, ...(filter.eventTypes.length === 0 ? [] : [sql`m.type = any(${filter.eventTypes}::text[])`])],
+            }, page, toFeedRow),
+            (read) => ({ ...read, data: read.data.map(toFeedMessage) }),
+          ),
+      });
     }),
   );
 }
