@@ -55,12 +55,17 @@ export const WebhookEndpointEntity = defineEntity({
     listeningUntil: p.datetime(3).nullable(),
     /** The connected stream's token: a second `platter listen` with the key takes over, and the first one's renewals fail. */
     listenerStream: p.uuid().nullable(),
+    /** Its integrator's own words on what it is for (at most 500 characters, `ENDPOINT_DESCRIPTION_MAX_CHARACTERS`). */
+    description: p.text().nullable(),
   },
   indexes: [
     { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },
     { name: "webhook_endpoints_listener_key_idx", expression: "create unique index webhook_endpoints_listener_key_idx on webhook_endpoints (listener_key_id) where listener_key_id is not null" },
   ],
-  checks: [{ name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" }],
+  checks: [
+    { name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" },
+    { name: "webhook_endpoints_description_check", expression: "char_length(description) <= 500" },
+  ],
 });
 
 /**
