@@ -350,7 +350,7 @@ export class WebhookEndpointRepository extends Context.Service<
           const edited = yield* orgSql(database, scope).update({
             table: "webhook_endpoints",
             as: "w",
-            set: sql`url = ${settings.url}, origin = ${endpointOrigin(settings.url)}, event_types = ${[...settings.eventTypes]}::text[],
+            set: sql`url = ${settings.url}, origin = ${endpointOrigin(settings.url)}, event_types = ${`{${settings.eventTypes.join(",")}}`}::text[],
               description = ${settings.description}::text`,
             where: sql`w.id = ${id}`,
             returning: "w.id",
