@@ -72,7 +72,7 @@ const entryRow = (entry: AuditEntry) => html`<tr>
       <td>${when(entry.at)}</td>
       <td class="who">${who(entry)}</td>
       <td><code>${entry.action}</code></td>
-      <td class="subject">${entry.subject}${changes(entry)}</td>
+      <td>${entry.subject}${changes(entry)}</td>
     </tr>`;
 
 const option = (value: string, label: string, chosen: string) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${label}</option>`;
