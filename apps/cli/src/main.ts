@@ -1,5 +1,6 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { stripVTControlCharacters } from "node:util";
+import { auditCommand } from "./commands/audit.ts";
 import { inquiryCommand, invoiceCommand, proposalCommand } from "./commands/business.ts";
 import { deliveriesCommand } from "./commands/deliveries.ts";
 import { developerAreaCommand } from "./commands/developer-area.ts";
@@ -22,7 +23,7 @@ import { exitCodeOf, LimitReached, messageOf, UsageError } from "./failures.ts";
  * `runMain` would not (it prints usage on stdout and exits 1 for every error).
  */
 const platter: CommandDef = defineCommand({
-  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding, the message feed, stored secrets' keys" },
+  meta: { name: "platter", description: "Operate Platter: migrations, organizations, API keys, sample data, webhooks, business events, sandboxes, Developer-area links, local start, local webhook forwarding, the message feed, stored secrets' keys, the audit log" },
   subCommands: {
     start: startCommand,
     migrate: migrateCommand,
@@ -30,6 +31,9 @@ const platter: CommandDef = defineCommand({
     key: keyCommand,
     seed: seedCommand,
     webhook: webhookCommand,
+    // `platter endpoints …` is `platter webhook …` (`platter endpoints update 12 --url …`).
+    endpoints: webhookCommand,
+    audit: auditCommand,
     deliveries: deliveriesCommand,
     invoice: invoiceCommand,
     proposal: proposalCommand,

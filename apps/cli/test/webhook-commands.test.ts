@@ -162,11 +162,11 @@ describe("platter webhook list", () => {
       endpoints: [
         {
           id: first.id, url: "https://93.184.216.34/first", event_types: [], enabled: true, disabled_reason: null,
-          created_at: expect.any(String), throttle_per_second: null, listener: null,
+          created_at: expect.any(String), description: null, throttle_per_second: null, listener: null,
         },
         {
           id: second.id, url: "https://93.184.216.34/second", event_types: ["event.inquiry", "proposal.approved"], enabled: true,
-          disabled_reason: null, created_at: expect.any(String), throttle_per_second: null, listener: null,
+          disabled_reason: null, created_at: expect.any(String), description: null, throttle_per_second: null, listener: null,
         },
       ],
     });

@@ -53,11 +53,26 @@ const who = (entry: AuditEntry): HtmlValue => {
   return html`<span class="badge badge-read">Session</span> <span>${deviceLabel(entry.device_hint)}</span>`;
 };
 
+/** A value of an entry's details as text: none, a list of event types (none: every type), or the value itself. */
+const detailValue = (field: string, value: unknown): string => {
+  if (value === null || value === undefined || value === "") return "none";
+  if (Array.isArray(value)) return value.length === 0 && field === "event_types" ? "every type" : value.join(", ");
+  return String(value);
+};
+
+/** What a change changed (`AuditEntry.details`): each field before → after, every value shown as text. */
+const changes = (entry: AuditEntry): HtmlValue =>
+  entry.details === null
+    ? ""
+    : html`<dl class="audit-details">${Object.keys(entry.details.after).sort().map((field) => html`
+        <div><dt>${field.replaceAll("_", " ")}</dt><dd><span class="before">${detailValue(field, entry.details?.before[field])}</span> → <span class="after">${detailValue(field, entry.details?.after[field])}</span></dd></div>`)}
+      </dl>`;
+
 const entryRow = (entry: AuditEntry) => html`<tr>
       <td>${when(entry.at)}</td>
       <td class="who">${who(entry)}</td>
       <td><code>${entry.action}</code></td>
-      <td>${entry.subject}</td>
+      <td>${entry.subject}${changes(entry)}</td>
     </tr>`;
 
 const option = (value: string, label: string, chosen: string) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${label}</option>`;

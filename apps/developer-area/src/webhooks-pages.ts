@@ -1,4 +1,4 @@
-import { describedThrottle, MESSAGE_TYPES } from "@platter/domain";
+import { describedThrottle, ENDPOINT_DESCRIPTION_MAX_CHARACTERS, MESSAGE_TYPES } from "@platter/domain";
 import type { EndpointDelivery, EndpointHealth, EndpointNoticeView, EndpointSecret, WebhookEndpointOverview } from "@platter/persistence";
 import { endpointNoticeBanner, noticeBanners } from "./endpoint-notice-banners.ts";
 import { html, type HtmlValue } from "./html.ts";
@@ -9,7 +9,7 @@ import { secretField, when } from "./pages.ts";
 
 /**
  * The Webhooks pages: the organization's endpoints with their health, adding one, an endpoint's
- * page (signing secret, test event, enable/disable), the rotation's confirmation and a test
+ * page (signing secret, test event, enable/disable), editing one, the rotation's confirmation and a test
  * event's delivery. Every interpolated string is escaped by `html`; a URL is only ever text here.
  */
 
@@ -22,6 +22,20 @@ export interface EndpointForm {
   readonly urlError?: string;
   readonly typesError?: string;
 }
+
+/** What the edit form says: the values entered (or the endpoint's own at first), and the problem with each. */
+export interface EditEndpointForm extends EndpointForm {
+  readonly description: string;
+  readonly descriptionError?: string;
+}
+
+/** The edit form as first shown: the endpoint's settings as they are. */
+export const editFormOf = (endpoint: WebhookEndpointOverview): EditEndpointForm => ({
+  url: endpoint.url,
+  choice: endpoint.event_types.length === 0 ? "all" : "some",
+  picked: endpoint.event_types,
+  description: endpoint.description ?? "",
+});
 
 /** The add form as first shown: every event type. */
 export const EMPTY_ENDPOINT_FORM: EndpointForm = { url: "", choice: "all", picked: [] };
@@ -93,7 +107,8 @@ const listenerBadge = (endpoint: WebhookEndpointOverview): HtmlValue =>
     : html` <span class="badge ${endpoint.listener.connected ? "badge-active" : "badge-read"}" title="Forwarded by platter listen with key ${endpoint.listener.key_prefix}…">platter listen${endpoint.listener.connected ? " · connected" : " · offline"}</span>`;
 
 const endpointRow = (endpoint: WebhookEndpointOverview) => html`<tr${endpoint.enabled ? "" : html` class="revoked"`}>
-      <td class="url"><a href="/webhooks/${endpoint.id}">${endpoint.url}</a>${listenerBadge(endpoint)}</td>
+      <td class="url"><a href="/webhooks/${endpoint.id}">${endpoint.url}</a>${listenerBadge(endpoint)}${
+        endpoint.description === null ? "" : html`<p class="hint endpoint-description">${endpoint.description}</p>`}</td>
       <td>${eventTypes(endpoint.event_types)}</td>
       <td class="status">${status(endpoint)}</td>
       <td>${successRate(endpoint.health)}</td>
@@ -130,6 +145,26 @@ const typeChoice = (type: (typeof MESSAGE_TYPES)[number], form: EndpointForm) =>
           <label class="choice choice-type"><input type="checkbox" name="type:${type.type}"${form.picked.includes(type.type) ? html` checked` : ""}>
             <span><code>${type.type}</code> <span class="hint">${type.description}</span></span></label>`;
 
+/** The URL field of the add and edit forms, with its problem beside it. */
+const urlField = (form: EndpointForm) => html`<div class="field">
+          <label for="endpoint-url">Endpoint URL</label>
+          <input id="endpoint-url" name="url" type="url" inputmode="url" maxlength="2000" required autocomplete="off" spellcheck="false"
+            placeholder="https://example.com/webhooks/platter" value="${form.url}"${form.urlError ? html` aria-invalid="true" aria-describedby="endpoint-url-error"` : ""}>
+          ${form.urlError
+            ? html`<p class="field-error" id="endpoint-url-error">${form.urlError}</p>`
+            : html`<p class="hint">A public <code>https://</code> address of yours that answers a <code>POST</code> with <code>2xx</code>.</p>`}
+        </div>`;
+
+/** The event types of the add and edit forms: every type, or only those ticked. */
+const eventTypesField = (form: EndpointForm) => html`<fieldset class="field"${form.typesError ? html` aria-describedby="event-types-error"` : ""}>
+          <legend>Event types</legend>
+          <label class="choice"><input type="radio" name="choice" value="all"${form.choice === "all" ? html` checked` : ""}> Every event type <span class="hint">also those added later</span></label>
+          <label class="choice"><input type="radio" name="choice" value="some"${form.choice === "some" ? html` checked` : ""}> Only the types ticked below</label>
+          <div class="type-choices">${MESSAGE_TYPES.map((type) => typeChoice(type, form))}
+          </div>
+          ${form.typesError ? html`<p class="field-error" id="event-types-error">${form.typesError}</p>` : ""}
+        </fieldset>`;
+
 /** The form that adds an endpoint: its URL, and every event type or only those ticked. */
 export const newEndpointPage = (signedIn: SignedIn, form: EndpointForm = EMPTY_ENDPOINT_FORM): string =>
   signedInPage(signedIn, "webhooks", "Add an endpoint", html`
@@ -140,25 +175,39 @@ export const newEndpointPage = (signedIn: SignedIn, form: EndpointForm = EMPTY_E
     <section class="panel">
       <form method="post" action="/webhooks" novalidate>
         ${formTokenField(signedIn.formToken)}
-        <div class="field">
-          <label for="endpoint-url">Endpoint URL</label>
-          <input id="endpoint-url" name="url" type="url" inputmode="url" maxlength="2000" required autocomplete="off" spellcheck="false"
-            placeholder="https://example.com/webhooks/platter" value="${form.url}"${form.urlError ? html` aria-invalid="true" aria-describedby="endpoint-url-error"` : ""}>
-          ${form.urlError
-            ? html`<p class="field-error" id="endpoint-url-error">${form.urlError}</p>`
-            : html`<p class="hint">A public <code>https://</code> address of yours that answers a <code>POST</code> with <code>2xx</code>.</p>`}
-        </div>
-        <fieldset class="field"${form.typesError ? html` aria-describedby="event-types-error"` : ""}>
-          <legend>Event types</legend>
-          <label class="choice"><input type="radio" name="choice" value="all"${form.choice === "all" ? html` checked` : ""}> Every event type <span class="hint">also those added later</span></label>
-          <label class="choice"><input type="radio" name="choice" value="some"${form.choice === "some" ? html` checked` : ""}> Only the types ticked below</label>
-          <div class="type-choices">${MESSAGE_TYPES.map((type) => typeChoice(type, form))}
-          </div>
-          ${form.typesError ? html`<p class="field-error" id="event-types-error">${form.typesError}</p>` : ""}
-        </fieldset>
+        ${urlField(form)}
+        ${eventTypesField(form)}
         <div class="form-actions">
           <button type="submit" class="button button-primary">Add endpoint</button>
           <a class="button" href="/webhooks">Cancel</a>
+        </div>
+      </form>
+    </section>`);
+
+/** The form that edits an endpoint: its URL, description and event types (enabling and disabling stay on its page). */
+export const editEndpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOverview, form: EditEndpointForm): string =>
+  signedInPage(signedIn, "webhooks", "Edit endpoint", html`
+    <div class="page-header">
+      <p class="breadcrumb"><a href="/webhooks/${endpoint.id}">${endpoint.url}</a></p>
+      <h1>Edit endpoint</h1>
+    </div>
+    <section class="panel">
+      <form method="post" action="/webhooks/${endpoint.id}/edit" novalidate>
+        ${formTokenField(signedIn.formToken)}
+        ${urlField(form)}
+        <p class="hint">A new URL is checked as at registration. Deliveries not yet sent go to it; those already sent stay in the log as they were.</p>
+        <div class="field">
+          <label for="endpoint-description">Description <span class="hint">optional</span></label>
+          <textarea id="endpoint-description" name="description" rows="3" maxlength="${ENDPOINT_DESCRIPTION_MAX_CHARACTERS}"
+            placeholder="What this endpoint is for: which system receives it, who owns it"${form.descriptionError ? html` aria-invalid="true" aria-describedby="endpoint-description-error"` : ""}>${form.description}</textarea>
+          ${form.descriptionError
+            ? html`<p class="field-error" id="endpoint-description-error">${form.descriptionError}</p>`
+            : html`<p class="hint">For you and your team; at most ${ENDPOINT_DESCRIPTION_MAX_CHARACTERS} characters.</p>`}
+        </div>
+        ${eventTypesField(form)}
+        <div class="form-actions">
+          <button type="submit" class="button button-primary">Save changes</button>
+          <a class="button" href="/webhooks/${endpoint.id}">Cancel</a>
         </div>
       </form>
     </section>`);
@@ -221,9 +270,13 @@ const togglePanel = (signedIn: SignedIn, endpoint: WebhookEndpointOverview) => h
 /** An endpoint's page: what it receives and how it fares, its signing secret, a test event, enable/disable. */
 export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOverview, state: EndpointPageState = {}): string =>
   signedInPage(signedIn, "webhooks", "Webhook endpoint", html`
-    <div class="page-header">
-      <p class="breadcrumb"><a href="/webhooks">Webhooks</a></p>
-      <h1 class="endpoint-url">${endpoint.url}</h1>
+    <div class="page-header page-header-split">
+      <div class="page-header-main">
+        <p class="breadcrumb"><a href="/webhooks">Webhooks</a></p>
+        <h1 class="endpoint-url">${endpoint.url}</h1>
+        ${endpoint.description === null ? "" : html`<p class="lede endpoint-description">${endpoint.description}</p>`}
+      </div>
+      ${endpoint.listener === null ? html`<a class="button" href="/webhooks/${endpoint.id}/edit">Edit endpoint</a>` : ""}
     </div>
     ${state.notice === undefined ? "" : html`<div class="notice" role="status">${state.notice}</div>`}
     ${endpointNoticeBanner(state.operationalNotices ?? [], endpoint.id)}

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { WebhookEndpoints } from "@platter/application";
-import { isWebhookEventType, parseEndpointThrottle, parseEndpointUrl, parseSubscription } from "@platter/domain";
+import { isWebhookEventType, parseEndpointDescription, parseEndpointThrottle, parseEndpointUrl, parseSubscription } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import { Effect, Result } from "effect";
@@ -11,12 +11,13 @@ import { limited, refusalCostWork } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 import {
-  confirmRotatePage, EMPTY_ENDPOINT_FORM, type EndpointForm, endpointPage, type EndpointPageState, newEndpointPage,
+  confirmRotatePage, EMPTY_ENDPOINT_FORM, type EditEndpointForm, editEndpointPage, editFormOf, type EndpointForm, endpointPage,
+  type EndpointPageState, newEndpointPage,
   testDeliveryPage, webhooksPage,
 } from "./webhooks-pages.ts";
 
 /**
- * The Webhooks routes: list, add, reveal and rotate the signing secret, enable/disable, send a test
+ * The Webhooks routes: list, add, edit, reveal and rotate the signing secret, enable/disable, send a test
  * event and follow its delivery. Each calls the application's `WebhookEndpoints` as the session: the
  * session's scope (another organization's endpoint is the 404 page), the SSRF guard, the change and
  * its audit row are the service's; every POST is checked (origin and form token) first.
@@ -45,6 +46,7 @@ const DONE: Readonly<Record<string, string>> = {
   enabled: "Endpoint enabled: deliveries are sent to it again.",
   disabled: "Endpoint disabled: nothing is sent to it until it is enabled again.",
   throttled: "Throttle saved: it applies to the next deliveries sent.",
+  edited: "Endpoint saved. Deliveries not yet sent go to it as it is now.",
 };
 
 /** The event types ticked on the add form: each checkbox is a field of its own, `type:<event type>`. */
@@ -100,6 +102,43 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   router.get("/webhooks/:id", signedInOnly, async (ctx) => {
     const done = DONE[String(ctx.query["done"] ?? "")];
     await showEndpoint(ctx, 200, recordIdOf(ctx), done === undefined ? {} : { notice: done });
+  });
+
+  router.get("/webhooks/:id/edit", signedInOnly, async (ctx) => {
+    const session = sessionOf(ctx);
+    const endpoint = await run(ctx, WebhookEndpoints.find(session, recordIdOf(ctx)));
+    page(ctx, 200, editEndpointPage(await signedIn(ctx, session), endpoint, editFormOf(endpoint)));
+  });
+
+  post("/webhooks/:id/edit", limited("endpointChanges", endpointPath), async (ctx, form, session) => {
+    const id = recordIdOf(ctx);
+    const entered: EditEndpointForm = {
+      url: form["url"] ?? "", choice: form["choice"] ?? "", picked: pickedTypes(form), description: form["description"] ?? "",
+    };
+    const refused = async (status: number, problems: Partial<EditEndpointForm>) =>
+      page(ctx, status, editEndpointPage(await signedIn(ctx, session), await run(ctx, WebhookEndpoints.find(session, id)), { ...entered, ...problems }));
+    // Every field's problem at once, before anything is looked up: the URL's form, the description's length, the types.
+    const types = parseSubscription(entered.choice, entered.picked);
+    const description = parseEndpointDescription(entered.description);
+    const url = parseEndpointUrl(entered.url);
+    if (Result.isFailure(types) || Result.isFailure(description) || Result.isFailure(url)) {
+      return refused(400, {
+        ...(Result.isFailure(types) ? { typesError: types.failure.message } : {}),
+        ...(Result.isFailure(description) ? { descriptionError: description.failure.message } : {}),
+        ...(Result.isFailure(url) ? { urlError: url.failure.message } : {}),
+      });
+    }
+    // A URL that may not receive webhooks or is another endpoint's, or a local listener's endpoint: said beside the URL, and nothing written.
+    const edited = await run(ctx, shownOnForm(
+      WebhookEndpoints.edit(session, id, { url: entered.url, eventTypes: types.success, description: entered.description }, settings.webhooks),
+      "InvalidInput", "EndpointUrlRefused", "EndpointUrlTaken", "InvalidTransition",
+    ));
+    if (!edited.done) {
+      // The SSRF guard may have looked the name up: that refusal keeps its count, so lookups stay bounded.
+      if (edited.tag === "EndpointUrlRefused") refusalCostWork(ctx);
+      return refused(edited.refusal.status, { urlError: edited.refusal.text });
+    }
+    redirect(ctx, `/webhooks/${id}?done=edited`);
   });
 
   // Revealing is a deliberate POST (never a link a browser may prefetch), and audited; no response is cached.

@@ -68,6 +68,7 @@ describe("the POST routes", () => {
       "/api-keys/:id/roll": "keyChanges",
       "/api-keys/:id/revoke": "unlimited",
       "/webhooks": "endpointCreates",
+      "/webhooks/:id/edit": "endpointChanges",
       "/webhooks/:id/secret": "endpointChanges",
       "/webhooks/:id/rotate": "endpointChanges",
       "/webhooks/:id/enable": "endpointChanges",

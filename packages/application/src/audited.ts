@@ -1,4 +1,4 @@
-import type { Actor } from "@platter/domain";
+import type { Actor, AuditDetails } from "@platter/domain";
 import { AuditLog, inOneTransaction } from "@platter/persistence";
 import { Effect } from "effect";
 
@@ -6,6 +6,8 @@ import { Effect } from "effect";
 export interface AuditEntry {
   readonly action: string;
   readonly subject: string;
+  /** What the change changed, before and after (an endpoint's edit). */
+  readonly details?: AuditDetails;
 }
 
 /**
@@ -15,10 +17,10 @@ export interface AuditEntry {
 export const audited = <A, E, R>(actor: Actor, change: Effect.Effect<A, E, R>, entryOf: (result: A) => AuditEntry | undefined) =>
   inOneTransaction(Effect.tap(change, (result) => {
     const entry = entryOf(result);
-    return entry === undefined ? Effect.void : AuditLog.use((log) => log.record(actor, entry.action, entry.subject));
+    return entry === undefined ? Effect.void : AuditLog.use((log) => log.record(actor, entry.action, entry.subject, entry.details));
   }));
 
 /** `change`, and one audit row for each entry `entriesOf` its result names, in one transaction (as `audited`). */
 export const auditedEach = <A, E, R>(actor: Actor, change: Effect.Effect<A, E, R>, entriesOf: (result: A) => ReadonlyArray<AuditEntry>) =>
   inOneTransaction(Effect.tap(change, (result) =>
-    Effect.forEach(entriesOf(result), (entry) => AuditLog.use((log) => log.record(actor, entry.action, entry.subject)), { discard: true })));
+    Effect.forEach(entriesOf(result), (entry) => AuditLog.use((log) => log.record(actor, entry.action, entry.subject, entry.details)), { discard: true })));

@@ -1,6 +1,6 @@
 import {
-  type Actor, endpointLimitReached, EndpointUrlRefused, endpointUrlTaken, exampleMessage, generateSigningSecret, normalizedEndpointUrl,
-  parseEndpointUrl, type WebhookEventType,
+  type Actor, type EndpointEdit, endpointEditDetails, endpointLimitReached, type EndpointSettings, EndpointUrlRefused, endpointUrlTaken,
+  exampleMessage, generateSigningSecret, InvalidTransition, normalizedEndpointUrl, parseEndpointDescription, parseEndpointUrl, type WebhookEventType,
 } from "@platter/domain";
 import type { WebhookEndpointSettings } from "@platter/ops";
 import { inOneTransaction, WebhookEndpointRepository } from "@platter/persistence";
@@ -61,6 +61,51 @@ const registerChecked = (actor: Actor, url: string, types: ReadonlyArray<Webhook
     return yield* endpoints.add(actor.scope, url, types, generateSigningSecret());
   }));
 
+/** An edit as checked before its transaction: a URL the guard allowed, a description read (null: none), types known. */
+interface CheckedEdit {
+  readonly url?: string;
+  readonly eventTypes?: ReadonlyArray<WebhookEventType>;
+  readonly description?: string | null;
+  readonly enabled?: boolean;
+}
+
+/**
+ * Applies a checked edit to endpoint `id` in one transaction: the endpoint's row locked (and, for a
+ * new URL, the organization's, as registrations lock it: one endpoint per URL still holds); a local
+ * listener's endpoint is `platter listen`'s (`InvalidTransition`); a URL another endpoint has is
+ * `EndpointUrlTaken`. Returns the settings before and after, and the audit details (undefined when
+ * nothing changed, and then nothing was written).
+ */
+const editChecked = (actor: Actor, id: number, edit: CheckedEdit, disabledReason: string | undefined) =>
+  inOneTransaction(Effect.gen(function* () {
+    const endpoints = yield* WebhookEndpointRepository;
+    const registered = edit.url === undefined ? [] : yield* endpoints.lockForRegistration(actor.scope);
+    const locked = yield* endpoints.lockForEdit(actor.scope, id);
+    if (locked.listener) {
+      return yield* new InvalidTransition({ message: "This endpoint is a local listener: platter listen sets its URL and event types." });
+    }
+    if (edit.url !== undefined) {
+      const normalized = normalizedEndpointUrl(edit.url);
+      const taken = registered.find((endpoint) => endpoint.id !== id && normalizedEndpointUrl(endpoint.url) === normalized);
+      if (taken !== undefined) return yield* endpointUrlTaken(edit.url, taken.id);
+    }
+    const before: EndpointSettings = { url: locked.url, event_types: locked.event_types, description: locked.description, enabled: locked.enabled };
+    const after: EndpointSettings = {
+      url: edit.url ?? before.url,
+      event_types: edit.eventTypes ?? before.event_types,
+      description: edit.description === undefined ? before.description : edit.description,
+      enabled: edit.enabled ?? before.enabled,
+    };
+    const details = endpointEditDetails(before, after);
+    const changed = details === undefined ? [] : Object.keys(details.after);
+    if (changed.some((key) => key !== "enabled")) {
+      yield* endpoints.edit(actor.scope, id, { url: after.url, eventTypes: after.event_types as ReadonlyArray<WebhookEventType>, description: after.description });
+    }
+    // Enabling or disabling as `setEnabled` does it (a fresh start; disabling ends the pending deliveries).
+    if (changed.includes("enabled")) yield* endpoints.setEnabled(actor.scope, id, after.enabled, disabledReason);
+    return { id, before, after, details };
+  }));
+
 export const WebhookEndpoints = {
   /** The organization's endpoints, oldest first. */
   list: (actor: Actor) => WebhookEndpointRepository.use((endpoints) => endpoints.list(actor.scope)),
@@ -85,6 +130,31 @@ export const WebhookEndpoints = {
       Effect.flatMap((checked) =>
         audited(actor, registerChecked(actor, checked, types, settings.endpointsPerOrganization), (created) => entry("added", created.id))),
     ),
+
+  /**
+   * Edits endpoint `id`: its URL (through the SSRF guard as at registration, checked only when it
+   * differs from the current one; its origin follows, and deliveries not yet sent go to it), event
+   * types, description (see `parseEndpointDescription`; empty removes it) and enabled state
+   * (`reason` says why when it disables). Fields left out stay as they are. `InvalidInput` for a URL
+   * or description that is not one, `EndpointUrlRefused`, `EndpointUrlTaken`, `InvalidTransition` for
+   * a local listener, `NotFound` for another organization's: nothing is written then. Audited
+   * `webhook_endpoint.updated` with what changed before and after, when something did.
+   */
+  edit: (actor: Actor, id: number, edit: EndpointEdit, settings: Pick<WebhookEndpointSettings, "allowPrivateNetworks">, reason?: string) =>
+    Effect.gen(function* () {
+      const description = edit.description === undefined ? undefined : yield* Effect.fromResult(parseEndpointDescription(edit.description));
+      // The guard's DNS look-ups stay outside the transaction; an unchanged URL is not looked up again.
+      const current = edit.url === undefined ? undefined : yield* WebhookEndpointRepository.use((endpoints) => endpoints.find(actor.scope, id));
+      const url = edit.url === undefined || edit.url.trim() === current?.url ? undefined : yield* checkedUrl(actor, edit.url, settings);
+      const checked: CheckedEdit = {
+        ...(url === undefined ? {} : { url }),
+        ...(edit.eventTypes === undefined ? {} : { eventTypes: edit.eventTypes }),
+        ...(description === undefined ? {} : { description }),
+        ...(edit.enabled === undefined ? {} : { enabled: edit.enabled }),
+      };
+      return yield* audited(actor, editChecked(actor, id, checked, reason), (edited) =>
+        edited.details === undefined ? undefined : { ...entry("updated", id), details: edited.details });
+    }),
 
   /** The signing secret (and until when the one before still signs); audited `webhook_endpoint.secret_revealed`. */
   revealSecret: (actor: Actor, id: number) =>

@@ -63,3 +63,12 @@ export const parseAuditLogFilter = (query: FilterQuery): Result.Result<AuditLogF
     ...(toDay === undefined ? {} : { to: nextDayStart(toDay.success) }),
   });
 };
+
+/** Most bytes an audit entry's details may take as JSON text (the column's check holds the same bound). */
+export const AUDIT_DETAILS_MAX_BYTES = 32_768;
+
+/** What an audit entry's details hold: the fields a change changed, as they were before and after it. */
+export interface AuditDetails {
+  readonly before: Readonly<Record<string, unknown>>;
+  readonly after: Readonly<Record<string, unknown>>;
+}

@@ -1,4 +1,4 @@
-import { type Actor, type AuditActorKind, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable } from "@platter/domain";
+import { type Actor, type AuditActorKind, type AuditDetails, type AuditLogFilter, auditLogListing, type ListPage, NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { nowPlusValue } from "./database-clock.ts";
@@ -23,10 +23,12 @@ export interface AuditEntry {
   readonly action: string;
   /** To what: `api_key 12`. */
   readonly subject: string;
+  /** What the change changed, before and after (an endpoint's edit); null for an entry that records none. */
+  readonly details: AuditDetails | null;
   readonly at: string;
 }
 
-const COLUMNS = `a.id, a.session_id, a.link_id, a.operator, s.device_hint, a.action, a.subject, ${isoTimestamp("a.at")} as at,
+const COLUMNS = `a.id, a.session_id, a.link_id, a.operator, s.device_hint, a.action, a.subject, a.details, ${isoTimestamp("a.at")} as at,
   a.api_key_id, k.name as api_key_name, k.display_prefix as api_key_prefix`;
 
 /** The session an entry names, for its device hint, and the key, for its name (neither for the operator's entries). */
@@ -44,7 +46,7 @@ const idOrNull = (text: string | null) => (text === null ? null : Number(text));
 const toEntry = (row: EntryRow): AuditEntry => ({
   id: Number(row.id), session_id: idOrNull(row.session_id), link_id: idOrNull(row.link_id), operator: row.operator,
   api_key: row.api_key_id === null ? null : { id: Number(row.api_key_id), name: row.api_key_name ?? "", prefix: row.api_key_prefix ?? "" },
-  device_hint: row.device_hint, action: row.action, subject: row.subject, at: row.at,
+  device_hint: row.device_hint, action: row.action, subject: row.subject, details: row.details, at: row.at,
 });
 
 /** The entries of each kind of actor. */
@@ -71,9 +73,10 @@ export class AuditLog extends Context.Service<
     /**
      * Records that `actor` did `action` to `subject`, at the database's now(), in the actor's scope. A
      * session's row is made from the session's own row within that scope, so it can only name a
-     * session of the scope's organization (`NotFound` otherwise).
+     * session of the scope's organization (`NotFound` otherwise). `details`, when given, says what
+     * changed (at most `AUDIT_DETAILS_MAX_BYTES` as JSON text: the column's check refuses more).
      */
-    readonly record: (actor: Actor, action: string, subject: string) => Effect.Effect<void, NotFound | DatabaseUnavailable>;
+    readonly record: (actor: Actor, action: string, subject: string, details?: AuditDetails) => Effect.Effect<void, NotFound | DatabaseUnavailable>;
     /** The organization's latest entries, newest first. */
     readonly list: (scope: OrgScope, limit: number) => Effect.Effect<ReadonlyArray<AuditEntry>, DatabaseUnavailable>;
     /** One page of the organization's entries (`auditLogListing`: newest first), filtered. */
@@ -87,20 +90,20 @@ export class AuditLog extends Context.Service<
     Effect.gen(function* () {
       const database = yield* Database;
       return AuditLog.of({
-        record: Effect.fnUntraced(function* (actor: Actor, action: string, subject: string) {
+        record: Effect.fnUntraced(function* (actor: Actor, action: string, subject: string, details?: AuditDetails) {
           const org = orgSql(database, actor.scope);
           if (actor._tag === "Operator") {
-            yield* org.insert(AuditLogEntity, { operator: actor.name, action, subject, at: nowPlusValue() });
+            yield* org.insert(AuditLogEntity, { operator: actor.name, action, subject, at: nowPlusValue(), details: details ?? null });
             return;
           }
           if (actor._tag === "ApiKey") {
-            yield* org.insert(AuditLogEntity, { apiKey: actor.scope.apiKeyId, action, subject, at: nowPlusValue() });
+            yield* org.insert(AuditLogEntity, { apiKey: actor.scope.apiKeyId, action, subject, at: nowPlusValue(), details: details ?? null });
             return;
           }
           const inserted = yield* org.insertFrom({
             into: "audit_log",
-            columns: "session_id, link_id, action, subject, at",
-            values: sql`s.id, s.link_id, ${action}, ${subject}, now()`,
+            columns: "session_id, link_id, action, subject, details, at",
+            values: sql`s.id, s.link_id, ${action}, ${subject}, ${details === undefined ? null : JSON.stringify(details)}::jsonb, now()`,
             from: "developer_sessions",
             as: "s",
             where: sql`s.id = ${actor.sessionId}`,

@@ -391,7 +391,7 @@ describe("the audit log's pages", () => {
     expect(all.map((entry) => entry.subject)).toEqual([4, 3, 2, 1, 0].flatMap((day) => [`webhook_endpoint ${day}`, `api_key ${day}`]));
     expect(all[1]).toEqual({
       id: expect.any(Number), session_id: session.sessionId, link_id: session.linkId, operator: null, api_key: null, device_hint: "Edge on Windows",
-      action: "api_key.created", subject: "api_key 4", at: "2026-11-24T09:00:00.000Z",
+      action: "api_key.created", subject: "api_key 4", details: null, at: "2026-11-24T09:00:00.000Z",
     });
     expect(all[0]).toMatchObject({ session_id: null, operator: "root via the CLI", device_hint: null });
     expect(filtered.action.data.map((entry) => entry.subject)).toEqual([4, 3, 2, 1, 0].map((day) => `api_key ${day}`));

@@ -181,6 +181,8 @@ const cases = (scope: OrgScope) => ({
     list: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.list(scope)))).map((e) => e.id)),
     setEnabled: () => notFound(WebhookEndpointRepository.use((r) => r.setEnabled(scope, target.endpoint, false))),
     setThrottle: () => notFound(WebhookEndpointRepository.use((r) => r.setThrottle(scope, target.endpoint, 1))),
+    lockForEdit: () => notFound(inOneTransaction(WebhookEndpointRepository.use((r) => r.lockForEdit(scope, target.endpoint)))),
+    edit: () => notFound(WebhookEndpointRepository.use((r) => r.edit(scope, target.endpoint, { url: "https://b.example/edited", eventTypes: [], description: "B's" }))),
     rotateSecret: () => notFound(WebhookEndpointRepository.use((r) => r.rotateSecret(scope, target.endpoint, 86_400_000, generateSigningSecret()))),
     overview: async () => expectOnlyB("webhook_endpoints", (await run(WebhookEndpointRepository.use((r) => r.overview(scope)))).map((e) => e.id)),
     find: () => notFound(WebhookEndpointRepository.use((r) => r.find(scope, target.endpoint))),

@@ -1,5 +1,5 @@
 import { WebhookEndpoints } from "@platter/application";
-import { parseEventTypes, WEBHOOK_EVENT_TYPES } from "@platter/domain";
+import { type EndpointEdit, parseEventTypes, WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { defineCommand } from "citty";
 import { Result } from "effect";
 import { jsonFlag, positiveInteger } from "../arguments.ts";
@@ -83,6 +83,48 @@ const toggle = (enabled: boolean) =>
     },
   });
 
+const update = defineCommand({
+  meta: {
+    name: "update",
+    description: "Edit a webhook endpoint: its URL (checked as at registration), event types, description, enabled state; audited with before and after",
+  },
+  args: {
+    id: { type: "positional", required: true, description: "Endpoint id" },
+    url: { type: "string", description: "New http(s) URL; deliveries not yet sent go to it" },
+    types: { type: "string", description: `Comma-separated event types, or "all" (known: ${WEBHOOK_EVENT_TYPES.join(", ")})` },
+    description: { type: "string", description: "What the endpoint is for, at most 500 characters (\"\" removes it)" },
+    enabled: { type: "boolean", description: "Enable it (a fresh start)" },
+    disabled: { type: "boolean", description: "Disable it (its pending deliveries end)" },
+    json: jsonFlag,
+  },
+  run: async ({ args }) => {
+    const id = positiveInteger("id", args.id);
+    if (args.enabled === true && args.disabled === true) throw new UsageError("give --enabled or --disabled, not both");
+    const types = args.types === undefined ? undefined : args.types.trim() === "all" ? Result.succeed([]) : parseEventTypes(args.types);
+    if (types !== undefined && Result.isFailure(types)) throw new UsageError(types.failure.message);
+    if (types !== undefined && args.types?.trim() !== "all" && types.success.length === 0) {
+      throw new UsageError('--types needs at least one event type, or "all"');
+    }
+    const edit: EndpointEdit = {
+      ...(args.url === undefined ? {} : { url: args.url }),
+      ...(types === undefined ? {} : { eventTypes: types.success }),
+      ...(args.description === undefined ? {} : { description: args.description }),
+      ...(args.enabled === true ? { enabled: true } : args.disabled === true ? { enabled: false } : {}),
+    };
+    if (Object.keys(edit).length === 0) throw new UsageError("nothing to change: give --url, --types, --description, --enabled or --disabled");
+    const config = loadCliConfig();
+    const edited = await withPlatform(config, (platform) =>
+      runAction(platform, inOwnerOf("webhook_endpoints", id, (operator) => WebhookEndpoints.edit(operator, id, edit, config)), `endpoint ${id} does not exist`),
+    );
+    const changes = edited.details === undefined
+      ? "nothing changed"
+      : Object.keys(edited.details.after)
+        .map((key) => `${key}: ${JSON.stringify(edited.details?.before[key])} → ${JSON.stringify(edited.details?.after[key])}`)
+        .join("\n");
+    report(args.json, { id, ...edited.after, changed: edited.details ?? null }, `endpoint ${id} updated\n${changes}`);
+  },
+});
+
 const rotateSecret = defineCommand({
   meta: {
     name: "rotate-secret",
@@ -110,5 +152,5 @@ const rotateSecret = defineCommand({
 
 export const webhookCommand = defineCommand({
   meta: { name: "webhook", description: "Manage webhook endpoints" },
-  subCommands: { add, list, enable: toggle(true), disable: toggle(false), "rotate-secret": rotateSecret, throttle: throttleCommand },
+  subCommands: { add, list, update, enable: toggle(true), disable: toggle(false), "rotate-secret": rotateSecret, throttle: throttleCommand },
 });

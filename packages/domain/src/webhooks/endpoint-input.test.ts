@@ -1,6 +1,8 @@
 import { Result } from "effect";
 import { describe, expect, it } from "vitest";
-import { endpointOrigin, isWebhookEventType, normalizedEndpointUrl, parseEndpointUrl, parseSubscription } from "./endpoint-input.ts";
+import {
+  endpointEditDetails, endpointOrigin, isWebhookEventType, normalizedEndpointUrl, parseEndpointDescription, parseEndpointUrl, parseSubscription,
+} from "./endpoint-input.ts";
 import { WEBHOOK_EVENT_TYPES } from "./message.ts";
 
 /** An endpoint as entered: the URL's shape and the subscription, each refusal with the text shown beside its field. */
@@ -89,5 +91,39 @@ describe("normalizedEndpointUrl", () => {
     ["http://hooks.example.com/platter", "http://hooks.example.com/platter"],
   ])("writes %s as %s", (url, normalized) => {
     expect(normalizedEndpointUrl(url)).toBe(normalized);
+  });
+});
+
+describe("parseEndpointDescription", () => {
+  it.each([
+    ["  Billing sync  ", "Billing sync"],
+    ["", null],
+    ["   ", null],
+    ["a\u0000b", "a\uFFFDb"],
+    ["\uD800 lone", "\uFFFD lone"],
+    ["é".repeat(500), "é".repeat(500)],
+    ["😀".repeat(500), "😀".repeat(500)],
+  ])("reads %j as %j", (raw, stored) => {
+    expect(Result.getOrThrow(parseEndpointDescription(raw))).toBe(stored);
+  });
+
+  it.each([["x".repeat(501)], ["😀".repeat(501)]])("refuses a description longer than 500 characters", (raw) => {
+    const refused = parseEndpointDescription(raw);
+    expect(Result.isFailure(refused)).toBe(true);
+    expect(Result.merge(refused)).toMatchObject({ _tag: "InvalidInput", message: "A description may be at most 500 characters" });
+  });
+});
+
+describe("endpointEditDetails", () => {
+  const before = { url: "https://a.example/", event_types: ["invoice.paid"], description: null, enabled: true };
+
+  it("names only the fields that changed, before and after", () => {
+    expect(endpointEditDetails(before, { ...before, description: "x", enabled: false })).toEqual({
+      before: { description: null, enabled: true }, after: { description: "x", enabled: false },
+    });
+  });
+
+  it("is undefined when nothing changed", () => {
+    expect(endpointEditDetails(before, { ...before, event_types: ["invoice.paid"] })).toBeUndefined();
   });
 });

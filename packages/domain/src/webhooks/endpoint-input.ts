@@ -1,5 +1,6 @@
 import { Result } from "effect";
 import { InvalidInput } from "../errors.ts";
+import type { AuditDetails } from "../audit-log.ts";
 import { ECHOED_INPUT_MAX_CHARACTERS, storableText } from "../storable-text.ts";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./message.ts";
 
@@ -76,3 +77,52 @@ export const parseSubscription = (
 /** Whether `text` names an event type of the catalog. */
 export const isWebhookEventType = (text: string): text is WebhookEventType =>
   (WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(text);
+
+/** Longest description of an endpoint, in characters (Unicode code points; the column's check holds the same bound). */
+export const ENDPOINT_DESCRIPTION_MAX_CHARACTERS = 500;
+
+/**
+ * An endpoint's description as entered: trimmed, empty for none (null), at most 500 characters,
+ * and stored as `storableText` makes it (no NUL, no lone surrogate).
+ */
+export const parseEndpointDescription = (raw: string): Result.Result<string | null, InvalidInput> => {
+  const text = raw.trim();
+  if (text === "") return Result.succeed(null);
+  if ([...text].length > ENDPOINT_DESCRIPTION_MAX_CHARACTERS) {
+    return Result.fail(new InvalidInput({ message: `A description may be at most ${ENDPOINT_DESCRIPTION_MAX_CHARACTERS} characters` }));
+  }
+  return Result.succeed(storableText(text, ENDPOINT_DESCRIPTION_MAX_CHARACTERS));
+};
+
+/** What an edit of an endpoint may change; a field left out stays as it is. */
+export interface EndpointEdit {
+  /** The URL as entered (checked by `parseEndpointUrl` and the SSRF guard before it is stored). */
+  readonly url?: string;
+  /** The event types it receives (none: every type). */
+  readonly eventTypes?: ReadonlyArray<WebhookEventType>;
+  /** Its description as entered (see `parseEndpointDescription`; empty removes it). */
+  readonly description?: string;
+  readonly enabled?: boolean;
+}
+
+/** An endpoint's editable settings, as an edit's audit entry records them. */
+export interface EndpointSettings {
+  readonly url: string;
+  readonly event_types: ReadonlyArray<string>;
+  readonly description: string | null;
+  readonly enabled: boolean;
+}
+
+/**
+ * The audit details of an edit: each setting that changed, before and after (an event types' list
+ * compared in order, as the catalog orders it); undefined when nothing changed.
+ */
+export const endpointEditDetails = (before: EndpointSettings, after: EndpointSettings): AuditDetails | undefined => {
+  const changed = (Object.keys(before) as Array<keyof EndpointSettings>)
+    .filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+  if (changed.length === 0) return undefined;
+  return {
+    before: Object.fromEntries(changed.map((key) => [key, before[key]])),
+    after: Object.fromEntries(changed.map((key) => [key, after[key]])),
+  };
+};

@@ -76,6 +76,8 @@ export const AuditLogEntity = defineEntity({
     /** To what (`api_key 12`). */
     subject: p.text(),
     at: p.datetime(3),
+    /** What the change changed, before and after (`AuditDetails`; at most `AUDIT_DETAILS_MAX_BYTES` as JSON text). */
+    details: p.json<unknown>().nullable(),
   },
   indexes: [
     { name: "audit_log_organization_idx", expression: "create index audit_log_organization_idx on audit_log (organization_id, at desc, id desc)" },
@@ -86,7 +88,7 @@ export const AuditLogEntity = defineEntity({
     { name: "audit_log_session_idx", expression: "create index audit_log_session_idx on audit_log (session_id) where session_id is not null" },
     { name: "audit_log_link_idx", expression: "create index audit_log_link_idx on audit_log (link_id) where link_id is not null" },
   ],
-  checks: [{
+  checks: [{ name: "audit_log_details_check", expression: "octet_length(details::text) <= 32768" }, {
     name: "audit_log_actor_check",
     expression: "(session_id is not null and link_id is not null and operator is null and api_key_id is null) or (session_id is null and link_id is null and operator is not null and api_key_id is null) or (session_id is null and link_id is null and operator is null and api_key_id is not null)",
   }],

@@ -63,6 +63,8 @@ export const WebhookEndpointEntity = defineEntity({
     throttlePerSecond: p.integer().nullable(),
     /** The throttle's token bucket: its theoretical arrival time, advanced by the claim one interval per delivery it leases. */
     throttleNextAt: p.datetime(3).nullable(),
+    /** Its integrator's own words on what it is for (at most 500 characters, `ENDPOINT_DESCRIPTION_MAX_CHARACTERS`). */
+    description: p.text().nullable(),
   },
   indexes: [
     { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },
@@ -71,6 +73,7 @@ export const WebhookEndpointEntity = defineEntity({
   checks: [
     { name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" },
     { name: "webhook_endpoints_throttle_per_second_check", expression: "throttle_per_second >= 1 and throttle_per_second <= 1000" },
+    { name: "webhook_endpoints_description_check", expression: "char_length(description) <= 500" },
   ],
 });
 

@@ -39,6 +39,8 @@ export interface WebhookEndpointView {
   readonly created_at: string;
   /** Its throttle: at most this many deliveries a second, or null for none. */
   readonly throttle_per_second: number | null;
+  /** Its integrator's own words on what it is for; null when none was given. */
+  readonly description: string | null;
   /** A local listener's (`platter listen`): the key that owns it, and whether a CLI is connected now. Null for an ordinary endpoint. */
   readonly listener: { readonly key_prefix: string; readonly connected: boolean } | null;
 }
@@ -67,6 +69,15 @@ const ENDED_DELIVERIES_OF = "d.status = 'pending' and not d.via_listener";
 
 /** Why an endpoint was disabled by `setEnabled` when its caller does not say: the CLI's operator. */
 export const DISABLED_BY_OPERATOR = "disabled by an operator";
+
+/** An endpoint's editable settings as `lockForEdit` reads them, and whether it is a local listener (`platter listen`'s). */
+export interface EndpointSettingsRow {
+  readonly url: string;
+  readonly event_types: ReadonlyArray<string>;
+  readonly description: string | null;
+  readonly enabled: boolean;
+  readonly listener: boolean;
+}
 
 /** How an endpoint fared over the last 24 hours: its attempts, those answered 2xx, and the last one. */
 export interface EndpointHealth {
@@ -113,13 +124,14 @@ interface ViewRow {
   disabled_reason: string | null;
   created_at: string;
   throttle_per_second: number | null;
+  description: string | null;
   listener_key_prefix: string | null;
   listener_connected: boolean;
 }
 
 const toView = (row: ViewRow): WebhookEndpointView => ({
   id: Number(row.id), url: row.url, event_types: row.event_types, enabled: row.enabled, disabled_reason: row.disabled_reason,
-  created_at: row.created_at, throttle_per_second: row.throttle_per_second, listener: listenerOf(row),
+  created_at: row.created_at, description: row.description, throttle_per_second: row.throttle_per_second, listener: listenerOf(row),
 });
 
 interface OverviewRow extends ViewRow {
@@ -136,8 +148,8 @@ interface OverviewRow extends ViewRow {
  * range of `webhook_attempts_health_idx`: OrgSql confines the derived table to the organization as
  * it does every select) grouped by endpoint, joined to the endpoints.
  */
-const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, w.throttle_per_second,
-  ${LISTENER_COLUMNS},
+const OVERVIEW_COLUMNS = `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, w.description,
+  w.throttle_per_second, ${LISTENER_COLUMNS},
   case when w.circuit_open_until > now() then ${isoTimestamp("w.circuit_open_until")} end as circuit_open_until,
   coalesce(h.attempts, 0) as attempts, coalesce(h.succeeded, 0) as succeeded,
   ${isoTimestamp("h.last_attempt_at")} as last_attempt_at, h.last_status_code, h.last_error`;
@@ -227,6 +239,22 @@ export class WebhookEndpointRepository extends Context.Service<
       secret: string,
     ) => Effect.Effect<{ readonly id: number; readonly secret: string }, DatabaseUnavailable>;
     readonly list: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, DatabaseUnavailable>;
+    /**
+     * The endpoint's editable settings, its row locked until the transaction ends (so two edits take
+     * turns, and each one's "before" is what it replaced), and whether it is a local listener. Called
+     * inside an edit's transaction (the application's `WebhookEndpoints.edit`, which decides).
+     */
+    readonly lockForEdit: (scope: OrgScope, id: number) => Effect.Effect<EndpointSettingsRow, NotFound | DatabaseUnavailable>;
+    /**
+     * Writes the endpoint's URL (already checked and allowed; its origin follows, `endpointOrigin`),
+     * event types and description. Deliveries not yet sent go to the new URL: a claim reads the
+     * endpoint's URL and origin when it takes them.
+     */
+    readonly edit: (
+      scope: OrgScope,
+      id: number,
+      settings: { readonly url: string; readonly eventTypes: ReadonlyArray<WebhookEventType>; readonly description: string | null },
+    ) => Effect.Effect<void, NotFound | DatabaseUnavailable>;
     /** Every endpoint with its health over the last 24 hours and its open circuit, oldest first; one statement. */
     readonly overview: (scope: OrgScope) => Effect.Effect<ReadonlyArray<WebhookEndpointOverview>, DatabaseUnavailable>;
     /** Each endpoint's active operational notice (failing, about to be disabled, disabled), by endpoint id; endpoints without one are left out. */
@@ -311,14 +339,37 @@ export class WebhookEndpointRepository extends Context.Service<
             })),
         list: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<ViewRow>({
-            columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, w.throttle_per_second,
-              ${LISTENER_COLUMNS}`,
+            columns: `w.id, w.url, w.event_types, w.enabled, w.disabled_reason, ${isoTimestamp("w.created_at")} as created_at, w.description,
+              w.throttle_per_second, ${LISTENER_COLUMNS}`,
             from: "webhook_endpoints",
             as: "w",
             joins: [LISTENER_KEY],
             rest: sql`order by w.id`,
           });
           return rows.map(toView);
+        }),
+        lockForEdit: (scope: OrgScope, id: number) =>
+          orgSql(database, scope).one<EndpointSettingsRow>({
+            columns: "w.url, w.event_types, w.description, w.enabled, w.listener_key_id is not null as listener",
+            from: "webhook_endpoints",
+            as: "w",
+            where: sql`w.id = ${id}`,
+            rest: sql`for update`,
+          }),
+        edit: Effect.fnUntraced(function* (
+          scope: OrgScope,
+          id: number,
+          settings: { readonly url: string; readonly eventTypes: ReadonlyArray<WebhookEventType>; readonly description: string | null },
+        ) {
+          const edited = yield* orgSql(database, scope).update({
+            table: "webhook_endpoints",
+            as: "w",
+            set: sql`url = ${settings.url}, origin = ${endpointOrigin(settings.url)}, event_types = ${`{${settings.eventTypes.join(",")}}`}::text[],
+              description = ${settings.description}::text`,
+            where: sql`w.id = ${id}`,
+            returning: "w.id",
+          });
+          if (edited.length === 0) return yield* new NotFound();
         }),
         overview: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<OverviewRow>({
