@@ -98,7 +98,9 @@ const filterForm = (state: LogPageState) => {
 
 const logRow = (entry: DeliveryLogEntry) => html`<tr>
       <td><div class="message"><a class="mono" href="${messagePath(entry.envelope_id)}">${entry.envelope_id}</a> <code>${entry.event_type}</code></div></td>
-      <td class="url"><a href="/deliveries${filterQuery({ endpointId: entry.endpoint_id })}">${endpointUrl(entry.endpoint_url)}</a></td>
+      <td class="url">${entry.endpoint_deleted
+        ? html`<span class="deleted-endpoint">${endpointUrl(entry.endpoint_url)}</span> <span class="badge badge-revoked">Deleted endpoint</span>`
+        : html`<a href="/deliveries${filterQuery({ endpointId: entry.endpoint_id })}">${endpointUrl(entry.endpoint_url)}</a>`}</td>
       <td>${statusBadge(entry.status)}</td>
       <td><div class="last">${lastOutcome(entry)}</div></td>
       <td>${when(entry.created_at)}</td>

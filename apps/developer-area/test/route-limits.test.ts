@@ -72,6 +72,7 @@ describe("the POST routes", () => {
       "/webhooks/:id/rotate": "endpointChanges",
       "/webhooks/:id/enable": "endpointChanges",
       "/webhooks/:id/disable": "endpointChanges",
+      "/webhooks/:id/delete": "endpointChanges",
       "/webhooks/:id/test": "testEvents",
       "/deliveries/replay-failed": "replays",
       "/deliveries/:envelopeId/replay": "replays",

@@ -55,9 +55,12 @@ export const WebhookEndpointEntity = defineEntity({
     listeningUntil: p.datetime(3).nullable(),
     /** The connected stream's token: a second `platter listen` with the key takes over, and the first one's renewals fail. */
     listenerStream: p.uuid().nullable(),
+    /** When it was deleted: its secrets are destroyed, it gets nothing more, and the retention sweep removes it once no history refers to it. */
+    deletedAt: p.datetime(3).nullable(),
   },
   indexes: [
     { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },
+    { name: "webhook_endpoints_deleted_idx", properties: ["deletedAt", "id"], where: { deletedAt: { $ne: null } } },
     { name: "webhook_endpoints_listener_key_idx", expression: "create unique index webhook_endpoints_listener_key_idx on webhook_endpoints (listener_key_id) where listener_key_id is not null" },
   ],
   checks: [{ name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" }],
