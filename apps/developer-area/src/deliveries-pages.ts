@@ -31,8 +31,8 @@ export const messagePath = (envelopeId: string): string => `/deliveries/${envelo
  */
 const lastOutcome = (entry: DeliveryLogEntry): HtmlValue => {
   const tries = html`<span class="muted">${entry.attempts} ${entry.attempts === 1 ? "attempt" : "attempts"}</span>`;
-  // Ended without its attempts deciding it (its endpoint was disabled): the reason, then the tries made.
-  if (entry.settled_reason !== null) return html`<span class="outcome" title="${entry.settled_reason}">Ended: ${entry.settled_reason}</span>${tries}`;
+  // Ended without its attempts deciding it (its endpoint was disabled or deleted): the reason, whole (it is short), then the tries made.
+  if (entry.settled_reason !== null) return html`<span class="outcome outcome-settled" title="${entry.settled_reason}">Ended: ${entry.settled_reason}</span>${tries}`;
   if (entry.attempts === 0 || entry.last_attempt_at === null) return html`<span class="muted">Not tried yet</span>`;
   const outcome = entry.last_status_code === null ? entry.last_error ?? "No answer" : `HTTP ${entry.last_status_code}`;
   return html`<span class="outcome" title="${outcome}">${outcome}</span>${tries}`;

@@ -273,7 +273,7 @@ export const confirmDeletePage = (signedIn: SignedIn, endpoint: WebhookEndpointO
     </div>
     ${error === undefined ? "" : html`<div class="callout callout-danger" role="alert">${error}</div>`}
     <section class="panel">
-      <p class="endpoint-url">${endpoint.url}</p>
+      <p><strong class="url-inline">${endpoint.url}</strong></p>
       <ul class="consequences">
         <li>Nothing more is sent to it: new events are not queued for it, and deliveries still queued end as <strong>endpoint deleted</strong>.</li>
         <li>Its signing secret is destroyed, and it cannot be enabled, edited or sent test events again.</li>
