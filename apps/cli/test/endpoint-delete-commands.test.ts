@@ -52,7 +52,7 @@ describe("platter webhook delete", () => {
     expect(await rows("select status, settled_reason from webhook_deliveries where endpoint_id = ?", [id]))
       .toEqual([{ status: "failed", settled_reason: SETTLED_ENDPOINT_DELETED }]);
     expect(await rows("select secret, previous_secret, enabled from webhook_endpoints where id = ?", [id]))
-      .toEqual([{ secret: "", previous_secret: null, enabled: false }]);
+      .toEqual([{ secret: null, previous_secret: null, enabled: false }]);
     expect(await runCliJson(["webhook", "list", "--org", String(org.id)], env)).toEqual({ endpoints: [] });
     expect(await rows("select action, operator from audit_log where subject = ?", [`webhook_endpoint ${id}`]))
       .toEqual([{ action: "webhook_endpoint.deleted", operator: `${userInfo().username} via the CLI` }]);

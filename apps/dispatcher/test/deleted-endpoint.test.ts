@@ -92,7 +92,7 @@ describe("deleting an endpoint while a dispatcher is sending to it", () => {
     expect(await sql(db, `select enabled, disabled_reason, consecutive_failures, failing_since, circuit_open_until, notice_stage, secret
       from webhook_endpoints where id = ?`, [endpoint.id])).toEqual([{
       enabled: false, disabled_reason: "endpoint deleted", consecutive_failures: 0, failing_since: null, circuit_open_until: null,
-      notice_stage: null, secret: "",
+      notice_stage: null, secret: null,
     }]);
     expect(await sql(db, "select kind from endpoint_notices where endpoint_id = ?", [endpoint.id])).toEqual([]);
 

@@ -1,7 +1,7 @@
 import { type Actor, apiKeyActor, operatorActor, SETTLED_ENDPOINT_DELETED } from "@platter/domain";
 import { Housekeeping, LocalListeners, type Persistence } from "@platter/persistence";
 import {
-  createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, retryingDeliveryPolicy, type TestDatabase, testDeliveryPolicy,
+  createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, retryingDeliveryPolicy, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy,
 } from "@platter/testing";
 import { Effect, Result } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -33,7 +33,7 @@ const deliveriesOf = (endpointId: number) =>
     "select status, settled_reason, lease_token, completed_at from webhook_deliveries where endpoint_id = ? order by id", [endpointId],
   );
 const endpointRow = async (id: number) =>
-  (await rows<{ secret: string; previous_secret: string | null; previous_secret_until: string | null; deleted_at: string | null; enabled: boolean }>(
+  (await rows<{ secret: string | null; previous_secret: string | null; previous_secret_until: string | null; deleted_at: string | null; enabled: boolean }>(
     "select secret, previous_secret, previous_secret_until, deleted_at, enabled from webhook_endpoints where id = ?", [id],
   ))[0];
 
@@ -58,8 +58,11 @@ describe("deleting an endpoint", () => {
     // The other endpoint's deliveries are untouched.
     expect((await deliveriesOf(kept.id)).map((d) => [d.status, d.settled_reason])).toEqual([["pending", null], ["pending", null]]);
     const row = await endpointRow(endpoint.id);
-    expect(row).toMatchObject({ secret: "", previous_secret: null, previous_secret_until: null, enabled: false });
+    expect(row).toMatchObject({ secret: null, previous_secret: null, previous_secret_until: null, enabled: false });
     expect(row!.deleted_at).not.toBeNull();
+    // A sealing pass (every start runs one) finds nothing in clear to seal: the secrets stay gone.
+    await sealSecretsWrittenInClear(db);
+    expect(await endpointRow(endpoint.id)).toMatchObject({ secret: null, previous_secret: null });
 
     const log = await db.run(Deliveries.log(actorOf(org), { endpointId: endpoint.id }, { limit: 10, after: undefined }));
     expect(log.data.map((entry) => [entry.endpoint_url, entry.endpoint_deleted, entry.status, entry.settled_reason])).toEqual([

@@ -34,7 +34,8 @@ export const WebhookEndpointEntity = defineEntity({
     url: p.text(),
     /** `endpointOrigin(url)`: attempts in flight are counted per origin, as the HTTP client pools connections. */
     origin: p.text(),
-    secret: p.text(),
+    /** The signing secret, sealed; null once the endpoint is deleted (`webhook_endpoints_secret_check`). */
+    secret: p.text().nullable(),
     /** The secret before the last rotation: it keeps signing beside `secret` until `previousSecretUntil`. */
     previousSecret: p.text().nullable(),
     previousSecretUntil: p.datetime(3).nullable(),
@@ -63,7 +64,10 @@ export const WebhookEndpointEntity = defineEntity({
     { name: "webhook_endpoints_deleted_idx", properties: ["deletedAt", "id"], where: { deletedAt: { $ne: null } } },
     { name: "webhook_endpoints_listener_key_idx", expression: "create unique index webhook_endpoints_listener_key_idx on webhook_endpoints (listener_key_id) where listener_key_id is not null" },
   ],
-  checks: [{ name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" }],
+  checks: [
+    { name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" },
+    { name: "webhook_endpoints_secret_check", expression: "secret is not null or deleted_at is not null" },
+  ],
 });
 
 /**

@@ -74,7 +74,7 @@ export const DISABLED_BY_DELETION = "endpoint deleted";
  * endpoints holds for it too), both sealed secrets destroyed, and its run of failures and notice
  * stage cleared (its notices become ordinary history for retention).
  */
-const DELETED_ENDPOINT = sql`deleted_at = now(), enabled = false, disabled_reason = ${DISABLED_BY_DELETION}::text, secret = ${UNSEALED},
+const DELETED_ENDPOINT = sql`deleted_at = now(), enabled = false, disabled_reason = ${DISABLED_BY_DELETION}::text, secret = null,
   previous_secret = null, previous_secret_until = null, consecutive_failures = 0, failing_since = null, circuit_open_until = null,
   notice_stage = null, listening_until = null, listener_stream = null`;
 
