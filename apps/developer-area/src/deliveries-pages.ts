@@ -183,9 +183,9 @@ type MessageDelivery = MessageView["deliveries"][number];
 const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: MessageDelivery) => html`<section class="panel delivery" aria-labelledby="delivery-${delivery.id}">
       <div class="delivery-head">
         <h2 id="delivery-${delivery.id}"><span class="url-inline">${delivery.endpoint_url}</span></h2>
-        ${statusBadge(delivery.status)}
+        ${statusBadge(delivery.status)}${delivery.endpoint_deleted ? html` <span class="badge badge-revoked">Deleted endpoint</span>` : ""}
       </div>
-      <p class="hint">${delivery.status === "pending"
+      <p class="hint">${delivery.endpoint_deleted ? "Its endpoint was deleted: nothing more is sent to it." : delivery.status === "pending"
         ? delivery.replayable ? html`Next attempt ${when(delivery.next_attempt_at)}` : "Being sent now."
         : delivery.status === "succeeded" ? "Delivered." : "Out of tries: nothing more is sent unless you replay it."}</p>
       ${delivery.attempts.length === 0

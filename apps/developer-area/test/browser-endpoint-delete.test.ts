@@ -12,7 +12,7 @@ import { expectFitsWidth, expectNoOverlap, expectTextInside, expectTextShown } f
  * Deleting an endpoint in a real headless Chromium, at 1280 and 390 px: from its page to the
  * confirmation (what goes, what stays), cancelled once, then confirmed; the Webhooks page says it
  * is deleted and lists it no more; the delivery log still shows its delivery, ended as "endpoint
- * deleted" and marked as a deleted endpoint's; its page is gone (404). Each state's text is checked
+ * deleted" and marked as a deleted endpoint's, as on the message's page (no replay); its page is gone (404). Each state's text is checked
  * by element boxes (no overlap, nothing cut, nothing outside its box, no sideways scroll).
  * Screenshots: `test-output/delete-<width>-*.png`.
  */
@@ -94,6 +94,16 @@ describe.each([
     expect(await row.locator(".outcome").innerText()).toBe("Ended: endpoint deleted");
     await screenshot("4-delivery-log");
     await laidOut(page, "table.log td.url > span, table.log .outcome, table.log td .badge", "td");
+
+    // The message's page says the same, and offers no replay to it.
+    await row.locator(".message a").click();
+    await page.locator("h1", { hasText: "Message" }).waitFor();
+    const panel = page.locator("section.delivery");
+    expect(await panel.locator(".delivery-head .badge").allInnerTexts()).toEqual(["Failed", "Deleted endpoint"]);
+    expect(await panel.locator("p.hint").innerText()).toBe("Its endpoint was deleted: nothing more is sent to it.");
+    expect(await panel.getByRole("button").count()).toBe(0);
+    await screenshot("5-message");
+    await laidOut(page, "section.delivery .delivery-head > *, section.delivery p.hint", "section");
 
     const gone = await page.goto(`${area.origin}/webhooks/${id}/delete`);
     expect(gone?.status()).toBe(404);

@@ -71,7 +71,8 @@ export interface MessageView {
   readonly created_at: string;
   /** The stored, versioned payload (render it with the domain's `envelopeBody`). */
   readonly payload: unknown;
-  readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string }>;
+  /** Each delivery with its endpoint's URL, and whether that endpoint was deleted. */
+  readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string; readonly endpoint_deleted: boolean }>;
 }
 
 /** Delivery `d`'s message `m`: its envelope id and type. */
@@ -247,8 +248,8 @@ export class DeliveryRepository extends Context.Service<
             as: "m",
             where: sql`m.envelope_id = ${envelopeId}`,
           });
-          const deliveries = yield* org.select<DeliveryView & { id: string; endpoint_id: string; endpoint_url: string }>({
-            columns: `${COLUMNS}, w.url as endpoint_url`,
+          const deliveries = yield* org.select<DeliveryView & { id: string; endpoint_id: string; endpoint_url: string; endpoint_deleted: boolean }>({
+            columns: `${COLUMNS}, w.url as endpoint_url, w.deleted_at is not null as endpoint_deleted`,
             from: "webhook_deliveries",
             as: "d",
             joins: [MESSAGE_OF_DELIVERY, ENDPOINT_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
