@@ -31,8 +31,8 @@ export const messagePath = (envelopeId: string): string => `/deliveries/${envelo
  */
 const lastOutcome = (entry: DeliveryLogEntry): HtmlValue => {
   const tries = html`<span class="muted">${entry.attempts} ${entry.attempts === 1 ? "attempt" : "attempts"}</span>`;
-  // Ended without its attempts deciding it (its endpoint was disabled): the reason, then the tries made.
-  if (entry.settled_reason !== null) return html`<span class="outcome" title="${entry.settled_reason}">Ended: ${entry.settled_reason}</span>${tries}`;
+  // Ended without its attempts deciding it (its endpoint was disabled or deleted): the reason, whole (it is short), then the tries made.
+  if (entry.settled_reason !== null) return html`<span class="outcome outcome-settled" title="${entry.settled_reason}">Ended: ${entry.settled_reason}</span>${tries}`;
   if (entry.attempts === 0 || entry.last_attempt_at === null) return html`<span class="muted">Not tried yet</span>`;
   const outcome = entry.last_status_code === null ? entry.last_error ?? "No answer" : `HTTP ${entry.last_status_code}`;
   return html`<span class="outcome" title="${outcome}">${outcome}</span>${tries}`;
@@ -98,7 +98,9 @@ const filterForm = (state: LogPageState) => {
 
 const logRow = (entry: DeliveryLogEntry) => html`<tr>
       <td><div class="message"><a class="mono" href="${messagePath(entry.envelope_id)}">${entry.envelope_id}</a> <code>${entry.event_type}</code></div></td>
-      <td class="url"><a href="/deliveries${filterQuery({ endpointId: entry.endpoint_id })}">${endpointUrl(entry.endpoint_url)}</a></td>
+      <td class="url">${entry.endpoint_deleted
+        ? html`<span class="deleted-endpoint">${endpointUrl(entry.endpoint_url)}</span> <span class="badge badge-revoked">Deleted endpoint</span>`
+        : html`<a href="/deliveries${filterQuery({ endpointId: entry.endpoint_id })}">${endpointUrl(entry.endpoint_url)}</a>`}</td>
       <td>${statusBadge(entry.status)}</td>
       <td><div class="last">${lastOutcome(entry)}</div></td>
       <td>${when(entry.created_at)}</td>
@@ -181,9 +183,9 @@ type MessageDelivery = MessageView["deliveries"][number];
 const deliveryPanel = (signedIn: SignedIn, message: MessageView, delivery: MessageDelivery) => html`<section class="panel delivery" aria-labelledby="delivery-${delivery.id}">
       <div class="delivery-head">
         <h2 id="delivery-${delivery.id}"><span class="url-inline">${delivery.endpoint_url}</span></h2>
-        ${statusBadge(delivery.status)}
+        ${statusBadge(delivery.status)}${delivery.endpoint_deleted ? html` <span class="badge badge-revoked">Deleted endpoint</span>` : ""}
       </div>
-      <p class="hint">${delivery.status === "pending"
+      <p class="hint">${delivery.endpoint_deleted ? "Its endpoint was deleted: nothing more is sent to it." : delivery.status === "pending"
         ? delivery.replayable ? html`Next attempt ${when(delivery.next_attempt_at)}` : "Being sent now."
         : delivery.status === "succeeded" ? "Delivered." : "Out of tries: nothing more is sent unless you replay it."}</p>
       ${delivery.attempts.length === 0

@@ -9,7 +9,7 @@ import { secretField, when } from "./pages.ts";
 
 /**
  * The Webhooks pages: the organization's endpoints with their health, adding one, an endpoint's
- * page (signing secret, test event, enable/disable), editing one, the rotation's confirmation and a test
+ * page (signing secret, test event, enable/disable, delete), editing one, the rotation's and deletion's confirmations and a test
  * event's delivery. Every interpolated string is escaped by `html`; a URL is only ever text here.
  */
 
@@ -117,7 +117,7 @@ const endpointRow = (endpoint: WebhookEndpointOverview) => html`<tr${endpoint.en
 
 /** The Webhooks page: every endpoint of the organization with its health over the last 24 hours. */
 export const webhooksPage = (
-  signedIn: SignedIn, endpoints: ReadonlyArray<WebhookEndpointOverview>, notices: ReadonlyArray<EndpointNoticeView> = [],
+  signedIn: SignedIn, endpoints: ReadonlyArray<WebhookEndpointOverview>, notices: ReadonlyArray<EndpointNoticeView> = [], done?: string,
 ): string =>
   signedInPage(signedIn, "webhooks", "Webhooks", html`
     <div class="page-header page-header-split">
@@ -128,6 +128,7 @@ export const webhooksPage = (
       </div>
       <a class="button button-primary" href="/webhooks/new">Add endpoint</a>
     </div>
+    ${done === undefined ? "" : html`<div class="notice" role="status">${done}</div>`}
     ${noticeBanners(notices)}
     <section class="panel" aria-labelledby="endpoints-heading">
       <h2 id="endpoints-heading">Endpoints</h2>
@@ -267,7 +268,15 @@ const togglePanel = (signedIn: SignedIn, endpoint: WebhookEndpointOverview) => h
       </form>
     </section>`;
 
-/** An endpoint's page: what it receives and how it fares, its signing secret, a test event, enable/disable. */
+/** The way to delete an endpoint: a link to the confirmation page (a local listener goes with its key, so it has none). */
+const deletePanel = (endpoint: WebhookEndpointOverview) => endpoint.listener !== null ? "" : html`
+    <section class="panel" aria-labelledby="delete-heading">
+      <h2 id="delete-heading">Delete this endpoint</h2>
+      <p>Deleting it stops every delivery to it and destroys its signing secret; its delivery history stays readable until retention removes it.</p>
+      <a class="button button-danger-quiet" href="/webhooks/${endpoint.id}/delete">Delete endpoint…</a>
+    </section>`;
+
+/** An endpoint's page: what it receives and how it fares, its signing secret, a test event, enable/disable, delete. */
 export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOverview, state: EndpointPageState = {}): string =>
   signedInPage(signedIn, "webhooks", "Webhook endpoint", html`
     <div class="page-header page-header-split">
@@ -307,7 +316,34 @@ export const endpointPage = (signedIn: SignedIn, endpoint: WebhookEndpointOvervi
     ${secretPanel(signedIn, endpoint, state.secret)}
     ${testPanel(signedIn, endpoint, state.testForm)}
     ${throttlePanel(signedIn, endpoint, state.throttleForm)}
-    ${togglePanel(signedIn, endpoint)}`);
+    ${togglePanel(signedIn, endpoint)}
+    ${deletePanel(endpoint)}`);
+
+/**
+ * The confirmation before a deletion: what goes (new deliveries, queued ones, the signing secret)
+ * and what stays (the delivery history, until retention); the slot under the limit is freed.
+ */
+export const confirmDeletePage = (signedIn: SignedIn, endpoint: WebhookEndpointOverview, error?: string): string =>
+  signedInPage(signedIn, "webhooks", "Delete endpoint", html`
+    <div class="page-header">
+      <p class="breadcrumb"><a href="/webhooks/${endpoint.id}">${endpoint.url}</a></p>
+      <h1>Delete this endpoint?</h1>
+    </div>
+    ${error === undefined ? "" : html`<div class="callout callout-danger" role="alert">${error}</div>`}
+    <section class="panel">
+      <p><strong class="url-inline">${endpoint.url}</strong></p>
+      <ul class="consequences">
+        <li>Nothing more is sent to it: new events are not queued for it, and deliveries still queued end as <strong>endpoint deleted</strong>.</li>
+        <li>Its signing secret is destroyed, and it cannot be enabled, edited or sent test events again.</li>
+        <li>Its deliveries stay in the delivery log, shown as a deleted endpoint, until retention removes them.</li>
+        <li>It no longer counts towards your organization's limit on endpoints.</li>
+      </ul>
+      <form method="post" action="/webhooks/${endpoint.id}/delete" class="form-actions">
+        ${formTokenField(signedIn.formToken)}
+        <button type="submit" class="button button-danger">Delete endpoint</button>
+        <a class="button" href="/webhooks/${endpoint.id}">Cancel</a>
+      </form>
+    </section>`);
 
 const duration = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
 

@@ -11,13 +11,13 @@ import { limited, refusalCostWork } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { type FormRoute, sessionOf } from "./session.ts";
 import {
-  confirmRotatePage, EMPTY_ENDPOINT_FORM, type EditEndpointForm, editEndpointPage, editFormOf, type EndpointForm, endpointPage,
+  confirmDeletePage, confirmRotatePage, EMPTY_ENDPOINT_FORM, type EditEndpointForm, editEndpointPage, editFormOf, type EndpointForm, endpointPage,
   type EndpointPageState, newEndpointPage,
   testDeliveryPage, webhooksPage,
 } from "./webhooks-pages.ts";
 
 /**
- * The Webhooks routes: list, add, edit, reveal and rotate the signing secret, enable/disable, send a test
+ * The Webhooks routes: list, add, edit, reveal and rotate the signing secret, enable/disable, delete (after a confirmation page), send a test
  * event and follow its delivery. Each calls the application's `WebhookEndpoints` as the session: the
  * session's scope (another organization's endpoint is the 404 page), the SSRF guard, the change and
  * its audit row are the service's; every POST is checked (origin and form token) first.
@@ -49,6 +49,9 @@ const DONE: Readonly<Record<string, string>> = {
   edited: "Endpoint saved. Deliveries not yet sent go to it as it is now.",
 };
 
+/** What the Webhooks page says after a deletion (`?done=deleted`). */
+const DELETED = "Endpoint deleted: nothing more is sent to it, and its deliveries stay in the delivery log until retention removes them.";
+
 /** The event types ticked on the add form: each checkbox is a field of its own, `type:<event type>`. */
 const pickedTypes = (form: Readonly<Record<string, string>>) =>
   Object.keys(form).filter((name) => name.startsWith("type:")).map((name) => name.slice("type:".length));
@@ -69,7 +72,7 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
   router.get("/webhooks", signedInOnly, async (ctx) => {
     const session = sessionOf(ctx);
     const [endpoints, notices] = await run(ctx, Effect.all([WebhookEndpoints.overview(session), WebhookEndpoints.activeNotices(session)]));
-    page(ctx, 200, webhooksPage(await signedIn(ctx, session), endpoints, notices));
+    page(ctx, 200, webhooksPage(await signedIn(ctx, session), endpoints, notices, ctx.query["done"] === "deleted" ? DELETED : undefined));
   });
 
   router.get("/webhooks/new", signedInOnly, async (ctx) => {
@@ -175,6 +178,23 @@ export const addWebhookRoutes = (router: Router, kit: WebhookRouteKit): void => 
     if (Result.isFailure(perSecond)) return showEndpoint(ctx, 400, id, { throttleForm: { perSecond: entered, error: perSecond.failure.message } });
     await run(ctx, WebhookEndpoints.setThrottle(session, id, perSecond.success));
     redirect(ctx, `/webhooks/${id}?done=throttled`);
+  });
+
+  router.get("/webhooks/:id/delete", signedInOnly, async (ctx) => {
+    const session = sessionOf(ctx);
+    const endpoint = await run(ctx, WebhookEndpoints.find(session, recordIdOf(ctx)));
+    page(ctx, 200, confirmDeletePage(await signedIn(ctx, session), endpoint));
+  });
+
+  // Deleted, or already gone (another tab deleted it): the 404 page; a local listener's refusal is said on the confirmation page.
+  post("/webhooks/:id/delete", limited("endpointChanges", endpointPath), async (ctx, _form, session) => {
+    const id = recordIdOf(ctx);
+    const deleted = await run(ctx, shownOnForm(WebhookEndpoints.delete(session, id), "InvalidTransition"));
+    if (!deleted.done) {
+      const endpoint = await run(ctx, WebhookEndpoints.find(session, id));
+      return page(ctx, deleted.refusal.status, confirmDeletePage(await signedIn(ctx, session), endpoint, deleted.refusal.text));
+    }
+    redirect(ctx, "/webhooks?done=deleted");
   });
 
   post("/webhooks/:id/test", limited("testEvents", endpointPath), async (ctx, form, session) => {

@@ -74,6 +74,7 @@ describe("the POST routes", () => {
       "/webhooks/:id/enable": "endpointChanges",
       "/webhooks/:id/disable": "endpointChanges",
       "/webhooks/:id/throttle": "endpointChanges",
+      "/webhooks/:id/delete": "endpointChanges",
       "/webhooks/:id/test": "testEvents",
       "/deliveries/replay-failed": "replays",
       "/deliveries/:envelopeId/replay": "replays",

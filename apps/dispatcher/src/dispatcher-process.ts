@@ -133,6 +133,10 @@ const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime,
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneNotices(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;
     }
+    // Deleted endpoints once retention has taken their last delivery and notice.
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
+      if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneDeletedEndpoints(HISTORY_BATCH)))) < HISTORY_BATCH) break;
+    }
     // The audit log after AUDIT_LOG_RETENTION; then expired Developer-area sessions and sign-in links
     // (those the audit log still names stay until its rows go).
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {

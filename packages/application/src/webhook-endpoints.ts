@@ -11,7 +11,7 @@ import { audited } from "./audited.ts";
 /**
  * An organization's webhook endpoints, as an actor sees and changes them: registration through the
  * SSRF guard (its DNS look-ups on the organization's share), the signing secret (shown only when
- * asked, and audited then), enabling and disabling, and test events.
+ * asked, and audited then), enabling and disabling, deleting, and test events.
  */
 
 /** The audit log's name of an endpoint. */
@@ -46,7 +46,7 @@ const checkedUrl = (actor: Actor, raw: string, settings: Pick<WebhookEndpointSet
  * Registers a checked `url` under the organization's limit, one endpoint per URL: the count, the
  * URL check and the insert in one transaction, under the organization's row lock
  * (`lockForRegistration`), so concurrent registrations cannot pass the limit. `EndpointLimitReached`
- * when it already has `limit` endpoints (disabled ones count, local listeners do not);
+ * when it already has `limit` endpoints (disabled ones count, deleted ones and local listeners do not);
  * `EndpointUrlTaken` when one already has this URL, however written (`normalizedEndpointUrl`:
  * duplicates registered before this rule stay as they are). The new signing secret is returned once.
  */
@@ -193,6 +193,15 @@ export const WebhookEndpoints = {
       WebhookEndpointRepository.use((endpoints) => endpoints.setThrottle(actor.scope, id, perSecond)),
       ({ changed }) => (changed ? entry(perSecond === null ? "unthrottled" : "throttled", id) : undefined),
     ),
+
+  /**
+   * Deletes endpoint `id`: it gets no new deliveries, its pending ones end ("endpoint deleted" in
+   * the log), its signing secrets are destroyed and its slot under the organization's limit is
+   * free; its history stays readable until retention. `NotFound` for one already deleted,
+   * `InvalidTransition` for a local listener; nothing is written then. Audited `webhook_endpoint.deleted`.
+   */
+  delete: (actor: Actor, id: number) =>
+    audited(actor, WebhookEndpointRepository.use((endpoints) => endpoints.delete(actor.scope, id)), () => entry("deleted", id)),
 
   /**
    * A test message of `type` (the catalog's example) to this endpoint only; `InvalidTransition` for

@@ -2,7 +2,7 @@ import { IDEMPOTENCY_WINDOW_HOURS, type DatabaseUnavailable } from "@platter/dom
 import { Context, Effect, Layer } from "effect";
 import { Database } from "./database.ts";
 import { nowPlus } from "./database-clock.ts";
-import { ENDED_DELIVERY } from "./webhooks/attempt-record.ts";
+import { ENDED_DELIVERY, ENDED_DELIVERY_OF_DELETED } from "./webhooks/attempt-record.ts";
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 
@@ -50,11 +50,16 @@ export class Housekeeping extends Context.Service<
      */
     readonly pruneEndedApiKeys: (graceMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
-     * Ends up to `batchSize` pending deliveries of disabled endpoints (failed, "endpoint disabled"),
-     * as disabling does: one written by a create or a replay that raced the disable's transaction
+     * Ends up to `batchSize` pending deliveries of disabled endpoints (failed, "endpoint disabled", or
+     * "endpoint deleted" for a deleted one), as disabling and deleting do: one written by a create or a replay that raced the disable's transaction
      * would otherwise wait for ever and keep its message from retention. Returns how many.
      */
     readonly endDeliveriesOfDisabledEndpoints: (batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
+    /**
+     * Removes up to `batchSize` deleted endpoints that no delivery or notice refers to any more (their
+     * history went with retention, `pruneDeliveryHistory` and `pruneNotices`), oldest deletion first. Returns how many.
+     */
+    readonly pruneDeletedEndpoints: (batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
   }
 >()("platter/persistence/Housekeeping") {
   static readonly layer = Layer.effect(
@@ -164,14 +169,27 @@ export class Housekeeping extends Context.Service<
         endDeliveriesOfDisabledEndpoints: Effect.fnUntraced(function* (batchSize: number) {
           const [ended] = yield* rows<{ n: number }>(
             `with stranded as (
-               select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
+               select d.id, e.deleted_at is not null as deleted
+               from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
                where d.status = 'pending' and not d.via_listener and not e.enabled
                limit ? for update of d skip locked
-             ), ended as (update webhook_deliveries d set ${ENDED_DELIVERY} from stranded where d.id = stranded.id returning 1)
-             select count(*)::int as n from ended`,
+             ),
+             disabled as (update webhook_deliveries d set ${ENDED_DELIVERY} from stranded s where d.id = s.id and not s.deleted returning 1),
+             deleted as (update webhook_deliveries d set ${ENDED_DELIVERY_OF_DELETED} from stranded s where d.id = s.id and s.deleted returning 1)
+             select (select count(*)::int from disabled) + (select count(*)::int from deleted) as n`,
             [batchSize],
           );
           return ended?.n ?? 0;
+        }),
+        pruneDeletedEndpoints: Effect.fnUntraced(function* (batchSize: number) {
+          return yield* removeOldest(
+            `select w.id from webhook_endpoints w
+             where w.deleted_at is not null
+               and not exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id)
+               and not exists (select 1 from endpoint_notices n where n.organization_id = w.organization_id and n.endpoint_id = w.id)
+             order by w.deleted_at, w.id`,
+            "webhook_endpoints", batchSize,
+          );
         }),
       });
     }),

@@ -1,5 +1,5 @@
 import {
-  BATCH_DISABLES, DELIVERY_DECISION, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, evaluateRule, NOTICE_CLIMBS, NOTICE_KINDS, type Rule, type RuleValue,
+  BATCH_DISABLES, DELIVERY_DECISION, ENDED_BY_DELETED_ENDPOINT, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, evaluateRule, NOTICE_CLIMBS, NOTICE_KINDS, type Rule, type RuleValue,
 } from "@platter/domain";
 import fc from "fast-check";
 import type pg from "pg";
@@ -22,10 +22,11 @@ beforeAll(async () => {
 });
 afterAll(() => db?.dispose());
 
-/** Every rule the record statement applies, by name. */
+/** Every rule the record statement (and the deletion's ending of deliveries) applies, by name. */
 const RULES: ReadonlyArray<readonly [string, Rule]> = [
   ...Object.entries<Rule>(DELIVERY_DECISION).map(([column, rule]) => [`delivery ${column}`, rule] as const),
   ...Object.entries<Rule>(ENDED_BY_DISABLED_ENDPOINT).map(([column, rule]) => [`ended ${column}`, rule] as const),
+  ...Object.entries<Rule>(ENDED_BY_DELETED_ENDPOINT).map(([column, rule]) => [`ended by deletion ${column}`, rule] as const),
   ...Object.entries<Rule>(ENDPOINT_DECISION).map(([column, rule]) => [`endpoint ${column}`, rule] as const),
   ["batch disables", BATCH_DISABLES],
   ["notice climbs", NOTICE_CLIMBS],

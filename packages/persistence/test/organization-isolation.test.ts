@@ -194,6 +194,8 @@ const cases = (scope: OrgScope) => ({
     secret: () => notFound(WebhookEndpointRepository.use((r) => r.secret(scope, target.endpoint))),
     sendTestMessage: () => notFound(WebhookEndpointRepository.use((r) => r.sendTestMessage(scope, target.endpoint, exampleMessage("event.created")))),
     delivery: () => notFound(WebhookEndpointRepository.use((r) => r.delivery(scope, target.endpoint, target.delivery))),
+    // A's endpoint named under B's scope: not B's to delete (its row, secret and pending deliveries stay as they were).
+    delete: () => notFound(WebhookEndpointRepository.use((r) => r.delete(scope, target.endpoint))),
   },
   DeliveryRepository: {
     list: async () => {

@@ -30,8 +30,12 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
   secret_key_checks: { bounded: "one row per key id the operator gave SECRET_ENCRYPTION_KEYS; no organization writes it" },
   // Working keys are capped (API_KEYS_PER_ORGANIZATION); ended ones are removed 30 days after they ended.
   api_keys: { retention: "30 days after a key ended (working keys capped by API_KEYS_PER_ORGANIZATION); one the audit log names, after AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
-  // A local listener is one per key: its row goes with its ended key once nothing of it is left.
-  webhook_endpoints: { capped: "WEBHOOK_ENDPOINTS_PER_ORGANIZATION (and one local listener per API key, removed with its ended key)" },
+  // Live endpoints are capped; a deleted one (freed from the cap) goes once retention took its last delivery and notice;
+  // a local listener is one per key: its row goes with its ended key once nothing of it is left.
+  webhook_endpoints: {
+    retention: "WEBHOOK_RETENTION for a deleted endpoint's history, then its row (live ones capped by WEBHOOK_ENDPOINTS_PER_ORGANIZATION; one local listener per API key, removed with its ended key)",
+    sweptBy: [HOUSEKEEPING],
+  },
   webhook_messages: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
   webhook_deliveries: { retention: "WEBHOOK_RETENTION (a disabled endpoint's pending ones end, so they are reached too)", sweptBy: [HOUSEKEEPING] },
   webhook_attempts: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },

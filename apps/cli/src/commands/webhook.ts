@@ -125,6 +125,32 @@ const update = defineCommand({
   },
 });
 
+const deleteEndpoint = defineCommand({
+  meta: {
+    name: "delete",
+    description: "Delete a webhook endpoint (--yes to confirm): its queued deliveries end, its signing secrets are destroyed, its history stays until retention",
+  },
+  args: {
+    id: { type: "positional", required: true, description: "Endpoint id" },
+    yes: { type: "boolean", description: "Confirm the deletion: it cannot be undone" },
+    json: jsonFlag,
+  },
+  run: async ({ args }) => {
+    const id = positiveInteger("id", args.id);
+    if (args.yes !== true) {
+      throw new UsageError(`deleting endpoint ${id} cannot be undone (its queued deliveries end, its signing secrets are destroyed): run it again with --yes`);
+    }
+    const deleted = await withPlatform(loadCliConfig(), (platform) =>
+      runAction(platform, inOwnerOf("webhook_endpoints", id, (operator) => WebhookEndpoints.delete(operator, id)), `endpoint ${id} does not exist`),
+    );
+    report(
+      args.json,
+      { id, url: deleted.url, deleted: true, ended_deliveries: deleted.ended },
+      `endpoint ${id} (${deleted.url}) deleted; ${deleted.ended} queued ${deleted.ended === 1 ? "delivery" : "deliveries"} ended as "endpoint deleted"`,
+    );
+  },
+});
+
 const rotateSecret = defineCommand({
   meta: {
     name: "rotate-secret",
@@ -152,5 +178,5 @@ const rotateSecret = defineCommand({
 
 export const webhookCommand = defineCommand({
   meta: { name: "webhook", description: "Manage webhook endpoints" },
-  subCommands: { add, list, update, enable: toggle(true), disable: toggle(false), "rotate-secret": rotateSecret, throttle: throttleCommand },
+  subCommands: { add, list, update, enable: toggle(true), disable: toggle(false), delete: deleteEndpoint, "rotate-secret": rotateSecret, throttle: throttleCommand },
 });

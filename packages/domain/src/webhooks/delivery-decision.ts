@@ -30,6 +30,8 @@ export interface DeliveryAfterAttempt {
 
 /** Why a delivery ended without its attempts deciding it (stored as the delivery's `settled_reason`, shown in the log). */
 export const SETTLED_ENDPOINT_DISABLED = "endpoint disabled";
+/** Why a delivery ended when its endpoint was deleted (its `settled_reason`, shown in the log). */
+export const SETTLED_ENDPOINT_DELETED = "endpoint deleted";
 
 /**
  * The inputs of `DELIVERY_DECISION`: the attempt's `outcome`, `retryDelayMs` (the retry schedule's
@@ -44,6 +46,14 @@ export type DeliveryColumn = "status" | "nextTry" | "completedAt" | "settledReas
 /** The delivery when its endpoint is disabled: a disabled endpoint is sent nothing, so its pending deliveries end now. */
 export const ENDED_BY_DISABLED_ENDPOINT: Readonly<Record<DeliveryColumn, Rule>> = {
   status: value("failed"), nextTry: value(null), completedAt: NOW, settledReason: value(SETTLED_ENDPOINT_DISABLED),
+};
+
+/**
+ * The delivery when its endpoint is deleted: ended now as a disabled endpoint's are
+ * (`ENDED_BY_DISABLED_ENDPOINT`), with `SETTLED_ENDPOINT_DELETED` as the reason the log shows.
+ */
+export const ENDED_BY_DELETED_ENDPOINT: Readonly<Record<DeliveryColumn, Rule>> = {
+  ...ENDED_BY_DISABLED_ENDPOINT, settledReason: value(SETTLED_ENDPOINT_DELETED),
 };
 
 /**

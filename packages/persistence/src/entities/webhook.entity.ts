@@ -38,7 +38,8 @@ export const WebhookEndpointEntity = defineEntity({
     url: p.text(),
     /** `endpointOrigin(url)`: attempts in flight are counted per origin, as the HTTP client pools connections. */
     origin: p.text(),
-    secret: p.text(),
+    /** The signing secret, sealed; null once the endpoint is deleted (`webhook_endpoints_secret_check`). */
+    secret: p.text().nullable(),
     /** The secret before the last rotation: it keeps signing beside `secret` until `previousSecretUntil`. */
     previousSecret: p.text().nullable(),
     previousSecretUntil: p.datetime(3).nullable(),
@@ -65,15 +66,19 @@ export const WebhookEndpointEntity = defineEntity({
     throttleNextAt: p.datetime(3).nullable(),
     /** Its integrator's own words on what it is for (at most 500 characters, `ENDPOINT_DESCRIPTION_MAX_CHARACTERS`). */
     description: p.text().nullable(),
+    /** When it was deleted: its secrets are destroyed, it gets nothing more, and the retention sweep removes it once no history refers to it. */
+    deletedAt: p.datetime(3).nullable(),
   },
   indexes: [
     { name: "webhook_endpoints_organization_idx", properties: ["organization", "id"] },
+    { name: "webhook_endpoints_deleted_idx", properties: ["deletedAt", "id"], where: { deletedAt: { $ne: null } } },
     { name: "webhook_endpoints_listener_key_idx", expression: "create unique index webhook_endpoints_listener_key_idx on webhook_endpoints (listener_key_id) where listener_key_id is not null" },
   ],
   checks: [
     { name: "webhook_endpoints_notice_stage_check", expression: "notice_stage in ('failing', 'disabling_soon', 'disabled')" },
     { name: "webhook_endpoints_throttle_per_second_check", expression: "throttle_per_second >= 1 and throttle_per_second <= 1000" },
     { name: "webhook_endpoints_description_check", expression: "char_length(description) <= 500" },
+    { name: "webhook_endpoints_secret_check", expression: "secret is not null or deleted_at is not null" },
   ],
 });
 

@@ -26,6 +26,7 @@ import { Migration20261129040000EndedDeliveriesAndAccessRetention } from "./Migr
 import { Migration20261129050000SecretKeyChecks } from "./Migration20261129050000SecretKeyChecks.ts";
 import { Migration20261129060000EndedKeysRemovable } from "./Migration20261129060000EndedKeysRemovable.ts";
 import { Migration20261130010000EndpointDescriptionAndAuditDetails } from "./Migration20261130010000EndpointDescriptionAndAuditDetails.ts";
+import { Migration20261130020000DeletedEndpoints } from "./Migration20261130020000DeletedEndpoints.ts";
 import { Migration20261130040000EndpointThrottle } from "./Migration20261130040000EndpointThrottle.ts";
 import { Migration20261130050000MessageFeedOrder } from "./Migration20261130050000MessageFeedOrder.ts";
 
@@ -59,6 +60,7 @@ export const migrationsList = [
   { name: "Migration20261129050000SecretKeyChecks", class: Migration20261129050000SecretKeyChecks },
   { name: "Migration20261129060000EndedKeysRemovable", class: Migration20261129060000EndedKeysRemovable },
   { name: "Migration20261130010000EndpointDescriptionAndAuditDetails", class: Migration20261130010000EndpointDescriptionAndAuditDetails },
+  { name: "Migration20261130020000DeletedEndpoints", class: Migration20261130020000DeletedEndpoints },
   { name: "Migration20261130040000EndpointThrottle", class: Migration20261130040000EndpointThrottle },
   { name: "Migration20261130050000MessageFeedOrder", class: Migration20261130050000MessageFeedOrder },
 ];

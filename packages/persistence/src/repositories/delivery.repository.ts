@@ -49,6 +49,8 @@ export interface DeliveryLogEntry {
   readonly event_type: string;
   readonly endpoint_id: number;
   readonly endpoint_url: string;
+  /** Whether its endpoint was deleted (the log shows it as a deleted endpoint until retention removes the delivery). */
+  readonly endpoint_deleted: boolean;
   readonly status: DeliveryStatus;
   /** Tries made so far. */
   readonly attempts: number;
@@ -69,7 +71,8 @@ export interface MessageView {
   readonly created_at: string;
   /** The stored, versioned payload (render it with the domain's `envelopeBody`). */
   readonly payload: unknown;
-  readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string }>;
+  /** Each delivery with its endpoint's URL, and whether that endpoint was deleted. */
+  readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string; readonly endpoint_deleted: boolean }>;
 }
 
 /** Delivery `d`'s message `m`: its envelope id and type. */
@@ -130,7 +133,7 @@ const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 
 export const REPLAY_BATCH_SIZE = 500;
 
 /** The log's columns: the delivery, its message's envelope id and type, its endpoint's URL, and its last attempt. */
-const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, d.status, d.attempts,
+const LOG_COLUMNS = `d.id, d.message_id, m.envelope_id, m.type as event_type, d.endpoint_id, w.url as endpoint_url, w.deleted_at is not null as endpoint_deleted, d.status, d.attempts,
   last.status_code as last_status_code, last.error as last_error, ${isoTimestamp("last.started_at")} as last_attempt_at,
   case when d.status = 'pending' then ${isoTimestamp("d.next_attempt_at")} end as next_attempt_at,
   ${isoTimestamp("d.created_at")} as created_at, d.settled_reason`;
@@ -245,8 +248,8 @@ export class DeliveryRepository extends Context.Service<
             as: "m",
             where: sql`m.envelope_id = ${envelopeId}`,
           });
-          const deliveries = yield* org.select<DeliveryView & { id: string; endpoint_id: string; endpoint_url: string }>({
-            columns: `${COLUMNS}, w.url as endpoint_url`,
+          const deliveries = yield* org.select<DeliveryView & { id: string; endpoint_id: string; endpoint_url: string; endpoint_deleted: boolean }>({
+            columns: `${COLUMNS}, w.url as endpoint_url, w.deleted_at is not null as endpoint_deleted`,
             from: "webhook_deliveries",
             as: "d",
             joins: [MESSAGE_OF_DELIVERY, ENDPOINT_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
@@ -281,7 +284,10 @@ export class DeliveryRepository extends Context.Service<
         }),
         retryFailed: Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, since?: string) {
           const org = orgSql(database, scope);
-          const endpoint = yield* org.one<{ enabled: boolean }>({ columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId}` });
+          // A deleted endpoint is `NotFound`: nothing of it is replayed.
+          const endpoint = yield* org.one<{ enabled: boolean }>({
+            columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${endpointId} and w.deleted_at is null`,
+          });
           // A disabled endpoint's deliveries are not replayed (see `ENDPOINT_ENABLED`).
           if (!endpoint.enabled) return { retried: 0 };
           const failing = allOf([

@@ -7,7 +7,7 @@ import { Database } from "../database.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type Join, type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
-import { ENDED_DELIVERY } from "../webhooks/attempt-record.ts";
+import { ENDED_DELIVERY, ENDED_DELIVERY_OF_DELETED } from "../webhooks/attempt-record.ts";
 import { openOrUnavailable } from "../webhooks/opened-secrets.ts";
 import { ATTEMPTS_OF_DELIVERY, type AttemptView, MESSAGE_OF_DELIVERY } from "./delivery.repository.ts";
 import { recordTestMessage } from "./webhook-message.ts";
@@ -66,6 +66,21 @@ export const switchedEndpoint = (enabled: boolean, disabledReason: string) => {
 
 /** The deliveries (`d`) disabling an endpoint ends: its pending ones a dispatcher would send (a local listener's have their own expiry). */
 const ENDED_DELIVERIES_OF = "d.status = 'pending' and not d.via_listener";
+
+/** An endpoint (`w`) not deleted: every read and change by id sees only these, so a deleted one is `NotFound`. */
+const NOT_DELETED = "w.deleted_at is null";
+
+/** The reason a deleted endpoint's row keeps as `disabled_reason` (it is also disabled, so nothing is sent to it). */
+export const DISABLED_BY_DELETION = "endpoint deleted";
+
+/**
+ * What deleting an endpoint writes to its row: deleted now, disabled (so every rule about disabled
+ * endpoints holds for it too), both sealed secrets destroyed, and its run of failures and notice
+ * stage cleared (its notices become ordinary history for retention).
+ */
+const DELETED_ENDPOINT = sql`deleted_at = now(), enabled = false, disabled_reason = ${DISABLED_BY_DELETION}::text, secret = null,
+  previous_secret = null, previous_secret_until = null, consecutive_failures = 0, failing_since = null, circuit_open_until = null,
+  notice_stage = null, listening_until = null, listener_stream = null`;
 
 /** Why an endpoint was disabled by `setEnabled` when its caller does not say: the CLI's operator. */
 export const DISABLED_BY_OPERATOR = "disabled by an operator";
@@ -299,6 +314,18 @@ export class WebhookEndpointRepository extends Context.Service<
       id: number,
       message: WebhookMessage,
     ) => Effect.Effect<{ readonly delivery_id: number }, NotFound | InvalidTransition | DatabaseUnavailable>;
+    /**
+     * Deletes endpoint `id` in one transaction, its row locked: the row is marked deleted and
+     * disabled (`DELETED_ENDPOINT`: both sealed secrets destroyed), and its pending deliveries end
+     * (failed, `SETTLED_ENDPOINT_DELETED`, their leases cleared, so a dispatcher's late result moves
+     * nothing). Its history stays until retention; the sweep removes the row once nothing refers to it.
+     * `NotFound` for one already deleted or another organization's; `InvalidTransition` for a local
+     * listener (it goes with its API key). Returns its URL and how many deliveries it ended.
+     */
+    readonly delete: (
+      scope: OrgScope,
+      id: number,
+    ) => Effect.Effect<{ readonly id: number; readonly url: string; readonly ended: number }, NotFound | InvalidTransition | DatabaseUnavailable>;
     /** A delivery to endpoint `endpointId` with its attempts; `NotFound` for any other. */
     readonly delivery: (scope: OrgScope, endpointId: number, deliveryId: number) => Effect.Effect<EndpointDelivery, NotFound | DatabaseUnavailable>;
     /**
@@ -325,7 +352,7 @@ export class WebhookEndpointRepository extends Context.Service<
           // leaves the foreign-key checks of other writes of the organization (`for key share`) unblocked.
           yield* tx.select({ columns: "o.id", from: "organizations", as: "o", rest: sql`for no key update` });
           const rows = yield* tx.select<{ id: string; url: string }>({
-            columns: "w.id, w.url", from: "webhook_endpoints", as: "w", where: raw("w.listener_key_id is null"), rest: sql`order by w.id`,
+            columns: "w.id, w.url", from: "webhook_endpoints", as: "w", where: raw(`w.listener_key_id is null and ${NOT_DELETED}`), rest: sql`order by w.id`,
           });
           return rows.map((row) => ({ id: Number(row.id), url: row.url }));
         }),
@@ -344,6 +371,7 @@ export class WebhookEndpointRepository extends Context.Service<
             from: "webhook_endpoints",
             as: "w",
             joins: [LISTENER_KEY],
+            where: raw(NOT_DELETED),
             rest: sql`order by w.id`,
           });
           return rows.map(toView);
@@ -373,7 +401,7 @@ export class WebhookEndpointRepository extends Context.Service<
         }),
         overview: Effect.fnUntraced(function* (scope: OrgScope) {
           const rows = yield* orgSql(database, scope).select<OverviewRow>({
-            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], rest: sql`order by w.id`,
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], where: raw(NOT_DELETED), rest: sql`order by w.id`,
           });
           return rows.map(toOverview);
         }),
@@ -390,7 +418,7 @@ export class WebhookEndpointRepository extends Context.Service<
         }),
         find: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
           return toOverview(yield* orgSql(database, scope).one<OverviewRow>({
-            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], where: sql`w.id = ${id}`,
+            columns: OVERVIEW_COLUMNS, from: "webhook_endpoints", as: "w", joins: [LISTENER_KEY, HEALTH_JOIN], where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`,
           }));
         }),
         secret: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
@@ -398,7 +426,7 @@ export class WebhookEndpointRepository extends Context.Service<
             columns: `w.secret, case when w.previous_secret_until > now() then ${isoTimestamp("w.previous_secret_until")} end as previous_secret_until`,
             from: "webhook_endpoints",
             as: "w",
-            where: sql`w.id = ${id}`,
+            where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`,
           });
           // Sealed with a key this process lacks: `SecretKeyUnavailable`, as the claims skip such a row.
           const secret = yield* Effect.fromResult(openOrUnavailable(database.secrets, row.secret, endpointSecretContext(scope.organizationId, id)));
@@ -414,7 +442,7 @@ export class WebhookEndpointRepository extends Context.Service<
             Effect.gen(function* () {
               // Locked until the commit, so `changed` is true for exactly one of two concurrent calls.
               const before = yield* tx.one<{ enabled: boolean }>({
-                columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for update`,
+                columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`, rest: sql`for update`,
               });
               const changed = before.enabled !== enabled;
               // Only a real switch starts the run of failures over: enabling an enabled endpoint must not clear
@@ -448,7 +476,7 @@ export class WebhookEndpointRepository extends Context.Service<
               // The old secret keeps signing beside the new one: one this process cannot open (sealed with a key
               // it lacks) would leave the endpoint's deliveries unsent here through the overlap, so it is refused.
               const current = yield* tx.one<{ secret: string }>({
-                columns: "w.secret", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for update`,
+                columns: "w.secret", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`, rest: sql`for update`,
               });
               yield* Effect.fromResult(openOrUnavailable(database.secrets, current.secret, context));
               // The overlap runs on the database's time, as the claims that choose the signing secrets read it.
@@ -473,7 +501,7 @@ export class WebhookEndpointRepository extends Context.Service<
             Effect.gen(function* () {
               // Held until the commit: the endpoint cannot be disabled between the check and the delivery.
               const endpoint = yield* tx.one<{ enabled: boolean }>({
-                columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for share`,
+                columns: "w.enabled", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`, rest: sql`for share`,
               });
               if (!endpoint.enabled) {
                 return yield* new InvalidTransition({ message: "This endpoint is disabled: enable it to send it a test event." });
@@ -481,6 +509,23 @@ export class WebhookEndpointRepository extends Context.Service<
               const deliveryId = yield* recordTestMessage(tx, message, id);
               if (deliveryId === undefined) return yield* new NotFound();
               return { delivery_id: deliveryId };
+            }));
+        }),
+        delete: Effect.fnUntraced(function* (scope: OrgScope, id: number) {
+          return yield* orgSql(database, scope).transaction((tx) =>
+            Effect.gen(function* () {
+              // Locked until the commit: a concurrent delete, switch or test event waits, then finds it deleted.
+              const endpoint = yield* tx.one<{ url: string; listener_key_id: string | null }>({
+                columns: "w.url, w.listener_key_id", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`, rest: sql`for update`,
+              });
+              if (endpoint.listener_key_id !== null) {
+                return yield* new InvalidTransition({ message: "This is a local listener of `platter listen`: it goes with its API key." });
+              }
+              yield* tx.update({ table: "webhook_endpoints", as: "w", set: DELETED_ENDPOINT, where: sql`w.id = ${id}` });
+              const ended = yield* tx.update({
+                table: "webhook_deliveries", as: "d", set: raw(ENDED_DELIVERY_OF_DELETED), where: sql`${raw(ENDED_DELIVERIES_OF)} and d.endpoint_id = ${id}`, returning: "d.id",
+              });
+              return { id, url: endpoint.url, ended: ended.length };
             }));
         }),
         delivery: Effect.fnUntraced(function* (scope: OrgScope, endpointId: number, deliveryId: number) {

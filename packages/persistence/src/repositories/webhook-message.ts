@@ -27,14 +27,14 @@ const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement)
 };
 
 /**
- * Records a webhook message and its deliveries, one per enabled endpoint of the organization
+ * Records a webhook message and its deliveries, one per enabled endpoint (never a deleted one) of the organization
  * subscribed to its type (a local listener only while one is connected), in the caller's
  * transaction: they exist exactly when the change they report does, and a message goes to the
  * endpoints subscribed when it happened. Written through the domain's message schema. (An empty
  * `event_types` subscribes to every type, as the domain's `subscribes` says.)
  */
 export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effect<number, DatabaseUnavailable> =>
-  writeMessage(tx, message, sql`e.enabled and (e.listener_key_id is null or e.listening_until > now())
+  writeMessage(tx, message, sql`e.enabled and e.deleted_at is null and (e.listener_key_id is null or e.listening_until > now())
     and (cardinality(e.event_types) = 0 or ${message.type}::text = any(e.event_types))`);
 
 /**
@@ -44,7 +44,7 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
  * when the scope has no such enabled endpoint (the message is then written too: roll back).
  */
 export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined, DatabaseUnavailable> =>
-  Effect.flatMap(writeMessage(tx, message, sql`e.id = ${endpointId} and e.enabled`), (messageId) =>
+  Effect.flatMap(writeMessage(tx, message, sql`e.id = ${endpointId} and e.enabled and e.deleted_at is null`), (messageId) =>
     Effect.map(
       tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
       ([row]) => (row === undefined ? undefined : Number(row.id)),

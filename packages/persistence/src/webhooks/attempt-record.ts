@@ -1,6 +1,6 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, BATCH_DISABLES, DEFAULT_DISABLE_NOTICE_MS, DELIVERY_DECISION, type DELIVERY_INPUTS, type DeliveryColumn,
-  type DeliveryPolicy, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS, retryDelayAfter,
+  type DeliveryPolicy, ENDED_BY_DELETED_ENDPOINT, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS, retryDelayAfter,
   storableTextOrNull,
 } from "@platter/domain";
 import { timeMinusSql, timePlusSql } from "../database-clock.ts";
@@ -56,14 +56,20 @@ const delivery = (column: DeliveryColumn) => ruleSql(DELIVERY_DECISION[column], 
 /** `ENDPOINT_DECISION`'s column `column` in the statement, from the row the update finds (`e`, after any concurrent batch). */
 const endpoint = (column: EndpointColumn) => ruleSql(ENDPOINT_DECISION[column], endpointBindings("e"));
 
+/** The columns a delivery ended by its endpoint's state gets (`rules`), its lease cleared. */
+const endedBy = (rules: typeof ENDED_BY_DISABLED_ENDPOINT) => `status = ${ruleSql(rules.status, {})}, completed_at = ${
+  ruleSql(rules.completedAt, {})}, settled_reason = ${ruleSql(rules.settledReason, {})},
+  ${CLEAR_LEASE}`;
+
 /**
  * What ending a pending delivery of a disabled endpoint writes (`ENDED_BY_DISABLED_ENDPOINT`): failed now, with
  * `SETTLED_ENDPOINT_DISABLED` as the log's reason; an attempt in flight loses its lease, so its late
  * result is recorded as an attempt but moves nothing. Replay makes it due again.
  */
-export const ENDED_DELIVERY = `status = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.status, {})}, completed_at = ${
-  ruleSql(ENDED_BY_DISABLED_ENDPOINT.completedAt, {})}, settled_reason = ${ruleSql(ENDED_BY_DISABLED_ENDPOINT.settledReason, {})},
-  ${CLEAR_LEASE}`;
+export const ENDED_DELIVERY = endedBy(ENDED_BY_DISABLED_ENDPOINT);
+
+/** What deleting an endpoint writes to its pending deliveries (`ENDED_BY_DELETED_ENDPOINT`): as `ENDED_DELIVERY`, with "endpoint deleted" as the reason. */
+export const ENDED_DELIVERY_OF_DELETED = endedBy(ENDED_BY_DELETED_ENDPOINT);
 
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
@@ -125,7 +131,8 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and ${heldBy("d", "results.lease_token")}
   ),
-  -- Each endpoint as the domain's \`ENDPOINT_DECISION\` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  -- Each endpoint as the domain's \`ENDPOINT_DECISION\` says (circuit, failures in a row, disabled, notice stage), written only when something
+  -- changes; a deleted endpoint's row is left as its deletion wrote it (a send in flight when it was deleted moves nothing, writes no notice).
   changed_endpoints as (
     update webhook_endpoints e set
       consecutive_failures = ${endpoint("consecutiveFailures")},
@@ -135,7 +142,7 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
       disabled_reason = ${endpoint("disabledReason")},
       notice_stage = ${endpoint("noticed")}
     from endpoint_results cross join policy join endpoints_before on true
-    where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id
+    where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id and e.deleted_at is null
       and (not endpoint_results.any_success or endpoint_results.gone or e.consecutive_failures <> 0 or e.failing_since is not null
         or e.circuit_open_until is not null or e.notice_stage is not null)
     returning e.organization_id, e.id, e.url, e.notice_stage, endpoints_before.notice_stage as stage_before, e.consecutive_failures,

@@ -50,7 +50,8 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and d.lease_token = results.lease_token
   ),
-  -- Each endpoint as the domain's `ENDPOINT_DECISION` says (circuit, failures in a row, disabled, notice stage), written only when something changes.
+  -- Each endpoint as the domain's `ENDPOINT_DECISION` says (circuit, failures in a row, disabled, notice stage), written only when something
+  -- changes; a deleted endpoint's row is left as its deletion wrote it (a send in flight when it was deleted moves nothing, writes no notice).
   changed_endpoints as (
     update webhook_endpoints e set
       consecutive_failures = case when endpoint_results.any_success then 0 else e.consecutive_failures + endpoint_results.failures end,
@@ -67,7 +68,7 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
         else e.notice_stage
       end
     from endpoint_results cross join policy join endpoints_before on true
-    where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id
+    where e.id = endpoint_results.endpoint_id and endpoints_before.id = e.id and e.deleted_at is null
       and (not endpoint_results.any_success or endpoint_results.gone or e.consecutive_failures <> 0 or e.failing_since is not null
         or e.circuit_open_until is not null or e.notice_stage is not null)
     returning e.organization_id, e.id, e.url, e.notice_stage, endpoints_before.notice_stage as stage_before, e.consecutive_failures,
