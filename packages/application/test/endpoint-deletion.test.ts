@@ -126,6 +126,9 @@ describe("a deleted endpoint", () => {
     ["asked for its secret", (actor, id) => WebhookEndpoints.revealSecret(actor, id)],
     ["given a new secret", (actor, id) => WebhookEndpoints.rotateSecret(actor, id, { secretOverlapMs: 0 })],
     ["replayed to (its failed deliveries)", (actor, id) => Deliveries.replayFailed(actor, id)],
+    ["edited", (actor, id) => WebhookEndpoints.edit(actor, id, { description: "still here?" }, { allowPrivateNetworks: false })],
+    ["edited to a new URL", (actor, id) => WebhookEndpoints.edit(actor, id, { url: "https://198.51.100.42/back" }, { allowPrivateNetworks: false })],
+    ["throttled", (actor, id) => WebhookEndpoints.setThrottle(actor, id, 5)],
   ])("cannot be %s: NotFound, and nothing is written", async (_what, action) => {
     const before = await rows("select to_jsonb(w) as row from webhook_endpoints w where id = ?", [deletedId]);
     const audited = await rows("select id from audit_log where organization_id = ?", [org.id]);

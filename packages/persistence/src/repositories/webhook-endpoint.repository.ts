@@ -381,7 +381,7 @@ export class WebhookEndpointRepository extends Context.Service<
             columns: "w.url, w.event_types, w.description, w.enabled, w.listener_key_id is not null as listener",
             from: "webhook_endpoints",
             as: "w",
-            where: sql`w.id = ${id}`,
+            where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`,
             rest: sql`for update`,
           }),
         edit: Effect.fnUntraced(function* (
@@ -460,7 +460,8 @@ export class WebhookEndpointRepository extends Context.Service<
             Effect.gen(function* () {
               // Locked until the commit, so the throttle before is the one this change replaces.
               const before = yield* tx.one<{ throttle_per_second: number | null }>({
-                columns: "w.throttle_per_second", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id}`, rest: sql`for no key update`,
+                columns: "w.throttle_per_second", from: "webhook_endpoints", as: "w", where: sql`w.id = ${id} and ${raw(NOT_DELETED)}`,
+                rest: sql`for no key update`,
               });
               // A new throttle starts with a full bucket (no arrival time): the old one's debt is not carried over.
               yield* tx.update({
