@@ -1,7 +1,6 @@
 import { type EndpointEdit, operatorActor } from "@platter/domain";
-import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createOrganization, createTestDatabase, type OrganizationFixture, raceThroughHeldInserts, type TestDatabase } from "@platter/testing";
 import { Effect, Result } from "effect";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpoints } from "../src/index.ts";
 
@@ -120,32 +119,12 @@ describe("editing an endpoint", () => {
     const ids: number[] = [];
     for (let i = 0; i < 6; i++) ids.push(await register(`https://198.51.100.60/start-${i}`, racing));
     const target = "https://198.51.100.61/one";
-    // Every update of webhook_endpoints (and insert) first waits for an advisory lock this test holds, until
-    // five transactions wait: without the organization's row lock they would all have found the URL free by then.
-    await rows(`create function hold_endpoint_writes() returns trigger language plpgsql as $$
-      begin perform pg_advisory_xact_lock_shared(16017); return new; end $$`);
-    await rows("create trigger hold_endpoint_writes before insert or update on webhook_endpoints for each row execute function hold_endpoint_writes()");
-    const blocker = new pg.Client({ connectionString: db.url });
-    await blocker.connect();
-    let outcomes: ReadonlyArray<Result.Result<unknown, unknown>>;
-    try {
-      await blocker.query("select pg_advisory_lock(16017)");
-      const all = Promise.all<Result.Result<unknown, unknown>>([
-        ...ids.map((id) => edit(id, { url: target }, racing)),
-        db.run(Effect.result(WebhookEndpoints.register(operator(racing), target, [], SETTINGS))),
-      ]);
-      const waiting = async () =>
-        (await blocker.query<{ n: number }>(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and state = 'active'",
-        )).rows[0]!.n;
-      while ((await waiting()) < 5) await new Promise((done) => setTimeout(done, 20));
-      await blocker.query("select pg_advisory_unlock(16017)");
-      outcomes = await all;
-    } finally {
-      await blocker.end();
-      await rows("drop trigger hold_endpoint_writes on webhook_endpoints");
-      await rows("drop function hold_endpoint_writes()");
-    }
+    // Every update and insert waits until five transactions wait: without the organization's row
+    // lock they would all have found the URL free by then.
+    const outcomes = await raceThroughHeldInserts<Result.Result<unknown, unknown>>(db, "webhook_endpoints", [
+      ...ids.map((id) => () => edit(id, { url: target }, racing)),
+      () => db.run(Effect.result(WebhookEndpoints.register(operator(racing), target, [], SETTINGS))),
+    ], { on: "insert or update" });
     expect(outcomes.filter(Result.isSuccess)).toHaveLength(1);
     expect(outcomes.filter(Result.isFailure).map((outcome) => (Result.merge(outcome) as { _tag: string })._tag)).toEqual(
       Array.from({ length: 6 }, () => "EndpointUrlTaken"),

@@ -4,21 +4,23 @@ import type { TestDatabase } from "./test-database.ts";
 const HELD_INSERTS_LOCK = 16016;
 
 /**
- * Starts every racer at once while each insert into `table` first waits for a lock this helper
- * holds, and releases it only when `waiters` backends are waiting (by default the test pool's five
- * connections): so each racer has done whatever it does before its insert (a count, a check) while
- * the others are still to insert. The way to show that a count-then-insert rule holds under
- * concurrency (one of many creates takes the last place). The trigger is removed afterwards.
+ * Starts every racer at once while each insert into `table` (or each insert and update, `on`)
+ * first waits for a lock this helper holds, and releases it only when `waiters` backends are
+ * waiting (by default the test pool's five connections): so each racer has done whatever it does
+ * before its write (a count, a check) while the others are still to write. The way to show that a
+ * check-then-write rule holds under concurrency (one of many creates takes the last place, one of
+ * many edits the one free URL). The trigger is removed afterwards.
  */
 export const raceThroughHeldInserts = async <A>(
-  db: Pick<TestDatabase, "rawClient">, table: string, racers: ReadonlyArray<() => Promise<A>>, waiters = 5,
+  db: Pick<TestDatabase, "rawClient">, table: string, racers: ReadonlyArray<() => Promise<A>>,
+  { waiters = 5, on = "insert" }: { readonly waiters?: number; readonly on?: "insert" | "insert or update" } = {},
 ): Promise<A[]> => {
   const blocker = await db.rawClient();
   const hold = `hold_inserts_${table}`;
   try {
     await blocker.query(`create function ${hold}() returns trigger language plpgsql as $$
       begin perform pg_advisory_xact_lock_shared(${HELD_INSERTS_LOCK}); return new; end $$`);
-    await blocker.query(`create trigger ${hold} before insert on ${table} for each row execute function ${hold}()`);
+    await blocker.query(`create trigger ${hold} before ${on} on ${table} for each row execute function ${hold}()`);
     await blocker.query("select pg_advisory_lock($1)", [HELD_INSERTS_LOCK]);
     const racing = Promise.all(racers.map((race) => race()));
     const waiting = async () =>
