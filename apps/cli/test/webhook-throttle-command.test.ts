@@ -48,9 +48,12 @@ describe("platter webhook throttle", () => {
     expect(plain.code).toBe(0);
     expect(plain.stdout.trim()).toBe(`endpoint ${id} throttle: none`);
     expect(await throttleOf(id)).toBeNull();
-    const audit = await rows("select action, operator from audit_log where subject = ? order by id", [`webhook_endpoint ${id}`]);
+    const audit = await rows("select action, operator, details from audit_log where subject = ? order by id", [`webhook_endpoint ${id}`]);
     const operator = `${userInfo().username} via the CLI`;
-    expect(audit).toEqual([{ action: "webhook_endpoint.throttled", operator }, { action: "webhook_endpoint.unthrottled", operator }]);
+    expect(audit).toEqual([
+      { action: "webhook_endpoint.throttled", operator, details: { before: { throttle_per_second: null }, after: { throttle_per_second: 5 } } },
+      { action: "webhook_endpoint.unthrottled", operator, details: { before: { throttle_per_second: 5 }, after: { throttle_per_second: null } } },
+    ]);
   });
 
   it.each([

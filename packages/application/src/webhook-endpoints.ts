@@ -185,13 +185,16 @@ export const WebhookEndpoints = {
   /**
    * Sets the endpoint's throttle: at most `perSecond` deliveries a second across every dispatcher
    * (the domain's `parseEndpointThrottle` reads it), or none (null). Audited
-   * `webhook_endpoint.throttled` (set or changed) or `.unthrottled` when that changed something.
+   * `webhook_endpoint.throttled` (set or changed) or `.unthrottled` when that changed something,
+   * with the throttle before and after.
    */
   setThrottle: (actor: Actor, id: number, perSecond: number | null) =>
     audited(
       actor,
       WebhookEndpointRepository.use((endpoints) => endpoints.setThrottle(actor.scope, id, perSecond)),
-      ({ changed }) => (changed ? entry(perSecond === null ? "unthrottled" : "throttled", id) : undefined),
+      ({ before, after, changed }) => (changed
+        ? { ...entry(after === null ? "unthrottled" : "throttled", id), details: { before: { throttle_per_second: before }, after: { throttle_per_second: after } } }
+        : undefined),
     ),
 
   /**
