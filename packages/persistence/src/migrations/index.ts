@@ -25,6 +25,7 @@ import { Migration20261128000000LocalListeners } from "./Migration20261128000000
 import { Migration20261129040000EndedDeliveriesAndAccessRetention } from "./Migration20261129040000EndedDeliveriesAndAccessRetention.ts";
 import { Migration20261129050000SecretKeyChecks } from "./Migration20261129050000SecretKeyChecks.ts";
 import { Migration20261129060000EndedKeysRemovable } from "./Migration20261129060000EndedKeysRemovable.ts";
+import { Migration20261130030000AlertRecipients } from "./Migration20261130030000AlertRecipients.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -55,4 +56,5 @@ export const migrationsList = [
   { name: "Migration20261129040000EndedDeliveriesAndAccessRetention", class: Migration20261129040000EndedDeliveriesAndAccessRetention },
   { name: "Migration20261129050000SecretKeyChecks", class: Migration20261129050000SecretKeyChecks },
   { name: "Migration20261129060000EndedKeysRemovable", class: Migration20261129060000EndedKeysRemovable },
+  { name: "Migration20261130030000AlertRecipients", class: Migration20261130030000AlertRecipients },
 ];
