@@ -1,4 +1,4 @@
-import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, type NoticeKind, noticeRowWritten, type WrittenNoticeKind, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
+import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, noticeRowWritten, type WrittenNoticeKind, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
