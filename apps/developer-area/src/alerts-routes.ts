@@ -50,7 +50,14 @@ export const addAlertRoutes = (router: Router, kit: AlertRouteKit): void => {
   };
 
   router.get("/alerts", signedInOnly, async (ctx) => {
-    await listPage(ctx, 200);
+    // After an add (a redirect, so reloading the page sends nothing again): what became of its link's mail.
+    const added = /^\d{1,15}$/.test(String(ctx.query["added"] ?? "")) ? Number(ctx.query["added"]) : undefined;
+    const recipients = await run(ctx, AlertRecipients.list(sessionOf(ctx)));
+    const email = recipients.find((recipient) => recipient.id === added && recipient.confirmed_at === null)?.email;
+    const notice = email === undefined ? undefined : ctx.query["mailed"] === "1"
+      ? `A confirmation link was mailed to ${email}: it gets alerts once the link is opened, within 24 hours.`
+      : `The confirmation e-mail to ${email} could not be sent. Remove the address and add it again later.`;
+    await listPage(ctx, 200, undefined, notice);
   });
 
   post("/alerts", limited("alertAddresses", "/alerts"), async (ctx, form, session) => {
@@ -63,9 +70,7 @@ export const addAlertRoutes = (router: Router, kit: AlertRouteKit): void => {
     if (!added.done) return listPage(ctx, added.refusal.status, { email, emailError: added.refusal.text });
     const link = `${origin}/alerts/confirm/${added.value.token}`;
     const mailed = await mailer.send(added.value.email, confirmationMail(link)).then(() => true, () => false);
-    await listPage(ctx, 201, undefined, mailed
-      ? `A confirmation link was mailed to ${added.value.email}: it gets alerts once the link is opened, within 24 hours.`
-      : `The confirmation e-mail to ${added.value.email} could not be sent. Remove the address and add it again later.`);
+    redirect(ctx, `/alerts?added=${added.value.id}&mailed=${mailed ? 1 : 0}`);
   });
 
   post("/alerts/:id/remove", unlimited("removing an address makes nothing and mails nothing; each address is removed once, and adds are limited"), async (ctx, _form, session) => {
@@ -75,7 +80,8 @@ export const addAlertRoutes = (router: Router, kit: AlertRouteKit): void => {
 
   // Opening the link only shows a button: a mail scanner's or preview's GET must not confirm.
   router.get("/alerts/confirm/:token", (ctx) => {
-    ctx.set("referrer-policy", "no-referrer");
+    // At most the area's origin as referrer, never the token's path; not `no-referrer`, whose button POST says `Origin: null` (refused).
+    ctx.set("referrer-policy", "strict-origin");
     const token = String(ctx.params["token"]);
     if (!isAccessToken(token)) throw new UnknownPage();
     page(ctx, 200, confirmAlertsPage(token));

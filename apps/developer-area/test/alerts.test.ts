@@ -75,8 +75,10 @@ const linkIn = (mail: ParsedMail) => {
 describe("alert addresses", () => {
   it("mails a confirmation link; opening it confirms nothing, its button confirms the address once", async () => {
     const added = await post(session, "/alerts", { email: "  Dev@Kitchen.example " });
-    expect(added.status).toBe(201);
-    expect(await added.text()).toContain("A confirmation link was mailed to dev@kitchen.example");
+    expect(added.status).toBe(303);
+    const shown = await fetch(area.origin + added.headers.get("location")!, { headers: { cookie: session.cookie } });
+    expect(shown.status).toBe(200);
+    expect(await shown.text()).toContain("A confirmation link was mailed to dev@kitchen.example");
     expect(smtp.received).toHaveLength(1);
     const mail = smtp.received[0]!;
     expect(mail.subject).toBe("Platter: confirm webhook alerts for this address");
@@ -122,7 +124,7 @@ describe("alert addresses", () => {
   });
 
   it("refuses an address past ALERT_RECIPIENTS_PER_ORGANIZATION with 409, mailing nothing", async () => {
-    for (const email of ["two@kitchen.example", "three@kitchen.example"]) expect((await post(session, "/alerts", { email })).status).toBe(201);
+    for (const email of ["two@kitchen.example", "three@kitchen.example"]) expect((await post(session, "/alerts", { email })).status).toBe(303);
     const before = smtp.received.length;
     const refused = await post(session, "/alerts", { email: "four@kitchen.example" });
     expect(refused.status).toBe(409);
@@ -135,7 +137,7 @@ describe("alert addresses", () => {
     // Three adds so far counted (the refusals gave theirs back); one more fits the window, then 429.
     const [, two] = await recipients(org);
     expect((await post(session, `/alerts/${two!.id}/remove`)).status).toBe(303);
-    expect((await post(session, "/alerts", { email: "two@kitchen.example" })).status).toBe(201);
+    expect((await post(session, "/alerts", { email: "two@kitchen.example" })).status).toBe(303);
     const removeAgain = (await recipients(org)).find((row) => row.email === "two@kitchen.example")!;
     expect((await post(session, `/alerts/${removeAgain.id}/remove`)).status).toBe(303);
     const before = smtp.received.length;
@@ -144,7 +146,7 @@ describe("alert addresses", () => {
     expect(smtp.received.length).toBe(before);
     expect(smtp.received).toHaveLength(ADDS_PER_WINDOW);
     // Another organization has its own allowance.
-    expect((await post(otherSession, "/alerts", { email: "dev@other.example" })).status).toBe(201);
+    expect((await post(otherSession, "/alerts", { email: "dev@other.example" })).status).toBe(303);
   });
 
   it("keeps organizations apart: another organization's address is the 404 page and stays", async () => {
