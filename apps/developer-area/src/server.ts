@@ -24,7 +24,7 @@ const closeGracefully = (server: Server): Promise<void> =>
 /** Serves the Developer area on `DEVELOPER_AREA_PORT` with the platform's storage services. */
 export const startDeveloperArea = async (
   config: Pick<DeveloperAreaConfig, "developerAreaPort" | "developerAreaUrl" | "frameAncestors" | "host" | "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits"
-    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy">,
+    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy"> & Partial<Pick<DeveloperAreaConfig, "alertRecipientsPerOrganization" | "mailServer">>,
   logger: Logger,
   runtime: RequestRuntime,
 ): Promise<RunningDeveloperArea> => {
