@@ -93,7 +93,9 @@ describe("alert e-mails", () => {
     await db?.dispose();
   });
 
-  it("says once at start that mail goes through SMTP", () => {
+  it("says once at start that mail goes through SMTP", async () => {
+    // Logs are written in batches (every 200 ms at most): wait for the start line, then count it.
+    await waitFor("the start line", async () => (dispatcher.output().includes("dispatcher running") ? true : undefined));
     expect(dispatcher.output().match(/via SMTP from Platter alerts <alerts@platter.test>/g)).toHaveLength(1);
   });
 
