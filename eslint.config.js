@@ -215,6 +215,9 @@ export default tseslint.config(
       ...SCOPE_MAKING_FILES, "packages/persistence/src/org-sql.ts", "packages/persistence/src/webhooks/delivery-queue.ts",
       // The delivery queue's jobs that run on the pool it hands them (`rows`).
       "packages/persistence/src/webhooks/operator-notices.ts", "packages/persistence/src/webhooks/queue-metrics.ts",
+      "packages/persistence/src/webhooks/alert-mails.ts",
+      // An alert address's confirmation: found by its link's token hash alone (whoever opens the link has no session).
+      "packages/persistence/src/alerts/alert-recipients.ts",
       "packages/persistence/src/process-instances.ts", "packages/persistence/src/housekeeping.ts", "packages/persistence/src/request-log.ts",
     ],
     rules: {

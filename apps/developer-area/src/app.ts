@@ -4,7 +4,8 @@ import {
   AddressFailures, clientAddressResolver, readRateLimits, readRequestHistorySettings, readSignatureHeader, readTrustProxy,
   readWebhookEndpointSettings,
 } from "@platter/ops";
-import { DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION, UnknownPage } from "@platter/domain";
+import { DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION, DEFAULT_API_KEYS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION, UnknownPage } from "@platter/domain";
+import { smtpMailSender } from "@platter/webhooks";
 import type { RequestRuntime } from "@platter/persistence";
 import { serveAssets } from "./assets.ts";
 import { DEFAULT_DEVELOPER_AREA_LIMITS, DEFAULT_PAGE_LOADS_PER_ORGANIZATION, type DeveloperAreaConfig } from "./config.ts";
@@ -24,7 +25,8 @@ export type DeveloperAreaSettings = Pick<DeveloperAreaConfig, "developerAreaUrl"
   /** The webhook settings and the per-organization limits, each by default as an unset variable reads. */
   & Partial<Pick<DeveloperAreaConfig,
     "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "apiKeysPerOrganization" | "limits" | "replicas" | "requestHistory"
-    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy" | "pageLoadsPerOrganization">>;
+    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy" | "pageLoadsPerOrganization" | "alertRecipientsPerOrganization"
+    | "mailServer">>;
 
 /** One route of the area: a method it serves (GET or POST) and the router's path pattern (`/webhooks/:id`). */
 export interface AreaRoute {
@@ -65,6 +67,10 @@ export const createDeveloperAreaApp = (
       endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
     apiKeysPerOrganization: settings.apiKeysPerOrganization ?? DEFAULT_API_KEYS_PER_ORGANIZATION,
+    alerts: {
+      recipientsPerOrganization: settings.alertRecipientsPerOrganization ?? DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION,
+      mailer: settings.mailServer === undefined ? undefined : smtpMailSender(settings.mailServer),
+    },
     limits,
     requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
     lookups: new FailedLookups(addressFailures, clientAddressResolver(trustProxy)),

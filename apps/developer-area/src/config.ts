@@ -3,9 +3,10 @@ import {
   type RateLimitSettings, readApiKeySettings, readDatabaseSettings, readDeveloperAreaAddress, readDuration, readInteger, readMatching,
   readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readSignatureHeader, readTrustProxy,
   readWebhookEndpointSettings, type ReplicaReadSettings, type RequestHistorySettings, type TrustedProxies, type WebhookEndpointSettings,
+  readMailServerSettings, type MailServerSettings,
 } from "@platter/ops";
 
-import { DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
+import { DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION, DEFAULT_LISTENERS_PER_ORGANIZATION } from "@platter/domain";
 
 export { ConfigError };
 
@@ -29,16 +30,18 @@ export interface DeveloperAreaLimits {
   readonly sandboxResets: number;
   /** Switches between the live organization and its sandbox per window (each writes a sign-in link and a session). */
   readonly sandboxSwitches: number;
+  /** Alert addresses added per window: each mails a confirmation link, so this bounds the mail one organization makes Platter send. */
+  readonly alertAddresses: number;
   /** The window, in milliseconds. */
   readonly windowMs: number;
 }
 
 /**
  * The limits as an unset environment gives them, per 10 minutes: 30 test events, 10 new endpoints, 30 replays, 20 key changes,
- * 60 endpoint changes, 10 sandbox resets and 30 sandbox switches.
+ * 60 endpoint changes, 10 sandbox resets, 30 sandbox switches and 10 alert addresses.
  */
 export const DEFAULT_DEVELOPER_AREA_LIMITS: DeveloperAreaLimits = {
-  testEvents: 30, endpointCreates: 10, replays: 30, keyChanges: 20, endpointChanges: 60, sandboxResets: 10, sandboxSwitches: 30,
+  testEvents: 30, endpointCreates: 10, replays: 30, keyChanges: 20, endpointChanges: 60, sandboxResets: 10, sandboxSwitches: 30, alertAddresses: 10,
   windowMs: 10 * 60 * 1000,
 };
 
@@ -64,6 +67,10 @@ export interface DeveloperAreaConfig extends DatabaseSettings, ProcessSettings, 
   readonly rateLimits: RateLimitSettings;
   /** Which proxies may tell the client's address (`TRUST_PROXY`, as the API reads it). */
   readonly trustProxy: TrustedProxies;
+  /** How many alert e-mail addresses one organization may list, confirmed or waiting (`ALERT_RECIPIENTS_PER_ORGANIZATION`, 10). */
+  readonly alertRecipientsPerOrganization: number;
+  /** `SMTP_URL` and `SMTP_FROM`: where confirmation links are mailed (unset: alert addresses cannot be added). */
+  readonly mailServer: MailServerSettings | undefined;
 }
 
 /** No `;` or `,` (which would end the directive), no control characters: checked before each source is. */
@@ -108,7 +115,8 @@ export const readFrameAncestors = (env: Environment): string => {
 
 /**
  * `DEVELOPER_AREA_TEST_EVENTS`, `DEVELOPER_AREA_ENDPOINT_CREATES`, `DEVELOPER_AREA_REPLAYS`, `DEVELOPER_AREA_KEY_CHANGES`,
- * `DEVELOPER_AREA_ENDPOINT_CHANGES`, `DEVELOPER_AREA_SANDBOX_RESETS`, `DEVELOPER_AREA_SANDBOX_SWITCHES` per `DEVELOPER_AREA_LIMIT_WINDOW`.
+ * `DEVELOPER_AREA_ENDPOINT_CHANGES`, `DEVELOPER_AREA_SANDBOX_RESETS`, `DEVELOPER_AREA_SANDBOX_SWITCHES`, `DEVELOPER_AREA_ALERT_ADDRESSES`
+ * per `DEVELOPER_AREA_LIMIT_WINDOW`.
  */
 export const readDeveloperAreaLimits = (env: Environment): DeveloperAreaLimits => ({
   testEvents: readInteger(env, "DEVELOPER_AREA_TEST_EVENTS", DEFAULT_DEVELOPER_AREA_LIMITS.testEvents, 1, 1_000_000),
@@ -118,6 +126,7 @@ export const readDeveloperAreaLimits = (env: Environment): DeveloperAreaLimits =
   endpointChanges: readInteger(env, "DEVELOPER_AREA_ENDPOINT_CHANGES", DEFAULT_DEVELOPER_AREA_LIMITS.endpointChanges, 1, 1_000_000),
   sandboxResets: readInteger(env, "DEVELOPER_AREA_SANDBOX_RESETS", DEFAULT_DEVELOPER_AREA_LIMITS.sandboxResets, 1, 1_000_000),
   sandboxSwitches: readInteger(env, "DEVELOPER_AREA_SANDBOX_SWITCHES", DEFAULT_DEVELOPER_AREA_LIMITS.sandboxSwitches, 1, 1_000_000),
+  alertAddresses: readInteger(env, "DEVELOPER_AREA_ALERT_ADDRESSES", DEFAULT_DEVELOPER_AREA_LIMITS.alertAddresses, 1, 1_000_000),
   windowMs: readDuration(env, "DEVELOPER_AREA_LIMIT_WINDOW", DEFAULT_DEVELOPER_AREA_LIMITS.windowMs, 1000),
 });
 
@@ -140,4 +149,6 @@ export const loadDeveloperAreaConfig = (env: Environment = process.env): Develop
   pageLoadsPerOrganization: readInteger(env, "DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION", DEFAULT_PAGE_LOADS_PER_ORGANIZATION, 1, 1000),
   rateLimits: readRateLimits(env),
   trustProxy: readTrustProxy(env),
+  alertRecipientsPerOrganization: readInteger(env, "ALERT_RECIPIENTS_PER_ORGANIZATION", DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION, 1, 1000),
+  mailServer: readMailServerSettings(env),
 });

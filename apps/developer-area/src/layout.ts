@@ -18,7 +18,7 @@ export interface SignedIn {
 }
 
 /** Sections of the navigation. */
-export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference" | "sessions" | "audit-log" | "sandbox";
+export type Section = "api-keys" | "requests" | "webhooks" | "deliveries" | "event-catalog" | "api-reference" | "sessions" | "audit-log" | "sandbox" | "alerts";
 
 /** Options of a signed-in page. */
 export interface PageOptions {
@@ -67,6 +67,7 @@ ${signedIn.sandbox === true ? html`<div class="sandbox-banner" role="note"><stro
       <li><a href="/requests"${section === "requests" ? html` aria-current="page"` : ""}>Request log</a></li>
       <li><a href="/webhooks"${section === "webhooks" ? html` aria-current="page"` : ""}>Webhooks</a></li>
       <li><a href="/deliveries"${section === "deliveries" ? html` aria-current="page"` : ""}>Deliveries</a></li>
+      <li><a href="/alerts"${section === "alerts" ? html` aria-current="page"` : ""}>Alerts</a></li>
       <li><a href="/event-catalog"${section === "event-catalog" ? html` aria-current="page"` : ""}>Event catalog</a></li>
       <li><a href="/api-reference"${section === "api-reference" ? html` aria-current="page"` : ""}>API reference</a></li>
       <li><a href="/sessions"${section === "sessions" ? html` aria-current="page"` : ""}>Sessions</a></li>

@@ -26,7 +26,7 @@ import { errorAnswer, isPlatterError, TooManyActions } from "@platter/domain";
 export type LimitedAction = keyof Omit<DeveloperAreaLimits, "windowMs">;
 
 const LIMITED_ACTIONS: ReadonlyArray<LimitedAction> = [
-  "testEvents", "endpointCreates", "replays", "keyChanges", "endpointChanges", "sandboxResets", "sandboxSwitches",
+  "testEvents", "endpointCreates", "replays", "keyChanges", "endpointChanges", "sandboxResets", "sandboxSwitches", "alertAddresses",
 ];
 
 const WHAT: Readonly<Record<LimitedAction, string>> = {
@@ -37,6 +37,7 @@ const WHAT: Readonly<Record<LimitedAction, string>> = {
   endpointChanges: "endpoint changes",
   sandboxResets: "sandbox resets",
   sandboxSwitches: "sandbox switches",
+  alertAddresses: "alert addresses added (each mails a confirmation link)",
 };
 
 /** Where a refused action's page leads back to: a fixed path, or one made from the request and its form. */

@@ -24,6 +24,7 @@ import { addDeliveryRoutes } from "./deliveries-routes.ts";
 import { addSessionRoutes } from "./sessions-routes.ts";
 import { addAuditRoutes } from "./audit-routes.ts";
 import { addSandboxRoutes } from "./sandbox-routes.ts";
+import { addAlertRoutes, type AlertSettings } from "./alerts-routes.ts";
 import {
   clearSessionCookie, type CookiePolicy, findSession, formRoutes, requireSession, sessionOf, setSessionCookie, signInRoute,
   wroteRecently,
@@ -47,6 +48,8 @@ export interface RouteSettings {
   readonly apiKeysPerOrganization: number;
   /** The organization's limits on the actions that make work (each POST route names its own). */
   readonly limits: OrganizationLimits;
+  /** Alert addresses: how many an organization may list, and the sender of their confirmation links (none: no e-mail). */
+  readonly alerts: AlertSettings;
   /** What the request log keeps, said on its page. */
   readonly requestHistory: RequestHistorySettings;
   /** Failed session and sign-in link lookups per client address, refused before the database past the limit. */
@@ -235,6 +238,7 @@ export const createRouter = (runtime: RequestRuntime, settings: RouteSettings): 
   addSessionRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });
   addAuditRoutes(router, { signedInOnly, signedIn, run });
   addSandboxRoutes(router, { cookies: settings.cookies, signedInOnly, post, signedIn, run });
+  addAlertRoutes(router, { origin: settings.origin, alerts: settings.alerts, signedInOnly, post, signedIn, run });
 
   return router;
 };

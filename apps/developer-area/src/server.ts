@@ -24,14 +24,17 @@ const closeGracefully = (server: Server): Promise<void> =>
 /** Serves the Developer area on `DEVELOPER_AREA_PORT` with the platform's storage services. */
 export const startDeveloperArea = async (
   config: Pick<DeveloperAreaConfig, "developerAreaPort" | "developerAreaUrl" | "frameAncestors" | "host" | "allowPrivateNetworks" | "secretOverlapMs" | "endpointsPerOrganization" | "limits"
-    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy">,
+    | "signatureHeader" | "listenersPerOrganization" | "rateLimits" | "trustProxy"> & Partial<Pick<DeveloperAreaConfig, "alertRecipientsPerOrganization" | "mailServer">>,
   logger: Logger,
   runtime: RequestRuntime,
 ): Promise<RunningDeveloperArea> => {
   const app = createDeveloperAreaApp(runtime, config, logger);
   const server = createServer(app.callback());
   const port = await listenOn(server, config.developerAreaPort, config.host, "DEVELOPER_AREA_PORT");
-  logger.info({ port, url: config.developerAreaUrl }, "developer area listening");
+  logger.info({
+    port, url: config.developerAreaUrl,
+    alertMail: config.mailServer === undefined ? "SMTP_URL unset: alert addresses cannot be added (no confirmation links are mailed)" : `via SMTP from ${config.mailServer.from}`,
+  }, "developer area listening");
   return {
     port,
     // Open `platter listen` streams end first (their CLIs reconnect elsewhere); then requests finish.

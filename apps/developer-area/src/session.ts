@@ -159,8 +159,15 @@ export const formRoutes =
  * checked before `action` runs (the link's one-use token is the secret); its answer sends no
  * referrer, even when refused.
  */
-export const signInRoute = (router: Router, path: string, origin: string, action: (ctx: Context) => Promise<void>): void => {
-  declareRouteLimit(router, path, unlimited("no organization yet: a sign-in link is used once, so each link opens at most one session"));
+export const signInRoute = (router: Router, path: string, origin: string, action: (ctx: Context) => Promise<void>): void =>
+  linkRoute(router, path, origin, "no organization yet: a sign-in link is used once, so each link opens at most one session", action);
+
+/**
+ * A POST without a session that a mailed link's page sends back (a sign-in link's, an alert
+ * address's confirmation): only from the area's own origin, no referrer; `reason` says why it needs no limit.
+ */
+export const linkRoute = (router: Router, path: string, origin: string, reason: string, action: (ctx: Context) => Promise<void>): void => {
+  declareRouteLimit(router, path, unlimited(reason));
   router.post(path, async (ctx) => {
     ctx.set("referrer-policy", "no-referrer");
     requireOwnOrigin(ctx, origin);

@@ -64,6 +64,10 @@ export const startArea = async (
     readonly trustProxy?: DeveloperAreaConfig["trustProxy"];
     /** `DEVELOPER_AREA_PAGE_LOADS_PER_ORGANIZATION`. */
     readonly pageLoadsPerOrganization?: number;
+    /** `ALERT_RECIPIENTS_PER_ORGANIZATION`. */
+    readonly alertRecipientsPerOrganization?: number;
+    /** `SMTP_URL` and `SMTP_FROM`. */
+    readonly mailServer?: DeveloperAreaConfig["mailServer"];
     readonly replicas?: Omit<DeveloperAreaConfig["replicas"], "urls"> & { readonly replicaUrlOf: (databaseUrl: string) => string };
   } = {},
 ): Promise<RunningArea> => {

@@ -11,7 +11,7 @@ import { postForm, type RunningArea, signIn, startArea, type TestSession } from 
  * writes nothing, audits nothing, and leaves other organizations their own allowance.
  */
 
-const LIMITS = { testEvents: 2, endpointCreates: 3, replays: 2, keyChanges: 100, endpointChanges: 100, sandboxResets: 100, sandboxSwitches: 100, windowMs: 600_000 };
+const LIMITS = { testEvents: 2, endpointCreates: 3, replays: 2, keyChanges: 100, endpointChanges: 100, sandboxResets: 100, sandboxSwitches: 100, alertAddresses: 100, windowMs: 600_000 };
 
 let area: RunningArea;
 let a: OrganizationFixture;

@@ -84,6 +84,9 @@ describe("the POST routes", () => {
       "/sandbox/switch": "sandboxSwitches",
       "/sandbox/trigger": "testEvents",
       "/sandbox/reset": "sandboxResets",
+      "/alerts": "alertAddresses",
+      "/alerts/:id/remove": "unlimited",
+      "/alerts/confirm/:token": "unlimited",
       "/cli/listen/attempts": "unlimited",
       "/cli/trigger": "testEvents",
     });

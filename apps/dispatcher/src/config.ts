@@ -1,7 +1,8 @@
 import { DEFAULT_DISABLE_NOTICE_MS, DEFAULT_RETRY_SCHEDULE_MS } from "@platter/domain";
 import {
   ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
-  readDatabaseSettings, readDuration, readInteger, readProcessSettings, readSignatureHeader,
+  readDatabaseSettings, readDeveloperAreaAddress, readDuration, readInteger, readMailServerSettings, readProcessSettings, readSignatureHeader,
+  type MailServerSettings,
 } from "@platter/ops";
 import { isIP } from "node:net";
 import { DEFAULT_DNS_SETTINGS, type DispatcherSettings, type DnsSettings } from "@platter/webhooks";
@@ -22,6 +23,10 @@ export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, Dis
   readonly dns: DnsSettings;
   /** `OPERATOR_WEBHOOK_URL` and `OPERATOR_WEBHOOK_SECRET`: where operational webhooks go (unset: notices are shown in the Developer area only). */
   readonly operatorWebhook: OperatorWebhookSettings | undefined;
+  /** `SMTP_URL` and `SMTP_FROM`: where alert e-mails to organizations' developers go (unset: none is sent, said once at start). */
+  readonly mailServer: MailServerSettings | undefined;
+  /** `DEVELOPER_AREA_PUBLIC_URL`: the alert e-mails' links to an endpoint's page start with it. */
+  readonly developerAreaUrl: string;
 }
 
 /** The operator channel: its URL, its Standard Webhooks secret and its own slots (`OPERATOR_WEBHOOK_CONCURRENCY`). */
@@ -121,5 +126,7 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     signatureHeader: readSignatureHeader(env),
     allowPrivateNetworks: readBoolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
     dns: dnsSettings(env, timeoutMs),
+    mailServer: readMailServerSettings(env),
+    developerAreaUrl: readDeveloperAreaAddress(env).developerAreaUrl,
   };
 };

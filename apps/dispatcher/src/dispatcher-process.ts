@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { createOpsServer, listenOn, watchOutages } from "@platter/ops";
 import { announceInstance, Housekeeping, isDatabaseUnavailable, pingDatabase, type DispatcherRuntime } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { WebhookDispatcher } from "@platter/webhooks";
+import { AlertMailer, smtpMailSender, WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
 import { createDispatcherMetrics } from "./metrics.ts";
@@ -65,6 +65,19 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     },
     { isOutage: isDatabaseUnavailable },
   );
+  // Alert e-mails to organizations' developers: a small loop of its own on the mail outbox, each mail
+  // committed `sending` under its lease before its SMTP call, so none is sent twice.
+  const mailer = config.mailServer === undefined ? undefined : new AlertMailer(
+    store.alertMails(),
+    smtpMailSender(config.mailServer),
+    { developerAreaUrl: config.developerAreaUrl, leaseMs: ALERT_MAIL_LEASE_MS, pollIntervalMs: config.pollIntervalMs },
+    {
+      mailed: (mail, outcome) =>
+        logger[outcome.outcome === "sent" ? "debug" : "warn"]({ mail: mail.id, attempt: mail.attempt, ...outcome }, "alert e-mail"),
+      abandoned: (count) => logger.warn({ mails: count }, "alert e-mails whose sender stopped during the SMTP call: not sent again"),
+      failedRound: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer round error")),
+    },
+  );
   const ops = createOpsServer({
     isReady: () => runtime.runPromise(pingDatabase).then(() => true),
     metrics: metrics.registry,
@@ -86,10 +99,12 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();
   operatorChannel?.start();
+  mailer?.start();
   const history = sweepHistoryEvery(config, runtime, logger);
   logger.info({
     opsPort, concurrency: config.concurrency, allowPrivateNetworks: config.allowPrivateNetworks,
     operatorWebhook: config.operatorWebhook === undefined ? "unset: endpoint notices are shown in the Developer area only" : config.operatorWebhook.url,
+    alertMail: config.mailServer === undefined ? "SMTP_URL unset: no alert e-mails are sent" : `via SMTP from ${config.mailServer.from}`,
   }, "dispatcher running");
   return {
     opsPort,
@@ -98,11 +113,15 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       await listener.close();
       await dispatcher.stop();
       await operatorChannel?.stop();
+      await mailer?.stop();
       await instance.leave();
       await new Promise((done) => ops.close(done));
     },
   };
 };
+
+/** How long a claimed alert e-mail is held: far longer than an SMTP call may take (its timeouts), so a live sender never loses it. */
+const ALERT_MAIL_LEASE_MS = 5 * 60_000;
 
 /** At most this many rows of each kind go per batch, each batch its own short transaction. */
 const HISTORY_BATCH = 500;

@@ -5,6 +5,7 @@
  * repositories underneath (lint).
  */
 export * from "./api-keys.ts";
+export * from "./alert-recipients.ts";
 export * from "./audit-entries.ts";
 export * from "./deliveries.ts";
 export * from "./request-logs.ts";

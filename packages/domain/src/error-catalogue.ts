@@ -90,6 +90,7 @@ export const ERROR_CATALOGUE: ErrorCatalogue = {
   SignInRefused: (error) => ({ ...REFUSED_SIGN_IN_LINK[error.reason], kind: "refusal" }),
   EndpointLimitReached: (error) => ({ status: 409, text: error.message, kind: "limit" }),
   ApiKeyLimitReached: (error) => ({ status: 409, text: error.message, kind: "limit" }),
+  AlertRecipientLimitReached: (error) => ({ status: 409, text: error.message, kind: "limit" }),
   EndpointUrlRefused: (error) => ({ status: 400, text: echoed(error.message), kind: "input" }),
   EndpointUrlTaken: (error) => ({ status: 409, text: error.message, kind: "input" }),
   SignInRequired: () => ({ status: 401, text: "Sign in to the Developer area", kind: "refusal" }),

@@ -91,6 +91,27 @@ export const apiKeyLimitReached = (limit: number): ApiKeyLimitReached =>
   });
 
 /**
+ * An organization already alerts as many e-mail addresses as it may (`limit`, those waiting for
+ * confirmation included), so adding another is refused, writes nothing and mails nothing.
+ * `message` is safe to show.
+ */
+export class AlertRecipientLimitReached extends Schema.TaggedError<AlertRecipientLimitReached>()("AlertRecipientLimitReached", {
+  limit: Schema.Finite,
+  message: Schema.String,
+}) {}
+
+/** `ALERT_RECIPIENTS_PER_ORGANIZATION` when unset: a team's few developers and a shared inbox. */
+export const DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION = 10;
+
+/** The refusal of one more alert address beyond `limit`, with the sentence the Developer area shows. */
+export const alertRecipientLimitReached = (limit: number): AlertRecipientLimitReached =>
+  new AlertRecipientLimitReached({
+    limit,
+    message: `This organization already alerts ${limit} e-mail ${limit === 1 ? "address" : "addresses"}, the most it may ` +
+      "(those waiting for confirmation count). Remove one first.",
+  });
+
+/**
  * The organization already has an endpoint for this URL (compared as `normalizedEndpointUrl`
  * writes it), so registering it again is refused and writes nothing: one message would reach the
  * same receiver twice. `message` names the endpoint and is safe to show.
@@ -197,7 +218,7 @@ export class TooManyPageLoads extends Schema.TaggedError<TooManyPageLoads>()("To
 
 /** Every expected failure of Platter: each has its entry in the error catalogue (`ERROR_CATALOGUE`). */
 export type PlatterError =
-  | DomainError | SignInRefused | EndpointLimitReached | EndpointUrlRefused | ApiKeyLimitReached | EndpointUrlTaken
+  | DomainError | SignInRefused | EndpointLimitReached | EndpointUrlRefused | ApiKeyLimitReached | EndpointUrlTaken | AlertRecipientLimitReached
   | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable | ShuttingDown | RateLimited
   | SignInRequired | FormRefused | UnreadableForm | UnknownPage | TooManyActions | TooManyFailedSignIns | TooManyPageLoads;
 

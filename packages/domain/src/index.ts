@@ -30,6 +30,7 @@ export * from "./webhooks/examples.ts";
 export * from "./webhooks/message.ts";
 export * from "./webhooks/message-feed.ts";
 export * from "./webhooks/operational-notice.ts";
+export * from "./webhooks/alert-mail.ts";
 export * from "./webhooks/signing.ts";
 export * from "./secret-sealing.ts";
 export * from "./api-key-lifetime.ts";

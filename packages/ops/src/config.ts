@@ -343,3 +343,32 @@ export const readTrustProxy = (env: Environment): TrustedProxies => {
   }
   return { kind: "addresses", addresses };
 };
+
+/** `SMTP_URL` and `SMTP_FROM`: the SMTP server alert e-mails go through, and their sender. */
+export interface MailServerSettings {
+  /** `smtp://[user:password@]host[:port]` (STARTTLS when the server offers it) or `smtps://…` (TLS from the start). */
+  readonly smtpUrl: string;
+  /** The From address, `alerts@example.com` or `Platter <alerts@example.com>`. */
+  readonly from: string;
+}
+
+/**
+ * `SMTP_URL` and `SMTP_FROM`, read alike by the dispatcher (alerts) and the Developer area
+ * (confirmation links); undefined when `SMTP_URL` is unset: no e-mail is sent at all.
+ */
+export const readMailServerSettings = (env: Environment): MailServerSettings | undefined => {
+  const smtpUrl = env["SMTP_URL"]?.trim() || undefined;
+  if (smtpUrl === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(smtpUrl);
+  } catch {
+    throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL");
+  }
+  // The URL may carry a password: it is never echoed.
+  if (parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:") throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL");
+  const from = env["SMTP_FROM"]?.trim() || undefined;
+  if (from === undefined) throw new ConfigError("SMTP_FROM must be set with SMTP_URL: the address alert e-mails come from");
+  if (!/^[^\r\n]*@[^\r\n]+$/.test(from)) throw new ConfigError(`SMTP_FROM must be an e-mail address, got "${from}"`);
+  return { smtpUrl, from };
+};

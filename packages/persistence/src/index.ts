@@ -6,6 +6,7 @@ export {
 export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, isSecretKeyRefusal, pingDatabase, type PoolStats,
   SecretKeysMissing } from "./database.ts";
 export * from "./audit-log.ts";
+export * from "./alerts/alert-recipients.ts";
 export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
 export * from "./request-log.ts";

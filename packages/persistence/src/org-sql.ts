@@ -34,6 +34,8 @@ export const ORGANIZATION_TABLES = {
   audit_log: "organization_id",
   api_requests: "organization_id",
   endpoint_notices: "organization_id",
+  alert_recipients: "organization_id",
+  alert_mails: "organization_id",
 } as const;
 
 /** A table of organization data. */

@@ -15,6 +15,7 @@ import {
 import { RequestLog } from "./request-log.ts";
 import { Sandboxes } from "./sandbox/sandboxes.ts";
 import { DeliveryQueue } from "./webhooks/delivery-queue.ts";
+import { AlertRecipientStore } from "./alerts/alert-recipients.ts";
 import { LocalListeners } from "./webhooks/local-listeners.ts";
 
 /**
@@ -43,6 +44,7 @@ export const requestStorage = Layer.mergeAll(
   Sandboxes.layer,
   BusinessRecords.layer,
   LocalListeners.layer,
+  AlertRecipientStore.layer,
 );
 
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */

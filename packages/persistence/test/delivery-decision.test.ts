@@ -1,4 +1,4 @@
-import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, type NoticeKind, noticeWritten, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
+import { type AttemptOutcome, type AttemptRecord, deliveryAfterAttempt, type DeliveryPolicy, deliveryToEndpoint, endpointAfterAttempts, type EndpointHealth, endpointSwitched, generateSigningSecret, NOTICE_KINDS, noticeRowWritten, type WrittenNoticeKind, SETTLED_ENDPOINT_DISABLED } from "@platter/domain";
 import fc from "fast-check";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -12,7 +12,7 @@ import { createClient } from "./created-records.ts";
  * The recording statement applies the domain's decisions: for any endpoint health, batch of
  * results, policy and delivery history, what it writes is what `deliveryAfterAttempt` and
  * `endpointAfterAttempts` say at the statement's `now()`, and it writes the one notice
- * `noticeWritten` says (none when the stage does not climb). Each case runs in one transaction, rolled
+ * `noticeRowWritten` says (none when the stage neither climbs nor ends with a success). Each case runs in one transaction, rolled
  * back after, so its set-up, the statement and the reading share one `now()`.
  */
 
@@ -74,7 +74,7 @@ type Policy = DeliveryPolicy & { readonly disableNoticeMs: number; readonly noti
  */
 const recordAndCheck = async (
   nowMs: number, policy: Policy, results: ReadonlyArray<{ attemptsBefore: number; outcome: AttemptOutcome }>,
-): Promise<{ notice: NoticeKind | undefined; health: EndpointHealth }> => {
+): Promise<{ notice: WrittenNoticeKind | undefined; health: EndpointHealth }> => {
   const leased = results.map((result, i) => ({ id: deliveryIds[i]!, ...result }));
   const tokens = new Map<number, string>();
   for (const delivery of leased) {
@@ -111,7 +111,7 @@ const recordAndCheck = async (
      where endpoint_id = $1 and id > $2`,
     [endpointId, noticesBefore],
   )).rows;
-  const notice = noticeWritten(healthBefore, expectedHealth);
+  const notice = noticeRowWritten(healthBefore, expectedHealth);
   expect(notices.map((row) => ({ kind: row.kind, operator_status: row.operator_status }))).toEqual(
     notice === undefined ? [] : [{ kind: notice, operator_status: policy.notifyOperator ? "pending" : "unsent" }],
   );
@@ -231,7 +231,7 @@ describe("recordAttempts and enabling or disabling, in sequence", () => {
           [endpointId],
         );
         // A run of failures: since the sequence began, the last success, or the last enable or disable.
-        let noticedInRun = new Set<NoticeKind>();
+        let noticedInRun = new Set<WrittenNoticeKind>();
         let failuresInRun = 0;
         let afterSwitch = false;
         for (const next of steps) {

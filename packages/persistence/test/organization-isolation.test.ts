@@ -1,7 +1,7 @@
 import { exampleMessage, generateSigningSecret, type OrgScope } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, IdempotencyKeys, inOneTransaction, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository, WebhookMessages } from "../src/index.ts";
+import { AlertRecipientStore, RequestLog, ApiKeyRepository, ClientRepository, DeliveryRepository, AuditLog, type DeveloperSession, DeveloperSessions, EventRepository, IdempotencyKeys, inOneTransaction, InvoiceRepository, type ListenerDelivery, LocalListeners, type OpenedListener, OrganizationRepository, type Persistence, RecipeRepository, Sandboxes, WebhookEndpointRepository, WebhookMessages } from "../src/index.ts";
 import { BusinessRecords, Operator } from "../src/operator.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { ORGANIZATION_TABLES } from "../src/org-sql.ts";
@@ -21,7 +21,7 @@ let db: TestDatabase;
 let a: OrganizationFixture;
 let b: OrganizationFixture;
 /** Ids of A's records, one of each kind a method can be aimed at. */
-let target: Record<"event" | "recipe" | "invoice" | "draftInvoice" | "proposal" | "endpoint" | "delivery" | "apiKey", number>;
+let target: Record<"event" | "recipe" | "invoice" | "draftInvoice" | "proposal" | "endpoint" | "delivery" | "apiKey" | "alertRecipient", number>;
 /** A Developer-area session of A (a link used, a session open, an action audited). */
 let sessionOfA: DeveloperSession;
 /** A's key's local listener, connected, holding one delivery's lease. */
@@ -70,6 +70,9 @@ beforeAll(async () => {
         }]);
         if (org === a) yield* (yield* AuditLog).record(session, "webhook_endpoint.disabled", "webhook_endpoint 1");
         if (org === a) sessionOfA = session;
+        // An alert address, confirmed: the notices below are fanned out to it.
+        const alerts = yield* AlertRecipientStore;
+        yield* alerts.confirm((yield* inOneTransaction(alerts.add(org.scope, `dev@org-${org.id}.example`))).token);
       }
       // Each message delivered to its organization's endpoint, attempted once and failed for good: deliveries and attempts;
       // the circuit opening at the first failure writes each endpoint's notice.
@@ -81,6 +84,8 @@ beforeAll(async () => {
         })),
         { ...testDeliveryPolicy, circuitThreshold: 1 },
       );
+      // Each notice's alert e-mail to its organization's confirmed address.
+      yield* queue.alertMails().fanOut();
     }),
   );
   // A's write key listens (`platter listen`); a new client's message is handed to its stream.
@@ -103,6 +108,7 @@ beforeAll(async () => {
     endpoint: await first("select id from webhook_endpoints where organization_id = ? order by id limit 1"),
     delivery: await first("select id from webhook_deliveries where organization_id = ? and status = 'failed' order by id limit 1"),
     apiKey: a.readKeyId,
+    alertRecipient: await first("select id from alert_recipients where organization_id = ? order by id limit 1"),
   };
 });
 afterAll(() => db?.dispose());
@@ -283,6 +289,14 @@ const cases = (scope: OrgScope) => ({
       deliveryId: leasedByA.id, leaseToken: leasedByA.leaseToken, statusCode: 200, durationMs: 1, error: undefined, responseBody: undefined,
       outcome: "succeeded",
     })))).rejects.toMatchObject({ _tag: "InvalidTransition" }),
+  },
+  AlertRecipientStore: {
+    lockForAdding: async () => expect(await run(inOneTransaction(AlertRecipientStore.use((r) => r.lockForAdding(scope))))).toBe(1),
+    add: () => run(inOneTransaction(AlertRecipientStore.use((r) => r.add(scope, "dev@org-a.example")))),
+    list: async () => expectOnlyB("alert_recipients", (await run(AlertRecipientStore.use((r) => r.list(scope)))).map((row) => row.id)),
+    remove: () => notFound(AlertRecipientStore.use((r) => r.remove(scope, target.alertRecipient))),
+    // Takes a link's token, not a scope: a token nobody was mailed confirms nothing.
+    confirm: async () => expect(await run(AlertRecipientStore.use((r) => r.confirm("x".repeat(43))))).toBeUndefined(),
   },
   BusinessRecords: {
     lockInvoiceStatus: () => notFound(inOneTransaction(BusinessRecords.use((r) => r.lockInvoiceStatus(scope, target.draftInvoice)))),

@@ -7,6 +7,7 @@ import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement, NEXT_DUE } from "../src/webhooks/delivery-claim.ts";
 import { listenerClaim } from "../src/webhooks/local-listeners.ts";
 import { CLAIM_NOTICES, RECORD_NOTICES } from "../src/webhooks/operator-notices.ts";
+import { ALERT_FAN_OUT, CLAIM_ALERT_MAILS, SETTLE_ALERT_MAIL } from "../src/webhooks/alert-mails.ts";
 
 /**
  * The large statements as PostgreSQL runs them, assembled from their documented fragments (`WALK`,
@@ -31,6 +32,9 @@ const STATEMENTS: ReadonlyArray<readonly [name: string, text: string]> = [
   ["attempt-record", RECORD],
   ["operator-notice-claim", CLAIM_NOTICES],
   ["operator-notice-record", RECORD_NOTICES],
+  ["alert-mail-fan-out", ALERT_FAN_OUT],
+  ["alert-mail-claim", CLAIM_ALERT_MAILS],
+  ["alert-mail-settle", SETTLE_ALERT_MAIL],
   ["listener-claim", updateStatement(scope, listenerClaim(scope, listener, 60_000)).text],
 ];
 

@@ -40,6 +40,11 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
   webhook_deliveries: { retention: "WEBHOOK_RETENTION (a disabled endpoint's pending ones end, so they are reached too)", sweptBy: [HOUSEKEEPING] },
   webhook_attempts: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
   endpoint_notices: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
+  // Confirmed or not, an organization's addresses count against its cap; an unconfirmed one is removed by hand or replaced.
+  alert_recipients: { capped: "ALERT_RECIPIENTS_PER_ORGANIZATION (confirmed or waiting for confirmation)" },
+  alert_mails: {
+    bounded: "one row per endpoint notice and confirmed address (at most ALERT_RECIPIENTS_PER_ORGANIZATION per notice), removed with its notice (on delete cascade) when the notice sweep removes it after WEBHOOK_RETENTION, and with its address",
+  },
   audit_log: { retention: "AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
   developer_sessions: { retention: "a day after it expires; one the audit log names, after AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
   developer_sign_in_links: { retention: "a day after it expires; one a kept session or the audit log names, after those", sweptBy: [HOUSEKEEPING] },

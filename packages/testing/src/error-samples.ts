@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import {
-  apiKeyLimitReached, DatabaseUnavailable, endpointLimitReached, EndpointUrlRefused, endpointUrlTaken, Forbidden, FormRefused, IdempotencyKeyInProgress,
+  apiKeyLimitReached, alertRecipientLimitReached, DatabaseUnavailable, endpointLimitReached, EndpointUrlRefused, endpointUrlTaken, Forbidden, FormRefused, IdempotencyKeyInProgress,
   IdempotencyKeyReused, InvalidCursor, InvalidInput, InvalidTransition, NotFound, PayloadTooLarge, type PlatterError, RateLimited, secretKeyUnavailable,
   ShuttingDown, SignInRefused, SignInRequired, TooManyActions, TooManyFailedSignIns, TooManyPageLoads, Unauthenticated, UnknownEndpoint, UnknownPage,
   UnreadableForm, UnsupportedMediaType,
@@ -31,6 +31,7 @@ export const ERROR_SAMPLES: { readonly [Tag in PlatterError["_tag"]]: Extract<Pl
   SignInRefused: new SignInRefused({ reason: "expired" }),
   EndpointLimitReached: endpointLimitReached(3),
   ApiKeyLimitReached: apiKeyLimitReached(5),
+  AlertRecipientLimitReached: alertRecipientLimitReached(3),
   EndpointUrlRefused: new EndpointUrlRefused({ message: "localhost is not a public address" }),
   EndpointUrlTaken: endpointUrlTaken("https://example.com/hooks", 12),
   SignInRequired: new SignInRequired(),

@@ -58,6 +58,7 @@ export const timedStore = (store: Queue): { store: Queue; timings: () => Operati
       nextDueInMs: (policy) => time("nextDueInMs", 1, () => store.nextDueInMs(policy), (ms) => (ms === undefined ? 0 : 1)),
       listen: store.listen,
       operatorNotices: store.operatorNotices,
+      alertMails: store.alertMails,
     },
     timings: () =>
       [...samples].sort(([a], [b]) => a.localeCompare(b)).map(([operation, s]) => ({

@@ -176,6 +176,24 @@ const rankOf = (kind: Rule): Rule => match(kind, NOTICE_KINDS.map((stage, i) => 
 /** Whether the notice stage climbed from `noticed` (before) to `noticedAfter`: then the batch writes that notice (`noticeWritten`). */
 export const NOTICE_CLIMBS: Rule = compare(rankOf(input("noticedAfter")), ">", rankOf(input("noticed")));
 
+/** What a notice row tells: a stage its endpoint reached, or that a noticed run of failures ended with a success (`recovered`). */
+export type WrittenNoticeKind = NoticeKind | "recovered";
+
+/**
+ * Whether a batch ended a noticed run of failures (a stage written before, none after: a success,
+ * the endpoint still enabled): then the batch writes a `recovered` notice (`recoveryWritten`). A
+ * run that never reached a stage (one failure, then a success) tells nobody anything.
+ */
+export const NOTICE_RECOVERS: Rule = and(compare(rankOf(input("noticed")), ">", value(0)), compare(rankOf(input("noticedAfter")), "=", value(0)));
+
+/** Whether the batch from `before` to `after` wrote a `recovered` notice (`NOTICE_RECOVERS`). */
+export const recoveryWritten = (before: EndpointHealth, after: EndpointHealth): boolean =>
+  evaluateRule(NOTICE_RECOVERS, { noticed: before.noticed, noticedAfter: after.noticed }, 0) === true;
+
+/** Every notice a batch wrote, as the record statement writes it: the stage it climbed to (`noticeWritten`), or `recovered`. */
+export const noticeRowWritten = (before: EndpointHealth, after: EndpointHealth): WrittenNoticeKind | undefined =>
+  noticeWritten(before, after) ?? (recoveryWritten(before, after) ? "recovered" : undefined);
+
 /** The notice a batch wrote: the endpoint's `noticed` when it climbed (`NOTICE_CLIMBS`), otherwise none. */
 export const noticeWritten = (before: EndpointHealth, after: EndpointHealth): NoticeKind | undefined =>
   evaluateRule(NOTICE_CLIMBS, { noticed: before.noticed, noticedAfter: after.noticed }, 0) === true ? after.noticed ?? undefined : undefined;

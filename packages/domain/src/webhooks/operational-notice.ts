@@ -1,4 +1,4 @@
-import type { NoticeKind } from "./delivery-decision.ts";
+import type { WrittenNoticeKind } from "./delivery-decision.ts";
 
 /**
  * Operational webhooks: the operator's own channel (`OPERATOR_WEBHOOK_URL`, signed with
@@ -8,16 +8,16 @@ import type { NoticeKind } from "./delivery-decision.ts";
  */
 
 /** An operational webhook's type, one per notice kind. */
-export type OperationalEventType = `endpoint.${NoticeKind}`;
+export type OperationalEventType = `endpoint.${WrittenNoticeKind}`;
 
 /** Every operational webhook type. */
-export const OPERATIONAL_EVENT_TYPES: ReadonlyArray<OperationalEventType> = ["endpoint.failing", "endpoint.disabling_soon", "endpoint.disabled"];
+export const OPERATIONAL_EVENT_TYPES: ReadonlyArray<OperationalEventType> = ["endpoint.failing", "endpoint.disabling_soon", "endpoint.disabled", "endpoint.recovered"];
 
 /** One notice as it is stored and sent. */
 export interface OperationalNotice {
   /** The envelope id (`ntc_…`), the same on every retry: receivers deduplicate on it. */
   readonly envelopeId: string;
-  readonly kind: NoticeKind;
+  readonly kind: WrittenNoticeKind;
   readonly organizationId: number;
   readonly endpointId: number;
   /** The endpoint's URL when the notice was written. */
@@ -30,7 +30,7 @@ export interface OperationalNotice {
 }
 
 /** The operational webhook's type for a notice kind. */
-export const operationalEventType = (kind: NoticeKind): OperationalEventType => `endpoint.${kind}`;
+export const operationalEventType = (kind: WrittenNoticeKind): OperationalEventType => `endpoint.${kind}`;
 
 /**
  * The exact bytes of a notice's operational webhook, the same on every retry:
@@ -55,6 +55,8 @@ export const operationalEnvelopeBody = (notice: OperationalNotice): string =>
 export const noticeHeadline = (notice: Pick<OperationalNotice, "kind" | "reason" | "disablesAt">): string =>
   notice.kind === "failing"
     ? `This endpoint is failing: ${notice.reason}. Its deliveries wait and are retried; nothing is lost yet.`
+    : notice.kind === "recovered"
+      ? `This endpoint delivers again: ${notice.reason}.`
     : notice.kind === "disabling_soon"
       ? `This endpoint is about to be disabled at ${notice.disablesAt ?? "the end of its failure window"}: ${notice.reason}.`
       : `This endpoint was disabled because ${notice.reason}. Fix it, then enable it again.`;

@@ -1,4 +1,5 @@
 import { ProcessInstanceEntity } from "./process-instance.entity.ts";
+import { AlertMailEntity, AlertRecipientEntity } from "./alert.entity.ts";
 import { ClientEntity, IngredientEntity, RecipeEntity } from "./catalog.entity.ts";
 import { AuditLogEntity, DeveloperSessionEntity, DeveloperSignInLinkEntity } from "./developer-area.entity.ts";
 import { DishEntity, EventEntity, ProposalEntity } from "./event.entity.ts";
@@ -10,6 +11,7 @@ import { SecretKeyCheckEntity } from "./secret-key-check.entity.ts";
 import { EndpointNoticeEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, WebhookMessageEntity } from "./webhook.entity.ts";
 
 export * from "./process-instance.entity.ts";
+export * from "./alert.entity.ts";
 export * from "./catalog.entity.ts";
 export * from "./developer-area.entity.ts";
 export * from "./event.entity.ts";
@@ -26,4 +28,5 @@ export const allEntities = [
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
   WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
   AuditLogEntity, ApiRequestEntity, EndpointNoticeEntity, SecretKeyCheckEntity,
+  AlertRecipientEntity, AlertMailEntity,
 ];

@@ -112,13 +112,17 @@ export const EndpointNoticeEntity = defineEntity({
     operatorStatusCode: p.integer().nullable(),
     operatorError: p.text().nullable(),
     operatorCompletedAt: p.datetime(3).nullable(),
+    /** Whether its alert e-mails (`alert_mails`) are written yet: `pending`, then `done`. */
+    mailStatus: p.text().default("pending"),
   },
   indexes: [
     { name: "endpoint_notices_endpoint_idx", properties: ["organization", "endpoint", "id"] },
     { name: "endpoint_notices_due_idx", properties: ["operatorNextAttemptAt", "id"], where: { operatorStatus: "pending" } },
+    { name: "endpoint_notices_mail_idx", properties: ["id"], where: { mailStatus: "pending" } },
   ],
   checks: [
-    { name: "endpoint_notices_kind_check", expression: "kind in ('failing', 'disabling_soon', 'disabled')" },
+    { name: "endpoint_notices_kind_check", expression: "kind in ('failing', 'disabling_soon', 'disabled', 'recovered')" },
+    { name: "endpoint_notices_mail_status_check", expression: "mail_status in ('pending', 'done')" },
     { name: "endpoint_notices_operator_status_check", expression: "operator_status in ('pending', 'succeeded', 'failed', 'unsent')" },
   ],
 });

@@ -27,6 +27,7 @@ import { Migration20261129050000SecretKeyChecks } from "./Migration2026112905000
 import { Migration20261129060000EndedKeysRemovable } from "./Migration20261129060000EndedKeysRemovable.ts";
 import { Migration20261130010000EndpointDescriptionAndAuditDetails } from "./Migration20261130010000EndpointDescriptionAndAuditDetails.ts";
 import { Migration20261130020000DeletedEndpoints } from "./Migration20261130020000DeletedEndpoints.ts";
+import { Migration20261130030000AlertRecipients } from "./Migration20261130030000AlertRecipients.ts";
 import { Migration20261130040000EndpointThrottle } from "./Migration20261130040000EndpointThrottle.ts";
 import { Migration20261130050000MessageFeedOrder } from "./Migration20261130050000MessageFeedOrder.ts";
 
@@ -61,6 +62,7 @@ export const migrationsList = [
   { name: "Migration20261129060000EndedKeysRemovable", class: Migration20261129060000EndedKeysRemovable },
   { name: "Migration20261130010000EndpointDescriptionAndAuditDetails", class: Migration20261130010000EndpointDescriptionAndAuditDetails },
   { name: "Migration20261130020000DeletedEndpoints", class: Migration20261130020000DeletedEndpoints },
+  { name: "Migration20261130030000AlertRecipients", class: Migration20261130030000AlertRecipients },
   { name: "Migration20261130040000EndpointThrottle", class: Migration20261130040000EndpointThrottle },
   { name: "Migration20261130050000MessageFeedOrder", class: Migration20261130050000MessageFeedOrder },
 ];

@@ -1,6 +1,7 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, BATCH_DISABLES, DEFAULT_DISABLE_NOTICE_MS, DELIVERY_DECISION, type DELIVERY_INPUTS, type DeliveryColumn,
-  type DeliveryPolicy, ENDED_BY_DELETED_ENDPOINT, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS, retryDelayAfter,
+  type DeliveryPolicy, ENDED_BY_DELETED_ENDPOINT, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS,
+  NOTICE_RECOVERS, retryDelayAfter,
   storableTextOrNull,
 } from "@platter/domain";
 import { timeMinusSql, timePlusSql } from "../database-clock.ts";
@@ -155,10 +156,11 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
     where changed.disabled_now and d.organization_id = changed.organization_id and d.endpoint_id = changed.id and d.status = 'pending'
       and not d.via_listener and d.id not in (select delivery_id from results)
   )
--- The operational notice of each endpoint whose notice stage climbed (\`noticeWritten\`).
+-- The operational notice of each endpoint whose notice stage climbed (\`noticeWritten\`), or whose noticed failures a success ended (\`recoveryWritten\`).
 insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, disables_at, operator_status)
-select changed.organization_id, changed.id, changed.notice_stage,
-  case changed.notice_stage
+select changed.organization_id, changed.id, coalesce(changed.notice_stage, 'recovered'),
+  case coalesce(changed.notice_stage, 'recovered')
+    when 'recovered' then 'a delivery succeeded, which ends its run of failures'
     when 'failing' then changed.consecutive_failures
       || case when changed.consecutive_failures = 1 then ' failed attempt' else ' failed attempts' end || ' in a row, so its circuit is open'
     when 'disabling_soon' then 'every delivery has failed since ' || ${isoTimestamp("changed.failing_since")} ||
@@ -168,7 +170,8 @@ select changed.organization_id, changed.id, changed.notice_stage,
   case when changed.notice_stage = 'disabling_soon' then ${timePlusSql("changed.failing_since", "policy.window_ms")} end,
   case when policy.notify_operator then 'pending' else 'unsent' end
 from changed_endpoints changed cross join policy
-where ${ruleSql(NOTICE_CLIMBS, { noticed: "changed.stage_before", noticedAfter: "changed.notice_stage" })}`;
+where ${ruleSql(NOTICE_CLIMBS, { noticed: "changed.stage_before", noticedAfter: "changed.notice_stage" })}
+  or ${ruleSql(NOTICE_RECOVERS, { noticed: "changed.stage_before", noticedAfter: "changed.notice_stage" })}`;
 
 /** The recording statement's parameters for `records` under `policy`. */
 export const recordValues = (records: ReadonlyArray<AttemptRecord>, policy: DeliveryPolicy): ReadonlyArray<unknown> => [

@@ -1,10 +1,11 @@
-import type { AttemptRecord, DeliveryPolicy, DeliveryStorage, HeldSlots, DatabaseUnavailable } from "@platter/domain";
+import type { AlertMailStorage, AttemptRecord, DeliveryPolicy, DeliveryStorage, HeldSlots, DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { RECORD, recordValues } from "./attempt-record.ts";
 import { type ClaimedRow, claimStatement, NEXT_DUE, nextDueValues, toDue } from "./delivery-claim.ts";
 import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
 import { type OperatorChannel, operatorNoticeStorage } from "./operator-notices.ts";
+import { alertMailQueue } from "./alert-mails.ts";
 import { openedSecrets } from "./opened-secrets.ts";
 import { type EndpointQueueStats, queueMetrics } from "./queue-metrics.ts";
 
@@ -45,6 +46,8 @@ export class DeliveryQueue extends Context.Service<
      * `channel` (the operator's URL and secret, never an organization's), claimed and recorded like deliveries.
      */
     readonly operatorNotices: (channel: OperatorChannel) => DeliveryStorage;
+    /** The alert e-mails' outbox (every organization's), for the dispatcher's mailer: see alert-mails.ts. */
+    readonly alertMails: () => AlertMailStorage;
   }
 >()("platter/persistence/DeliveryQueue") {
   static readonly layer = Layer.effect(
@@ -70,6 +73,7 @@ export class DeliveryQueue extends Context.Service<
           return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
         }),
         operatorNotices: (channel) => operatorNoticeStorage(rows, channel),
+        alertMails: () => alertMailQueue(rows),
         listen: (onDelivery, onError) =>
           listenUrl === undefined ? { listening: false, close: async () => {} } : listenForDeliveries(listenUrl, onDelivery, onError),
       });

@@ -3,8 +3,8 @@ import type { Statement } from "../org-sql.ts";
 
 /**
  * The one lease mechanism, used by every leased queue: the dispatcher's deliveries
- * (delivery-claim.ts, attempt-record.ts), the operator's notices (operator-notices.ts) and the local
- * listeners' deliveries and streams (local-listeners.ts).
+ * (delivery-claim.ts, attempt-record.ts), the operator's notices (operator-notices.ts), the local
+ * listeners' deliveries and streams (local-listeners.ts) and the alert e-mails (alert-mails.ts).
  *
  * A lease is two columns: a token (a fresh `gen_random_uuid()` per lease) and an expiry, both written
  * from the database's `now()` (database-clock.ts), never a process's clock. The life of a lease:

@@ -1,5 +1,5 @@
 import {
-  type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, type HeldSlots, type NoticeKind,
+  type AttemptRecord, type DeliveryPolicy, type DeliveryStorage, type DueDelivery, endpointOrigin, type HeldSlots, type WrittenNoticeKind,
   operationalEnvelopeBody, type DatabaseUnavailable,
   DELIVERY_DECISION, type DeliveryColumn, withInputs,
 } from "@platter/domain";
@@ -26,7 +26,7 @@ interface NoticeRow {
   organization_id: string;
   endpoint_id: string;
   envelope_id: string;
-  kind: NoticeKind;
+  kind: WrittenNoticeKind;
   reason: string;
   endpoint_url: string;
   at: string;

@@ -82,10 +82,11 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
     where changed.disabled_now and d.organization_id = changed.organization_id and d.endpoint_id = changed.id and d.status = 'pending'
       and not d.via_listener and d.id not in (select delivery_id from results)
   )
--- The operational notice of each endpoint whose notice stage climbed (`noticeWritten`).
+-- The operational notice of each endpoint whose notice stage climbed (`noticeWritten`), or whose noticed failures a success ended (`recoveryWritten`).
 insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, disables_at, operator_status)
-select changed.organization_id, changed.id, changed.notice_stage,
-  case changed.notice_stage
+select changed.organization_id, changed.id, coalesce(changed.notice_stage, 'recovered'),
+  case coalesce(changed.notice_stage, 'recovered')
+    when 'recovered' then 'a delivery succeeded, which ends its run of failures'
     when 'failing' then changed.consecutive_failures
       || case when changed.consecutive_failures = 1 then ' failed attempt' else ' failed attempts' end || ' in a row, so its circuit is open'
     when 'disabling_soon' then 'every delivery has failed since ' || to_char(changed.failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
@@ -96,3 +97,4 @@ select changed.organization_id, changed.id, changed.notice_stage,
   case when policy.notify_operator then 'pending' else 'unsent' end
 from changed_endpoints changed cross join policy
 where (case changed.notice_stage when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) > (case changed.stage_before when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end)
+  or ((case changed.stage_before when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) > 0 and (case changed.notice_stage when 'failing' then 1 when 'disabling_soon' then 2 when 'disabled' then 3 else 0 end) = 0)
