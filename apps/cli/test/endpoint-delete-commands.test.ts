@@ -13,7 +13,7 @@ import { runCli, runCliFailing, runCliJson } from "./cli-process.ts";
  */
 
 /** The command's words (`platter endpoints …` names the same commands as `platter webhook …`). */
-const DELETE = ["webhook", "delete"] as const;
+const DELETE = ["endpoints", "delete"] as const; // `platter endpoints` is `platter webhook` under another name
 
 let db: TestDatabase;
 let env: Record<string, string>;

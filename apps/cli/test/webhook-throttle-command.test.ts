@@ -36,7 +36,7 @@ const throttleOf = async (id: number) =>
 describe("platter webhook throttle", () => {
   it("sets an endpoint's throttle, shows it in the list, removes it with --none, and audits each change as the operator's", async () => {
     const { organizationId, id } = await registeredEndpoint();
-    expect(await runCliJson(["webhook", "throttle", "--id", String(id), "--per-second", "5"], env)).toEqual({ id, throttle_per_second: 5 });
+    expect(await runCliJson(["endpoints", "throttle", "--id", String(id), "--per-second", "5"], env)).toEqual({ id, throttle_per_second: 5 });
     expect(await throttleOf(id)).toBe(5);
     expect((await runCliJson(["webhook", "list", "--org", String(organizationId)], env)).endpoints).toMatchObject([{ id, throttle_per_second: 5 }]);
     const listed = await runCli(["webhook", "list", "--org", String(organizationId)], env);
