@@ -12,6 +12,10 @@ import { limited, unlimited } from "./organization-limits.ts";
 import { page, recordIdOf, redirect } from "./page-responses.ts";
 import { type FormRoute, linkRoute, sessionOf } from "./session.ts";
 
+
+/** How long adding an address waits for the relay to take its confirmation mail before answering. */
+const CONFIRMATION_MAIL_WAIT_MS = 10_000;
+
 /**
  * The Alerts routes: the organization's alert e-mail addresses (`AlertRecipients`, audited
  * `alert_recipient.added` / `removed`), each added waiting for its confirmation link, which this
@@ -69,7 +73,11 @@ export const addAlertRoutes = (router: Router, kit: AlertRouteKit): void => {
     const added = await run(ctx, shownOnForm(AlertRecipients.add(session, email, alerts.recipientsPerOrganization), "AlertRecipientLimitReached", "InvalidInput"));
     if (!added.done) return listPage(ctx, added.refusal.status, { email, emailError: added.refusal.text });
     const link = `${origin}/alerts/confirm/${added.value.token}`;
-    const mailed = await mailer.send(added.value.email, confirmationMail(link)).then(() => true, () => false);
+    // The form waits for the relay a bounded time: a slow one is told as "could not be sent" (the link may still arrive, and works).
+    const mailed = await Promise.race([
+      mailer.send(added.value.email, confirmationMail(link)).then(() => true, () => false),
+      new Promise<false>((done) => setTimeout(() => done(false), CONFIRMATION_MAIL_WAIT_MS).unref()),
+    ]);
     redirect(ctx, `/alerts?added=${added.value.id}&mailed=${mailed ? 1 : 0}`);
   });
 

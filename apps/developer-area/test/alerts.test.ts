@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -157,4 +157,42 @@ describe("alert addresses", () => {
     const page = await (await fetch(`${area.origin}/alerts`, { headers: { cookie: session.cookie } })).text();
     expect(page).not.toContain("dev@other.example");
   });
+});
+
+/**
+ * A relay that greets and then never answers (a TCP server that says "220" and nothing more):
+ * adding an address still answers, saying the mail could not be sent, and writes the address
+ * unconfirmed (the form waits at most CONFIRMATION_MAIL_WAIT_MS, not the SMTP client's own
+ * timeouts; how long it waited is not asserted).
+ */
+describe("adding an address while the relay never answers", () => {
+  it("answers, saying the confirmation mail could not be sent, and keeps the address unconfirmed", async () => {
+    const open = new Set<Socket>();
+    const stalling = createServer((socket) => {
+      open.add(socket);
+      socket.on("close", () => open.delete(socket));
+      socket.on("error", () => {});
+      socket.write("220 stalling.example ESMTP\r\n");
+    });
+    await new Promise<void>((done) => stalling.listen(0, "127.0.0.1", done));
+    const stalled = await startArea(inject("pgAdminUrl"), "'self'", {
+      mailServer: { smtpUrl: `smtp://127.0.0.1:${(stalling.address() as AddressInfo).port}`, from: "alerts@platter.test" },
+    });
+    try {
+      const kitchen = await createOrganization(stalled.db, "Stalled Kitchen");
+      const signedIn = await signIn(stalled, await stalled.link(kitchen.id));
+      const added = await postForm(stalled, "/alerts", { form_token: signedIn.formToken, email: "dev@stalled.example" }, { cookie: signedIn.cookie });
+      expect(added.status).toBe(303);
+      expect(added.headers.get("location")).toMatch(/^\/alerts\?added=\d+&mailed=0$/);
+      const shown = await fetch(stalled.origin + added.headers.get("location")!, { headers: { cookie: signedIn.cookie } });
+      expect(shown.status).toBe(200);
+      expect(await shown.text()).toContain("The confirmation e-mail to dev@stalled.example could not be sent.");
+      expect(await stalled.db.orm.em.getConnection().execute("select email, confirmed_at from alert_recipients where organization_id = ?", [kitchen.id]))
+        .toEqual([{ email: "dev@stalled.example", confirmed_at: null }]);
+    } finally {
+      await stalled.stop();
+      for (const socket of open) socket.destroy();
+      await new Promise<void>((done) => stalling.close(() => done()));
+    }
+  }, 60_000);
 });
