@@ -76,11 +76,12 @@ export const DISABLED_BY_DELETION = "endpoint deleted";
 /**
  * What deleting an endpoint writes to its row: deleted now, disabled (so every rule about disabled
  * endpoints holds for it too), both sealed secrets destroyed, and its run of failures and notice
- * stage cleared (its notices become ordinary history for retention).
+ * stage cleared (its notices become ordinary history for retention). A local listener, whose stream
+ * is leased, is never deleted (it goes with its key).
  */
 const DELETED_ENDPOINT = sql`deleted_at = now(), enabled = false, disabled_reason = ${DISABLED_BY_DELETION}::text, secret = null,
   previous_secret = null, previous_secret_until = null, consecutive_failures = 0, failing_since = null, circuit_open_until = null,
-  notice_stage = null, listening_until = null, listener_stream = null`;
+  notice_stage = null`;
 
 /** Why an endpoint was disabled by `setEnabled` when its caller does not say: the CLI's operator. */
 export const DISABLED_BY_OPERATOR = "disabled by an operator";
