@@ -46,13 +46,20 @@ export const ABANDON_ALERT_MAILS = `update alert_mails m set status = 'abandoned
 where m.status = 'sending' and ${unleased("m")}`;
 
 /**
- * Claims up to `limit` due mails nobody holds, oldest first, committed `sending` under a new lease
- * with the notice each one tells. Parameters: limit, lease ms.
+ * Claims up to `limit` due mails nobody holds, organizations taking turns (each one's oldest first,
+ * then each one's second…), so one organization's many notices cannot hold back another's: committed
+ * `sending` under a new lease with the notice each one tells. Parameters: limit, lease ms.
  */
-export const CLAIM_ALERT_MAILS = `-- Due mails nobody holds, oldest first.
-with picked as (
-    select m.id from alert_mails m where m.status = 'pending' and m.next_attempt_at <= now() and ${unleased("m")}
-    order by m.next_attempt_at, m.id limit ? for update skip locked
+export const CLAIM_ALERT_MAILS = `-- Due mails nobody holds, numbered within their organization, oldest first.
+with due as (
+    select m.id, m.next_attempt_at, row_number() over (partition by m.organization_id order by m.next_attempt_at, m.id) as turn
+    from alert_mails m where m.status = 'pending' and m.next_attempt_at <= now() and ${unleased("m")}
+  ),
+  -- Organizations take turns: every one's first, then every one's second; locked, skipping rows another claim holds.
+  picked as (
+    select m.id from alert_mails m
+    where m.id in (select due.id from due order by due.turn, due.next_attempt_at, due.id limit ?)
+    for update skip locked
   )
 -- Committed sending before the SMTP call, under a lease.
 update alert_mails m set status = 'sending', attempts = m.attempts + 1, ${takeLease("?::bigint")}
