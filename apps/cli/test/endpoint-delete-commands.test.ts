@@ -75,6 +75,16 @@ describe("platter webhook delete", () => {
     }
   });
 
+  it("leaves a deleted endpoint's deliveries unsent: platter deliveries retry fails with exit 1, saying why", async () => {
+    const { id } = await endpointWithQueuedDelivery();
+    await runCliJson([...DELETE, String(id), "--yes"], env);
+    const [delivery] = await rows<{ id: string }>("select id from webhook_deliveries where endpoint_id = ?", [id]);
+    const result = await runCliFailing(["deliveries", "retry", "--id", delivery!.id], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Its endpoint was deleted: nothing is sent to it again.");
+    expect(await rows("select status from webhook_deliveries where endpoint_id = ?", [id])).toEqual([{ status: "failed" }]);
+  });
+
   it.each([["abc"], ["0"]])("refuses the id %s with exit 2", async (id) => {
     const result = await runCliFailing([...DELETE, id, "--yes"], env);
     expect(result.code).toBe(2);

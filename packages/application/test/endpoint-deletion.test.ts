@@ -137,8 +137,9 @@ describe("a deleted endpoint", () => {
     expect(await rows("select id from audit_log where organization_id = ?", [org.id])).toEqual(audited);
   });
 
-  it("has deliveries that a replay leaves as they are", async () => {
-    expect(await db.run(Deliveries.replay(actorOf(org), deliveryId))).toEqual({ retried: 0 });
+  it("has deliveries a replay refuses (InvalidTransition, a 409) and leaves as they are", async () => {
+    const refused = Result.merge(await db.run(Effect.result(Deliveries.replay(actorOf(org), deliveryId))));
+    expect(refused).toMatchObject({ _tag: "InvalidTransition", message: "Its endpoint was deleted: nothing is sent to it again. Its history stays readable until retention." });
     expect((await deliveriesOf(deletedId)).map((d) => [d.status, d.settled_reason])).toEqual([["failed", SETTLED_ENDPOINT_DELETED]]);
   });
 });

@@ -1,5 +1,6 @@
 import {
-  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, type ListPage, NotFound, type OrgScope, type PageRequest, type DatabaseUnavailable,
+  type DeliveryLogFilter, deliveryLogListing, type DeliveryStatus, InvalidTransition, type ListPage, NotFound, type OrgScope, type PageRequest,
+  type DatabaseUnavailable,
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
@@ -78,6 +79,8 @@ export interface MessageView {
 /** Delivery `d`'s message `m`: its envelope id and type. */
 export const MESSAGE_OF_DELIVERY: Join = { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id" };
 /** Delivery `d`'s endpoint `w`. */
+/** Why a delivery of a deleted endpoint is not sent again. */
+const DELETED_ENDPOINT_REPLAY = "Its endpoint was deleted: nothing is sent to it again. Its history stays readable until retention.";
 const ENDPOINT_OF_DELIVERY: Join = { to: { table: "webhook_endpoints" }, as: "w", on: "w.id = d.endpoint_id" };
 /**
  * Delivery `d`'s attempts, oldest first, as `AttemptView`s in the column `attempts.list`: they come
@@ -193,9 +196,10 @@ export class DeliveryRepository extends Context.Service<
     /**
      * Sends a delivery now (see `RETRIABLE`): a finished one is due again, a pending one waiting for
      * its next try has it now. `retried` is 0 when it is already due or being sent, or its endpoint is
-     * disabled (nothing changes); `NotFound` when it is not the scope's.
+     * disabled (nothing changes); `InvalidTransition` when its endpoint was deleted (nothing is sent
+     * to it again); `NotFound` when it is not the scope's.
      */
-    readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound | DatabaseUnavailable>;
+    readonly retry: (scope: OrgScope, id: number) => Effect.Effect<{ readonly retried: number }, NotFound | InvalidTransition | DatabaseUnavailable>;
     /** `retry` for every delivery of a message; `NotFound` without the message. */
     readonly retryMessage: (scope: OrgScope, messageId: number) => Effect.Effect<{ readonly retried: number }, NotFound | DatabaseUnavailable>;
     /**
@@ -267,7 +271,12 @@ export class DeliveryRepository extends Context.Service<
             where: sql`d.id = ${id} and ${raw(RETRIABLE)}`,
             returning: "d.id",
           });
-          if (rows.length === 0) yield* org.one({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.id = ${id}` });
+          if (rows.length === 0) {
+            const unchanged = yield* org.one<{ endpoint_deleted: boolean }>({
+              columns: "w.deleted_at is not null as endpoint_deleted", from: "webhook_deliveries", as: "d", joins: [ENDPOINT_OF_DELIVERY], where: sql`d.id = ${id}`,
+            });
+            if (unchanged.endpoint_deleted) return yield* new InvalidTransition({ message: DELETED_ENDPOINT_REPLAY });
+          }
           return { retried: rows.length };
         }),
         retryMessage: Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
