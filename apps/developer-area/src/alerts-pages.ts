@@ -17,9 +17,11 @@ export interface AlertForm {
 
 const recipientRow = (signedIn: SignedIn, recipient: AlertRecipientView) => html`<tr>
       <td class="name">${recipient.email}</td>
-      <td data-label="Status">${recipient.confirmed_at === null
-        ? html`<span class="badge">Waiting for confirmation</span>`
-        : html`<span class="badge badge-active">Confirmed</span>`}</td>
+      <td data-label="Status">${recipient.confirmed_at !== null
+        ? html`<span class="badge badge-active">Confirmed</span>`
+        : recipient.link_expired
+          ? html`<span class="badge">Link expired: remove it and add it again</span>`
+          : html`<span class="badge">Waiting for confirmation</span>`}</td>
       <td data-label="Since">${when(recipient.confirmed_at ?? recipient.created_at)}</td>
       <td class="actions">
         <form method="post" action="/alerts/${recipient.id}/remove">

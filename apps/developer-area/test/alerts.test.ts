@@ -166,7 +166,7 @@ describe("alert addresses", () => {
  * timeouts; how long it waited is not asserted).
  */
 describe("adding an address while the relay never answers", () => {
-  it("answers, saying the confirmation mail could not be sent, and keeps the address unconfirmed", async () => {
+  it("answers, saying the confirmation mail could not be sent, and keeps the address unconfirmed (shown expired once its link is)", async () => {
     const open = new Set<Socket>();
     const stalling = createServer((socket) => {
       open.add(socket);
@@ -189,6 +189,14 @@ describe("adding an address while the relay never answers", () => {
       expect(await shown.text()).toContain("The confirmation e-mail to dev@stalled.example could not be sent.");
       expect(await stalled.db.orm.em.getConnection().execute("select email, confirmed_at from alert_recipients where organization_id = ?", [kitchen.id]))
         .toEqual([{ email: "dev@stalled.example", confirmed_at: null }]);
+      // Its link past its 24 hours (the row moved back): shown as expired, still listed until removed.
+      await stalled.db.orm.em.getConnection().execute(
+        "update alert_recipients set confirmation_expires_at = now() - interval '1 second' where organization_id = ?", [kitchen.id]);
+      const listed = await fetch(`${stalled.origin}/alerts`, { headers: { cookie: signedIn.cookie } });
+      expect(listed.status).toBe(200);
+      const text = await listed.text();
+      expect(text).toContain("Link expired: remove it and add it again");
+      expect(text).not.toContain("Waiting for confirmation");
     } finally {
       await stalled.stop();
       for (const socket of open) socket.destroy();

@@ -13,11 +13,14 @@ export interface AlertRecipientView {
   readonly confirmed_at: string | null;
   /** Until when its confirmation link may be used; null once confirmed. */
   readonly confirmation_expires_at: string | null;
+  /** Whether its link expired unconfirmed (on the database's clock): it stays listed, and counted, until removed. */
+  readonly link_expired: boolean;
   readonly created_at: string;
 }
 
 const VIEW_COLUMNS = `r.id::int as id, r.email, ${isoTimestamp("r.confirmed_at")} as confirmed_at,
-  ${isoTimestamp("r.confirmation_expires_at")} as confirmation_expires_at, ${isoTimestamp("r.created_at")} as created_at`;
+  ${isoTimestamp("r.confirmation_expires_at")} as confirmation_expires_at,
+  coalesce(r.confirmed_at is null and r.confirmation_expires_at <= now(), false) as link_expired, ${isoTimestamp("r.created_at")} as created_at`;
 
 /**
  * The addresses an organization alerts by e-mail (`alert_recipients`): inserted with a confirmation
