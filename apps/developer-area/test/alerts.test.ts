@@ -1,7 +1,6 @@
 import { type AddressInfo, createServer, type Socket } from "node:net";
-import { createOrganization, type OrganizationFixture } from "@platter/testing";
-import { type ParsedMail, simpleParser } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import { createOrganization, type OrganizationFixture, startTestSmtpServer, type TestSmtpServer } from "@platter/testing";
+import type { ParsedMail } from "mailparser";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_DEVELOPER_AREA_LIMITS } from "../src/config.ts";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
@@ -18,33 +17,14 @@ const CAP = 3;
 const ADDS_PER_WINDOW = 4;
 
 let area: RunningArea;
-let smtp: { url: string; received: ParsedMail[]; close: () => Promise<void> };
+let smtp: TestSmtpServer;
 let org: OrganizationFixture;
 let other: OrganizationFixture;
 let session: TestSession;
 let otherSession: TestSession;
 
-const startSmtpServer = async () => {
-  const received: ParsedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true, disabledCommands: ["STARTTLS", "AUTH"], logger: false,
-    onData: (stream, _session, callback) => {
-      simpleParser(stream).then((mail) => {
-        received.push(mail);
-        callback();
-      }, callback);
-    },
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return {
-    url: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
-    received,
-    close: () => new Promise<void>((done) => server.close(() => done())),
-  };
-};
-
 beforeAll(async () => {
-  smtp = await startSmtpServer();
+  smtp = await startTestSmtpServer();
   area = await startArea(inject("pgAdminUrl"), "'self'", {
     alertRecipientsPerOrganization: CAP,
     limits: { ...DEFAULT_DEVELOPER_AREA_LIMITS, alertAddresses: ADDS_PER_WINDOW },

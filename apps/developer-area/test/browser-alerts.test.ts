@@ -1,8 +1,5 @@
-import type { AddressInfo } from "node:net";
-import { createOrganization, type OrganizationFixture } from "@platter/testing";
-import { type ParsedMail, simpleParser } from "mailparser";
+import { createOrganization, type OrganizationFixture, startTestSmtpServer, type TestSmtpServer } from "@platter/testing";
 import type { Browser, Page } from "playwright-core";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DESKTOP, launchBrowser, PHONE, SCREENSHOTS, watchedPage } from "./browser-harness.ts";
 import { type RunningArea, signInInBrowser, startArea } from "./developer-area-harness.ts";
@@ -19,24 +16,12 @@ import { expectFitsWidth, expectNoOverlap, expectTextInside, expectTextShown } f
 let area: RunningArea;
 let org: OrganizationFixture;
 let browser: Browser;
-let received: ParsedMail[];
-let closeSmtp: () => Promise<void>;
+let smtp: TestSmtpServer;
 
 beforeAll(async () => {
-  received = [];
-  const server = new SMTPServer({
-    authOptional: true, disabledCommands: ["STARTTLS", "AUTH"], logger: false,
-    onData: (stream, _session, callback) => {
-      simpleParser(stream).then((mail) => {
-        received.push(mail);
-        callback();
-      }, callback);
-    },
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  closeSmtp = () => new Promise<void>((done) => server.close(() => done()));
+  smtp = await startTestSmtpServer();
   area = await startArea(inject("pgAdminUrl"), "'self'", {
-    mailServer: { smtpUrl: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`, from: "alerts@platter.test" },
+    mailServer: { smtpUrl: smtp.url, from: "alerts@platter.test" },
   });
   org = await createOrganization(area.db, "Harbour Kitchen & Co.");
   browser = await launchBrowser();
@@ -44,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await area?.stop();
-  await closeSmtp?.();
+  await smtp?.close();
 });
 
 const heading = (page: Page, text: string) => page.getByRole("heading", { level: 1, name: text, exact: true }).waitFor({ timeout: 10_000 });
@@ -69,7 +54,7 @@ describe.each([
     await laidOut(page);
     await screenshot(page, `${width}-1-empty`);
 
-    const mailsBefore = received.length;
+    const mailsBefore = smtp.received.length;
     await page.getByLabel("E-mail address").fill(email);
     await page.getByRole("button", { name: "Send confirmation link" }).click();
     await page.getByRole("status").filter({ hasText: `A confirmation link was mailed to ${email}` }).waitFor();
@@ -77,8 +62,8 @@ describe.each([
     await laidOut(page);
     await screenshot(page, `${width}-2-waiting`);
 
-    expect(received.length).toBe(mailsBefore + 1);
-    const link = new RegExp(`${area.origin}/alerts/confirm/[A-Za-z0-9_-]{43}`).exec(received.at(-1)!.text ?? "")![0];
+    expect(smtp.received.length).toBe(mailsBefore + 1);
+    const link = new RegExp(`${area.origin}/alerts/confirm/[A-Za-z0-9_-]{43}`).exec(smtp.received.at(-1)!.text ?? "")![0];
     const { page: inbox, problems: inboxProblems } = await watchedPage(browser, { viewport });
     await inbox.goto(link);
     await heading(inbox, "Receive webhook alerts at this address?");

@@ -1,10 +1,7 @@
-import type { AddressInfo } from "node:net";
 import { AlertRecipients, Clients } from "@platter/application";
 import { apiKeyActor, generateSigningSecret, operatorActor, type OrgScope } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
-import { type ParsedMail, simpleParser } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import { createOrganization, createTestDatabase, startTestSmtpServer, type TestDatabase, type TestSmtpServer } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type DispatcherProcess, endpointsOf, killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor,
@@ -20,37 +17,6 @@ import {
 
 const AREA = "https://area.platter.test";
 
-/** An SMTP server on 127.0.0.1 keeping what arrived; `stall` takes each mail's data and never answers it. */
-const startSmtpServer = async (stall = false) => {
-  const received: ParsedMail[] = [];
-  let dataStarted = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData: (stream, _session, callback) => {
-      dataStarted++;
-      if (stall) {
-        stream.resume();
-        return;
-      }
-      simpleParser(stream).then((mail) => {
-        received.push(mail);
-        callback();
-      }, callback);
-    },
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    dataStarted: () => dataStarted,
-    to: (address: string) => received.filter((mail) => mail.to !== undefined && !Array.isArray(mail.to) && mail.to.text === address),
-    close: () => new Promise<void>((done) => server.close(() => done())),
-  };
-};
-type SmtpServer = Awaited<ReturnType<typeof startSmtpServer>>;
 
 /** `email` added to the organization's alerts and, when `confirm`, confirmed through its link's token. */
 const alertAddress = async (db: TestDatabase, scope: OrgScope, email: string, confirm: boolean) => {
@@ -64,13 +30,13 @@ const noticesOf = (db: TestDatabase, endpointId: number) =>
 
 describe("alert e-mails", () => {
   let db: TestDatabase;
-  let smtp: SmtpServer;
+  let smtp: TestSmtpServer;
   let dispatcher: DispatcherProcess;
   let failing: Receiver;
 
   beforeAll(async () => {
     db = await createTestDatabase(inject("pgAdminUrl"));
-    smtp = await startSmtpServer();
+    smtp = await startTestSmtpServer();
     failing = await startReceiver(() => ({ status: 500 }));
     dispatcher = await startDispatcherProcess(db.url, {
       WEBHOOK_RETRY_SCHEDULE: "0s,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms",
@@ -143,14 +109,14 @@ describe("alert e-mails", () => {
 
 describe("a flapping endpoint", () => {
   let db: TestDatabase;
-  let smtp: SmtpServer;
+  let smtp: TestSmtpServer;
   let dispatcher: DispatcherProcess;
   let flapping: Receiver;
   let flappingFails = true;
 
   beforeAll(async () => {
     db = await createTestDatabase(inject("pgAdminUrl"));
-    smtp = await startSmtpServer();
+    smtp = await startTestSmtpServer();
     flapping = await startReceiver(() => ({ status: flappingFails ? 503 : 204 }));
     // The default failure window (5 days): the endpoint flaps between failing and delivering, never near disabled.
     dispatcher = await startDispatcherProcess(db.url, {
@@ -207,13 +173,13 @@ describe("a flapping endpoint", () => {
 
 describe("a sender that dies during the SMTP call", () => {
   let db: TestDatabase;
-  let stalling: SmtpServer;
-  let smtp: SmtpServer;
+  let stalling: TestSmtpServer;
+  let smtp: TestSmtpServer;
 
   beforeAll(async () => {
     db = await createTestDatabase(inject("pgAdminUrl"));
-    stalling = await startSmtpServer(true);
-    smtp = await startSmtpServer();
+    stalling = await startTestSmtpServer({ stall: true });
+    smtp = await startTestSmtpServer();
   });
 
   afterAll(async () => {

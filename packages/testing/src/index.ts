@@ -7,3 +7,4 @@ export * from "./pgbouncer.ts";
 export * from "./streaming-replica.ts";
 export * from "./error-samples.ts";
 export * from "./races.ts";
+export * from "./smtp-server.ts";
