@@ -10,7 +10,7 @@ import { createOrganization, createTestDatabase, startTestPostgres, TEST_SECRET_
 import { Effect } from "effect";
 import { WebhookDispatcher } from "@platter/webhooks";
 import pg from "pg";
-import { type Bench, drainBacklog, measureLatency, type QueueSpec } from "./measurements.ts";
+import { type Bench, drainBacklog, measureLatency, type QueueSpec, sendRaw } from "./measurements.ts";
 import { enqueueJobs, openPgBoss, pgBossSingleJobs, QUEUE } from "./pg-boss-queue.ts";
 import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, withPlatterDatabase } from "./platter-outbox.ts";
 import { parentPid } from "./process-cpu.ts";
@@ -20,11 +20,11 @@ import {
   type WebhookBenchReport, writeSection,
 } from "./report.ts";
 import { timedStore } from "./store-timings.ts";
-import { BESIDE, findingsOf, isolationTargetsOf, targetsOf } from "./targets.ts";
+import { BESIDE, findingsOf, RAW_SENDER, isolationTargetsOf, targetsOf } from "./targets.ts";
 import {
   type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
 } from "./tenant-isolation.ts";
-import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker, wholeDispatcher } from "./worker-processes.ts";
+import { type PgBossWorkerSettings, startDispatcherProcess, startPgBossWorker, startRawSender, wholeDispatcher } from "./worker-processes.ts";
 import { wholeNumberSetting } from "@platter/bench/bench-settings";
 
 /**
@@ -39,7 +39,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * Quick runs: BENCH_WEBHOOK_EVENTS (backlog size), BENCH_WEBHOOK_CONCURRENCY (dispatcher
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
- * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, fairness, profile, tenants, origin,
+ * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, raw-sender, fairness, profile, tenants, origin,
  * origins, many-endpoints, fan-out, throttle; default all),
  * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
  * tenants: BENCH_TENANTS_ENDPOINTS (24), BENCH_TENANTS_QUEUED_PER_ENDPOINT (200), BENCH_TENANTS_HOLD_S (12),
@@ -73,7 +73,7 @@ const settings = {
   timeoutMs: setting("BENCH_WEBHOOK_TIMEOUT_S", 900) * 1000,
 };
 /** The first scenarios: cost, throughput and latency of one endpoint, against pg-boss; fairness; the profile. */
-const MAIN_SCENARIOS = ["dispatcher", "dispatchers", "pg-boss", "fairness", "profile"];
+const MAIN_SCENARIOS = ["dispatcher", "dispatchers", "pg-boss", "raw-sender", "fairness", "profile"];
 const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name)];
 const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || SCENARIOS.join(",")).split(",").map((s) => s.trim()));
 for (const scenario of scenarios) {
@@ -321,6 +321,14 @@ const run = async (): Promise<void> => {
       }
     }
 
+    if (scenarios.has("raw-sender")) {
+      const secret = generateSigningSecret();
+      receiver.reset(secret);
+      log(`raw sender: sending ${count(settings.events)}…`);
+      throughput.push(await sendRaw(bench, `${RAW_SENDER} (undici, ${settings.concurrency} POSTs in flight, no queue)`, settings.events,
+        () => startRawSender({ url: receiver.url, secret, signatureHeader: SIGNATURE_HEADER, deliveries: settings.events, concurrency: settings.concurrency })));
+    }
+
     if (scenarios.has("fairness")) await measureFairness(bench, postgres.adminUrl, latency);
 
     if (scenarios.has("profile")) {
@@ -404,6 +412,10 @@ const buildReport = (
       "the targets are judged against the best pg-boss row for each figure. pg-boss keeps no attempt history (a job row " +
       "holds its last state). Jobs are enqueued with `boss.insert` in batches of 5,000; the tables are analyzed in both " +
       "systems before the drain.",
+    `Raw sender: the floor, no queue and no database. The same number of bodies (the same bytes as pg-boss's jobs), made before ` +
+      "the measurement, each signed per POST exactly as the dispatcher signs an attempt (`signedHeaders`: Standard Webhooks' " +
+      `\`webhook-signature\` and \`${SIGNATURE_HEADER}\`) and POSTed by a minimal loop with undici over a keep-alive pool of ` +
+      `${settings.concurrency} connections, ${settings.concurrency} in flight, to the same receiver; its process's CPU from /proc.`,
     `Fair delivery: the low-load latency measurement again, for one organization, while another organization's endpoint has ` +
       `${count(fairnessBacklog)} deliveries queued and holds every request 8 s (under the 15 s timeout), then while it lets every ` +
       "request time out (WEBHOOK_TIMEOUT=2s); one dispatcher with the production cap of 16 attempts in flight per endpoint.",

@@ -4,7 +4,7 @@ import { checkpoint, CostMeter, type DatabaseCost, holdQueue, STATS_IDLE_FLUSH_M
 import { postgresCpuSeconds, processCpuSeconds } from "./process-cpu.ts";
 import type { Receiver } from "./receiver.ts";
 import { type LatencyResult, percentile, type ThroughputResult } from "./report.ts";
-import type { WorkerProcess } from "./worker-processes.ts";
+import type { RawSenderProcess, WorkerProcess } from "./worker-processes.ts";
 
 /** The two measurements, the same for every system: drain a backlog, and time single events at a low rate. */
 
@@ -125,6 +125,53 @@ export const drainBacklog = async (
     }
   } finally {
     await meter.close();
+  }
+};
+
+/** No database at all: the raw sender's cost. */
+const NO_DATABASE: DatabaseCost = { tables: [], reads: [], inserts: 0, updates: 0, hotUpdates: 0, deletes: 0, walBytes: 0 };
+
+/**
+ * Sends a backlog of `deliveries` with the raw sender (no queue, no database): once it is ready (its
+ * bodies made), the CPU baseline is taken and it is told to go; the run ends when the receiver has
+ * seen every delivery and the sender has read every answer. Its figures: the sender's CPU and rate.
+ */
+export const sendRaw = async (
+  bench: Bench,
+  name: string,
+  deliveries: number,
+  start: () => RawSenderProcess,
+): Promise<ThroughputResult> => {
+  const { receiver } = bench;
+  const sender = start();
+  try {
+    await within(sender.ready, 60_000, "raw sender start-up");
+    const before = processCpuSeconds(sender.pid);
+    const receiverBefore = process.cpuUsage();
+    const releasedAt = Date.now();
+    const sent = sender.go();
+    await Promise.race([receiver.waitFor(deliveries, bench.timeoutMs), sent]);
+    const failed = await sent;
+    if (failed > 0) throw new Error(`raw sender: ${failed} of ${deliveries} POSTs failed`);
+    const settledAt = Date.now();
+    const after = processCpuSeconds(sender.pid);
+    const receiverCpu = process.cpuUsage(receiverBefore);
+    const { first, last } = bounds(receiver.arrivals.values());
+    return {
+      name,
+      deliveries,
+      wallSeconds: (last - releasedAt) / 1000,
+      drainSeconds: (last - first) / 1000,
+      settleSeconds: (settledAt - releasedAt) / 1000,
+      workerCpuSeconds: before === undefined || after === undefined ? undefined : after - before,
+      postgresCpuSeconds: undefined,
+      receiverCpuSeconds: (receiverCpu.user + receiverCpu.system) / 1e6,
+      database: NO_DATABASE,
+      duplicates: receiver.duplicates(),
+      badSignatures: receiver.badSignatures(),
+    };
+  } finally {
+    await sender.stop();
   }
 };
 

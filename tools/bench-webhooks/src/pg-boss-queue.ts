@@ -23,7 +23,8 @@ export const openPgBoss = async (databaseUrl: string): Promise<PgBoss> => {
   return boss;
 };
 
-const jobOf = (url: string, n: number): WebhookJob => {
+/** Job `n`: a fresh envelope id and the same created client as the Platter backlog's, as the bytes the dispatcher sends. */
+export const jobOf = (url: string, n: number): WebhookJob => {
   const envelopeId = `evt_${randomUUID().replaceAll("-", "")}`;
   const body = envelopeBody({
     envelopeId,

@@ -2,16 +2,18 @@ import { type ChildProcess, fork, spawn } from "node:child_process";
 import { originShare } from "@platter/domain";
 import { freePort, TEST_SECRET_KEYS_TEXT } from "@platter/testing";
 import { resolve } from "node:path";
+import type { RawSenderSettings } from "./raw-sender.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
  * The delivery workers under measurement, each a process of its own: the real dispatcher
- * (apps/dispatcher/src/main.ts, configured by environment as in production) and the pg-boss
- * reference worker (pg-boss-worker.ts).
+ * (apps/dispatcher/src/main.ts, configured by environment as in production), the pg-boss
+ * reference worker (pg-boss-worker.ts) and the raw sender (raw-sender.ts).
  */
 
 const DISPATCHER_MAIN = resolve(import.meta.dirname, "../../../apps/dispatcher/src/main.ts");
 const PG_BOSS_WORKER = resolve(import.meta.dirname, "pg-boss-worker.ts");
+const RAW_SENDER = resolve(import.meta.dirname, "raw-sender.ts");
 
 /** A started worker process. */
 export interface WorkerProcess {
@@ -143,4 +145,27 @@ export const startPgBossWorker = (databaseUrl: string, settings: PgBossWorkerSet
   ]);
   ready.catch(() => {});
   return { pid: child.pid, spawnedAt, ready, stop: stopper(child) };
+};
+
+/** The started raw sender: `go` starts its sends and resolves with how many failed once all are answered. */
+export interface RawSenderProcess extends WorkerProcess {
+  readonly go: () => Promise<number>;
+}
+
+/** Forks the raw sender (raw-sender.ts); it is `ready` once its bodies exist, and sends on `go`. */
+export const startRawSender = (settings: RawSenderSettings): RawSenderProcess => {
+  const spawnedAt = Date.now();
+  const child = fork(RAW_SENDER, {
+    execArgv: ["--conditions=@platter/source"],
+    env: { ...process.env, BENCH_RAW_SENDER_SETTINGS: JSON.stringify(settings) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const ready = Promise.race([new Promise<void>((done) => child.once("message", () => done())), failOnExit(child, "raw sender")]);
+  ready.catch(() => {});
+  const go = () => {
+    const done = new Promise<number>((finished) => child.once("message", (m: { failed: number }) => finished(m.failed)));
+    child.send("go");
+    return Promise.race([done, failOnExit(child, "raw sender")]);
+  };
+  return { pid: child.pid, spawnedAt, ready, stop: stopper(child), go };
 };
