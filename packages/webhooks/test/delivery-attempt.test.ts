@@ -155,6 +155,25 @@ describe("attemptDelivery", () => {
     expect((await attempt(deliveryTo(target.url), settings())).responseBody).toBe("ok");
   });
 
+  it("keeps the first 1,024 bytes of a long body and does not wait for the rest", async () => {
+    // 2,048 bytes, then the body never ends: the attempt is over once its first 1,024 bytes are in.
+    const target = await receiver((res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.write("a".repeat(1000) + "b".repeat(1048));
+    });
+    const result = await attempt(deliveryTo(target.url), settings({ timeoutMs: 5_000 }));
+    expect(result).toMatchObject({ outcome: "succeeded", statusCode: 200, error: undefined, responseBody: "a".repeat(1000) + "b".repeat(24) });
+  });
+
+  it("keeps the status of an answer whose body does not end within the timeout, without its body", async () => {
+    const target = await receiver((res) => {
+      res.writeHead(503);
+      res.write("partial");
+    });
+    const result = await attempt(deliveryTo(target.url), settings({ timeoutMs: 300 }));
+    expect(result).toMatchObject({ outcome: "failed", statusCode: 503, error: undefined, responseBody: undefined });
+  });
+
   it("fails on 500 and keeps the status and body", async () => {
     const target = await receiver((res) => res.writeHead(500).end("boom"));
     const result = await attempt(deliveryTo(target.url), settings());

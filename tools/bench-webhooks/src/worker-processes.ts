@@ -98,7 +98,10 @@ export const startDispatcherProcess = async (
   const { WEBHOOK_ENDPOINT_CONCURRENCY: _inherited, WEBHOOK_ORGANIZATION_CONCURRENCY: _alsoInherited, ...inherited } = process.env;
   // One endpoint of one organization: its cap, the organization's and its share of the origin are the dispatcher's slots.
   const endpointCap = (options.endpointCap ?? "concurrency") === "concurrency" ? wholeDispatcher(concurrency) : {};
-  const child = spawn(process.execPath, ["--conditions=@platter/source", DISPATCHER_MAIN], {
+  // BENCH_DISPATCHER_CPU_PROF=<dir>: each dispatcher process writes a V8 CPU profile there when it exits (`node --cpu-prof`).
+  const profileDir = process.env["BENCH_DISPATCHER_CPU_PROF"];
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, "--conditions=@platter/source", DISPATCHER_MAIN], {
     env: {
       ...inherited,
       DATABASE_URL: databaseUrl,
