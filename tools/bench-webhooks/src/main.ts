@@ -50,6 +50,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * BENCH_MANY_ENDPOINTS_CLAIMS (50); fan-out: BENCH_FAN_OUT_CREATES (200);
  * throttle: BENCH_THROTTLE_PER_SECOND (5), BENCH_THROTTLE_QUEUED (1000, at each of two endpoints), BENCH_THROTTLE_WINDOW_S (30),
  * BENCH_THROTTLE_DISPATCHERS (2);
+ * BENCH_PLATTER_SETUP_SQL (SQL run in each fresh Platter database before its organization is made: a schema experiment);
  * BENCH_DISPATCHER_CPU_PROF (a directory: each dispatcher process writes a V8 CPU profile there, `node --cpu-prof`);
  * BENCH_REPORT (where to write the report; `-` writes nothing).
  */

@@ -21,7 +21,10 @@ export const PLATTER_QUEUE: QueueSpec = {
   unsettledSql: "select count(*)::int as n from webhook_deliveries where status = 'pending'",
 };
 
-/** A fresh migrated database with one organization and one endpoint (client.created) at the receiver. */
+/**
+ * A fresh migrated database with one organization and one endpoint (client.created) at the receiver;
+ * BENCH_PLATTER_SETUP_SQL, when set, runs in it first (an experiment on the schema, never a migration).
+ */
 export const withPlatterDatabase = async <T>(
   adminUrl: string,
   receiverUrl: string,
@@ -29,6 +32,9 @@ export const withPlatterDatabase = async <T>(
 ): Promise<T> => {
   const db = await createTestDatabase(adminUrl);
   try {
+    // An experiment's schema change (an index dropped, say), measured against the migrated schema in another run.
+    const experiment = process.env["BENCH_PLATTER_SETUP_SQL"];
+    if (experiment) await sql(db, experiment);
     const org = await createOrganization(db, "Bench Catering", "EUR");
     const endpoint = await db.run(WebhookEndpointRepository.use((e) => e.add(org.scope, receiverUrl, ["client.created"], generateSigningSecret())));
     return await use(db, org.id, endpoint.secret);
