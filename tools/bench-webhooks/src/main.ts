@@ -20,6 +20,9 @@ import {
   type WebhookBenchReport, writeSection,
 } from "./report.ts";
 import { timedStore } from "./store-timings.ts";
+import { forgottenEverything, measureLifecycle } from "./lifecycle.ts";
+import { lifecycleConsole, lifecycleTargets, writeLifecycleSection } from "./lifecycle-report.ts";
+import { writeFile } from "node:fs/promises";
 import { BESIDE, findingsOf, isolationTargetsOf, targetsOf } from "./targets.ts";
 import {
   type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
@@ -74,12 +77,16 @@ const settings = {
 };
 /** The first scenarios: cost, throughput and latency of one endpoint, against pg-boss; fairness; the profile. */
 const MAIN_SCENARIOS = ["dispatcher", "dispatchers", "pg-boss", "fairness", "profile"];
-const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name)];
+const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name), "lifecycle"];
 const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || SCENARIOS.join(",")).split(",").map((s) => s.trim()));
 for (const scenario of scenarios) {
   if (!SCENARIOS.includes(scenario)) throw new Error(`BENCH_WEBHOOK_SCENARIOS: unknown scenario "${scenario}" (known: ${SCENARIOS.join(", ")})`);
 }
 const fairnessBacklog = setting("BENCH_FAIRNESS_BACKLOG", 2_000);
+/** `lifecycle`'s backdated history (issue 32: a million messages). */
+const forgetMessages = setting("BENCH_WEBHOOK_FORGET_MESSAGES", 1_000_000);
+/** Where to write the run's results as JSON too (the test of the benchmark reads them); unset: nowhere. */
+const resultsTarget = process.env["BENCH_RESULTS_JSON"];
 /** The tenant-isolation scenarios' sizes; the busy endpoints answer in 400 ms, as issue 16 measured them. */
 const BUSY_HOLD_MS = 400;
 const isolationSettings = {
@@ -340,15 +347,32 @@ const run = async (): Promise<void> => {
     if (scenarios.has("many-endpoints")) isolation.manyEndpoints = await measureManyEndpoints(isolationRun, isolationSettings.manyEndpoints);
     if (scenarios.has("fan-out")) isolation.fanOut = await measureFanOut(isolationRun, isolationSettings.fanOut);
     if (scenarios.has("throttle")) isolation.throttle = await measureThrottle(isolationRun, throttleSettings);
+    const { secret: _secret, signatureHeader: _header, ...pgBoss } = pgBossSettings("", Math.max(...settings.pgBossBatches));
+    const lifecycle = scenarios.has("lifecycle")
+      ? await measureLifecycle({ bench, adminUrl: postgres.adminUrl, signatureHeader: SIGNATURE_HEADER, pgBoss, log },
+        { deliveries: settings.events, forgetMessages, concurrency: settings.concurrency })
+      : undefined;
 
     const report = buildReport(description, throughput, latency, profile, isolation);
     log("");
     log(consoleReport(report));
-    if (reportTarget !== "-") {
-      await writeSection(reportTarget, report);
-      log(`\nwrote the webhook section of ${reportTarget}`);
+    if (lifecycle !== undefined) log(`\n${lifecycleConsole(lifecycle)}`);
+    if (resultsTarget !== undefined && resultsTarget !== "") {
+      await writeFile(resultsTarget, JSON.stringify({ throughput, latency, isolation, lifecycle }, (_, v: unknown) => (v instanceof RegExp ? v.source : v)));
     }
-    if ([...report.targets, ...Object.values(report.isolationTargets).flat()].some((t) => !t.pass)) process.exitCode = 1;
+    if (reportTarget !== "-") {
+      if (report.ranMain || Object.keys(isolation).length > 0) {
+        await writeSection(reportTarget, report);
+        log(`\nwrote the webhook section of ${reportTarget}`);
+      }
+      if (lifecycle !== undefined) {
+        await writeLifecycleSection(reportTarget, { command, date: report.date, machine: report.machine, postgres: description }, lifecycle);
+        log(`wrote the webhooks-lifecycle section of ${reportTarget}`);
+      }
+    }
+    const failed = [...report.targets, ...Object.values(report.isolationTargets).flat(), ...(lifecycle === undefined ? [] : lifecycleTargets(lifecycle))];
+    if (failed.some((t) => !t.pass)) process.exitCode = 1;
+    if (lifecycle !== undefined && forgottenEverything(lifecycle).length > 0) throw new Error(forgottenEverything(lifecycle).join("; "));
   } finally {
     await receiver.close();
     await postgres.stop();
