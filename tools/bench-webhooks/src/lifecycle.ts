@@ -73,7 +73,7 @@ export interface LifecycleRun {
 }
 
 /** The history tables of Platter (messages, deliveries, attempts, request log; their partitions too), by `schema.table` name. */
-export const PLATTER_HISTORY = /^public\.(webhook_messages|webhook_deliveries|webhook_attempts|request_log)/;
+export const PLATTER_HISTORY = /^public\.(webhook_messages|webhook_deliveries|webhook_attempts|api_requests)/;
 /** pg-boss's tables (its job table and a queue's partition of it). */
 export const PG_BOSS_HISTORY = /^pgboss\./;
 
@@ -81,6 +81,13 @@ export const PG_BOSS_HISTORY = /^pgboss\./;
 const HISTORY_BATCH = 500;
 /** The old sweep's ceiling (issue 32): 100 batches of 500 messages a minute per dispatcher. */
 export const OLD_SWEEP_CEILING_PER_SECOND = (100 * 500) / 60;
+/**
+ * The bound the dispatcher's sweep puts on `forgetHistory`'s entry point: at most
+ * `HISTORY_BATCHES_PER_SWEEP` (100) batches of 500 messages per `WEBHOOK_RETENTION_SWEEP` (default
+ * 1 minute). `forgetHistory` runs without it, so a dispatcher forgets at most the lower of its rate
+ * and this bound; undefined when the retention the dispatcher runs has no such bound (update it with `forgetHistory`).
+ */
+export const SWEEP_BOUND_PER_SECOND: number | undefined = OLD_SWEEP_CEILING_PER_SECOND;
 
 /**
  * The retention the dispatcher runs, run until nothing older than `retentionMs` is left: the

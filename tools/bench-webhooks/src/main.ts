@@ -23,6 +23,9 @@ import { timedStore } from "./store-timings.ts";
 import { forgottenEverything, measureLifecycle } from "./lifecycle.ts";
 import { lifecycleConsole, lifecycleTargets, writeLifecycleSection } from "./lifecycle-report.ts";
 import { writeFile } from "node:fs/promises";
+import { readDuration } from "@platter/ops";
+import { runSoak } from "./soak.ts";
+import { SOAK_REPORTED_MS, soakConsole, writeSoakSection } from "./soak-report.ts";
 import { BESIDE, findingsOf, isolationTargetsOf, targetsOf } from "./targets.ts";
 import {
   type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
@@ -379,6 +382,11 @@ const run = async (): Promise<void> => {
   }
 };
 
+/** The machine the run measured on. */
+const machineLine = () =>
+  `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
+  `Node ${process.versions.node}; workers, PostgreSQL and the receiver all on this one machine`;
+
 const buildReport = (
   postgres: string,
   throughput: ThroughputResult[],
@@ -387,8 +395,7 @@ const buildReport = (
   isolation: IsolationResults,
 ): WebhookBenchReport => ({
   date: new Date().toISOString().slice(0, 10),
-  machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
-    `Node ${process.versions.node}; workers, PostgreSQL and the receiver all on this one machine`,
+  machine: machineLine(),
   postgres,
   command,
   ranMain: MAIN_SCENARIOS.some((s) => scenarios.has(s)),
@@ -450,4 +457,25 @@ const buildReport = (
   isolationTargets: isolationTargetsOf(isolation),
 });
 
-await run();
+/** `BENCH_WEBHOOK_SOAK`: the soak instead of the scenarios (soak.ts). */
+const soak = async (durationMs: number): Promise<void> => {
+  const result = await runSoak({
+    durationMs,
+    rate: setting("BENCH_WEBHOOK_SOAK_RATE", 100),
+    retentionMs: readDuration(process.env, "BENCH_WEBHOOK_SOAK_RETENTION", 3 * 60_000),
+    sweepMs: readDuration(process.env, "BENCH_WEBHOOK_SOAK_SWEEP", 60_000),
+    signatureHeader: SIGNATURE_HEADER,
+    log,
+  });
+  log("");
+  log(soakConsole(result));
+  if (resultsTarget !== undefined && resultsTarget !== "") await writeFile(resultsTarget, JSON.stringify({ soak: result }));
+  if (reportTarget !== "-" && durationMs >= SOAK_REPORTED_MS) {
+    await writeSoakSection(reportTarget, { command, date: new Date().toISOString().slice(0, 10), machine: machineLine(), postgres: result.postgres }, result);
+    log(`\nwrote the webhooks-soak section of ${reportTarget}`);
+  } else log(`\n(a soak under ${SOAK_REPORTED_MS / 60_000} minutes only prints)`);
+  if (result.targets.some((t) => !t.pass)) process.exitCode = 1;
+};
+
+const soakSetting = process.env["BENCH_WEBHOOK_SOAK"];
+await (soakSetting === undefined || soakSetting === "" ? run() : soak(readDuration(process.env, "BENCH_WEBHOOK_SOAK", 0, 1_000)));
