@@ -46,7 +46,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
  * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, fairness, profile, tenants, origin,
- * origins, many-endpoints, fan-out, throttle; default all),
+ * origins, many-endpoints, fan-out, throttle, lifecycle; default all),
  * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
  * tenants: BENCH_TENANTS_ENDPOINTS (24), BENCH_TENANTS_QUEUED_PER_ENDPOINT (200), BENCH_TENANTS_HOLD_S (12),
  * BENCH_TENANTS_LATENCY_S (30: over two of the slow endpoints' holds);
@@ -56,7 +56,12 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * BENCH_MANY_ENDPOINTS_CLAIMS (50); fan-out: BENCH_FAN_OUT_CREATES (200);
  * throttle: BENCH_THROTTLE_PER_SECOND (5), BENCH_THROTTLE_QUEUED (1000, at each of two endpoints), BENCH_THROTTLE_WINDOW_S (30),
  * BENCH_THROTTLE_DISPATCHERS (2);
- * BENCH_REPORT (where to write the report; `-` writes nothing).
+ * lifecycle (lifecycle.ts): BENCH_WEBHOOK_EVENTS deliveries sent and forgotten by each system, and a backdated history of
+ * BENCH_WEBHOOK_FORGET_MESSAGES (1,000,000) messages forgotten;
+ * BENCH_REPORT (where to write the report; `-` writes nothing); BENCH_RESULTS_JSON (a file for the results as JSON too).
+ *
+ * BENCH_WEBHOOK_SOAK (a duration, e.g. 60m) runs the soak instead (soak.ts): BENCH_WEBHOOK_SOAK_RATE (creates/s, 100),
+ * BENCH_WEBHOOK_SOAK_RETENTION (3m), BENCH_WEBHOOK_SOAK_SWEEP (1m); it writes its section only when it ran 30 minutes or more.
  */
 
 const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 1);

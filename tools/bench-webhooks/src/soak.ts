@@ -14,7 +14,7 @@ import { startApiProcess, startDispatcherProcess, type WorkerProcess } from "./w
  * The soak (issue 32, `BENCH_WEBHOOK_SOAK=60m`): the real API and dispatcher processes at a fixed
  * rate of creates over HTTP for a configured time, with a short retention, two organizations (one
  * endpoint answering 200, one answering 500 for good). Reports per interval (a minute, or an eighth
- * of a shorter run) the create and read latency, webhook latency, RSS of both processes, history size
+ * of a shorter run) the create and read latency of the requests answered in it, webhook latency, RSS of both processes, history size
  * and the time the retention's statements were seen running; and the targets as PASS/FAIL lines.
  * Bounded: it stops by itself at the duration; only 127.0.0.1; it signals only the processes it started.
  */
@@ -44,7 +44,7 @@ const HISTORY_TABLES = ["webhook_messages", "webhook_deliveries", "webhook_attem
 
 /** One request the load sent. */
 interface Sample {
-  /** Milliseconds since the load began, when the request was sent. */
+  /** Milliseconds since the load began, when its answer came (an interval shows the requests it answered). */
   readonly at: number;
   readonly ms: number;
   readonly status: number;
@@ -74,6 +74,8 @@ export interface SoakInterval {
   /** Commit (the message's created_at) → the healthy endpoint's receiver, of the deliveries that arrived in the interval. */
   readonly webhookP99Ms: number;
   readonly errors5xx: number;
+  /** Requests sent and not answered yet at the interval's end. */
+  readonly inFlight: number;
   readonly apiRssMb: number | undefined;
   readonly dispatcherRssMb: number | undefined;
   readonly history: HistorySize;
@@ -114,7 +116,10 @@ const historySize = async (meter: CostMeter, healthy: number, failing: number): 
   let bytes = 0;
   for (const table of HISTORY_TABLES) {
     rows[table] = await meter.count(`select count(*) as n from ${table}`);
-    bytes += await meter.count(`select coalesce(sum(pg_total_relation_size(relid)), 0) as n from pg_partition_tree('${table}')`);
+    bytes += await meter.count(
+      `select coalesce(sum(pg_total_relation_size(c.oid)), 0) as n from pg_class c
+       where c.oid = '${table}'::regclass or c.oid in (select relid from pg_partition_tree('${table}'))`,
+    );
   }
   const messagesOf = (organization: number) => meter.count(`select count(*) as n from webhook_messages where organization_id = ${organization}`);
   return { rows, bytes, healthyMessages: await messagesOf(healthy), failingMessages: await messagesOf(failing) };
@@ -215,7 +220,6 @@ export const runSoak = async (settings: SoakSettings): Promise<SoakResult> => {
     const inFlight = new Set<Promise<void>>();
     const began = Date.now();
     const call = (kind: "create" | "read", key: string, n: number) => {
-      const at = Date.now() - began;
       const sent = performance.now();
       const done = request(`${api.url}/v1/clients${kind === "read" ? "?limit=20" : ""}`, {
         method: kind === "create" ? "POST" : "GET",
@@ -226,7 +230,7 @@ export const runSoak = async (settings: SoakSettings): Promise<SoakResult> => {
         bodyTimeout: 30_000,
       }).then(async (response) => {
         const text = await response.body.text();
-        (kind === "create" ? creates : reads).push({ at, ms: performance.now() - sent, status: response.statusCode });
+        (kind === "create" ? creates : reads).push({ at: Date.now() - began, ms: performance.now() - sent, status: response.statusCode });
         if (kind === "create" && response.statusCode === 201 && key === healthy.writeKey) healthyClients.push((JSON.parse(text) as { id: number }).id);
       }, () => void (failedRequests += 1));
       const tracked = done.finally(() => inFlight.delete(tracked));
@@ -270,6 +274,7 @@ export const runSoak = async (settings: SoakSettings): Promise<SoakResult> => {
         readP99Ms: ms(r.map((s) => s.ms), 0.99),
         webhookP99Ms: ms(webhook, 0.99),
         errors5xx: [...c, ...r].filter((s) => s.status >= 500).length,
+        inFlight: inFlight.size,
         apiRssMb: rssMb(api.pid),
         dispatcherRssMb: rssMb(dispatcher.pid),
         history: await historySize(meter, healthy.id, failing.id),
@@ -333,14 +338,14 @@ const f = (n: number | undefined, digits = 1) => (n === undefined || Number.isNa
 
 /** The headings of an interval's row. */
 export const SOAK_HEADINGS = [
-  "at s", "creates", "create p50/p99 ms", "reads", "read p50/p99 ms", "webhook p99 ms", "5xx", "API RSS MB", "dispatcher RSS MB",
+  "at s", "creates", "create p50/p99 ms", "reads", "read p50/p99 ms", "webhook p99 ms", "5xx", "in flight", "API RSS MB", "dispatcher RSS MB",
   "messages healthy / failing", "deliveries", "attempts", "request log", "history MB", "sweep s",
 ];
 
 /** An interval as a row of cells. */
 export const soakIntervalRow = (i: SoakInterval): string[] => [
   f(i.endSeconds, i.endSeconds % 1 === 0 ? 0 : 1), String(i.creates), `${f(i.createP50Ms)} / ${f(i.createP99Ms)}`, String(i.reads), `${f(i.readP50Ms)} / ${f(i.readP99Ms)}`,
-  f(i.webhookP99Ms), String(i.errors5xx), f(i.apiRssMb, 0), f(i.dispatcherRssMb, 0),
+  f(i.webhookP99Ms), String(i.errors5xx), String(i.inFlight), f(i.apiRssMb, 0), f(i.dispatcherRssMb, 0),
   `${i.history.healthyMessages} / ${i.history.failingMessages}`, String(i.history.rows["webhook_deliveries"]), String(i.history.rows["webhook_attempts"]),
   String(i.history.rows["api_requests"]), f(i.history.bytes / 2 ** 20), f(i.sweepSeconds, 2),
 ];
