@@ -14,8 +14,9 @@ export interface LifecycleReportContext {
   readonly postgres: string;
 }
 
-/** Issue 32's targets: row writes over a delivery's life, and forgetting at least 5× the old sweep's ceiling. */
+/** Issue 32's target for the history row writes over a delivery's life (sending and forgetting). */
 export const LIFECYCLE_ROW_WRITES_TARGET = 3;
+/** Issue 32's target for forgetting: at least 5× the old sweep's ceiling, in messages a second per dispatcher. */
 export const FORGET_RATE_TARGET = 5 * OLD_SWEEP_CEILING_PER_SECOND;
 
 type Phase = "send" | "forget";
