@@ -128,6 +128,17 @@ export class CostMeter {
     };
   }
 
+  /** The number `countSql` answers (one row, column `n`). */
+  async count(countSql: string): Promise<number> {
+    const { rows: [row] } = await this.client.query<{ n: number | string }>(countSql);
+    return Number(row!.n);
+  }
+
+  /** Runs a set-up statement of the benchmark's own (never the code measured). */
+  async run(statement: string, params: unknown[] = []): Promise<void> {
+    await this.client.query(statement, params);
+  }
+
   /** Polls `countSql` (one row, column `n`) until it answers 0. */
   async waitUntilZero(countSql: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;

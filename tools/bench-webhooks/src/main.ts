@@ -21,6 +21,12 @@ import {
 } from "./report.ts";
 import { timedStore } from "./store-timings.ts";
 import { BESIDE, findingsOf, RAW_SENDER, isolationTargetsOf, targetsOf } from "./targets.ts";
+import { forgottenEverything, measureLifecycle } from "./lifecycle.ts";
+import { lifecycleConsole, lifecycleTargets, writeLifecycleSection } from "./lifecycle-report.ts";
+import { writeFile } from "node:fs/promises";
+import { readDuration } from "@platter/ops";
+import { runSoak } from "./soak.ts";
+import { SOAK_REPORTED_MS, soakConsole, writeSoakSection } from "./soak-report.ts";
 import {
   type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
 } from "./tenant-isolation.ts";
@@ -40,7 +46,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
  * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, raw-sender, fairness, profile, tenants, origin,
- * origins, many-endpoints, fan-out, throttle; default all),
+ * origins, many-endpoints, fan-out, throttle, lifecycle; default all),
  * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
  * tenants: BENCH_TENANTS_ENDPOINTS (24), BENCH_TENANTS_QUEUED_PER_ENDPOINT (200), BENCH_TENANTS_HOLD_S (12),
  * BENCH_TENANTS_LATENCY_S (30: over two of the slow endpoints' holds);
@@ -52,7 +58,12 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * BENCH_THROTTLE_DISPATCHERS (2);
  * BENCH_PLATTER_SETUP_SQL (SQL run in each fresh Platter database before its organization is made: a schema experiment);
  * BENCH_DISPATCHER_CPU_PROF (a directory: each dispatcher process writes a V8 CPU profile there, `node --cpu-prof`);
- * BENCH_REPORT (where to write the report; `-` writes nothing).
+ * lifecycle (lifecycle.ts): BENCH_WEBHOOK_EVENTS deliveries sent and forgotten by each system, and a backdated history of
+ * BENCH_WEBHOOK_FORGET_MESSAGES (1,000,000) messages forgotten;
+ * BENCH_REPORT (where to write the report; `-` writes nothing); BENCH_RESULTS_JSON (a file for the results as JSON too).
+ *
+ * BENCH_WEBHOOK_SOAK (a duration, e.g. 60m) runs the soak instead (soak.ts): BENCH_WEBHOOK_SOAK_RATE (creates/s, 100),
+ * BENCH_WEBHOOK_SOAK_RETENTION (3m), BENCH_WEBHOOK_SOAK_SWEEP (1m); it writes its section only when it ran 30 minutes or more.
  */
 
 const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 1);
@@ -76,12 +87,16 @@ const settings = {
 };
 /** The first scenarios: cost, throughput and latency of one endpoint, against pg-boss; fairness; the profile. */
 const MAIN_SCENARIOS = ["dispatcher", "dispatchers", "pg-boss", "raw-sender", "fairness", "profile"];
-const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name)];
+const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name), "lifecycle"];
 const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || SCENARIOS.join(",")).split(",").map((s) => s.trim()));
 for (const scenario of scenarios) {
   if (!SCENARIOS.includes(scenario)) throw new Error(`BENCH_WEBHOOK_SCENARIOS: unknown scenario "${scenario}" (known: ${SCENARIOS.join(", ")})`);
 }
 const fairnessBacklog = setting("BENCH_FAIRNESS_BACKLOG", 2_000);
+/** `lifecycle`'s backdated history (issue 32: a million messages). */
+const forgetMessages = setting("BENCH_WEBHOOK_FORGET_MESSAGES", 1_000_000);
+/** Where to write the run's results as JSON too (the test of the benchmark reads them); unset: nowhere. */
+const resultsTarget = process.env["BENCH_RESULTS_JSON"];
 /** The tenant-isolation scenarios' sizes; the busy endpoints answer in 400 ms, as issue 16 measured them. */
 const BUSY_HOLD_MS = 400;
 const isolationSettings = {
@@ -350,20 +365,42 @@ const run = async (): Promise<void> => {
     if (scenarios.has("many-endpoints")) isolation.manyEndpoints = await measureManyEndpoints(isolationRun, isolationSettings.manyEndpoints);
     if (scenarios.has("fan-out")) isolation.fanOut = await measureFanOut(isolationRun, isolationSettings.fanOut);
     if (scenarios.has("throttle")) isolation.throttle = await measureThrottle(isolationRun, throttleSettings);
+    const { secret: _secret, signatureHeader: _header, ...pgBoss } = pgBossSettings("", Math.max(...settings.pgBossBatches));
+    const lifecycle = scenarios.has("lifecycle")
+      ? await measureLifecycle({ bench, adminUrl: postgres.adminUrl, signatureHeader: SIGNATURE_HEADER, pgBoss, log },
+        { deliveries: settings.events, forgetMessages, concurrency: settings.concurrency })
+      : undefined;
 
     const report = buildReport(description, throughput, latency, profile, isolation);
     log("");
     log(consoleReport(report));
-    if (reportTarget !== "-") {
-      await writeSection(reportTarget, report);
-      log(`\nwrote the webhook section of ${reportTarget}`);
+    if (lifecycle !== undefined) log(`\n${lifecycleConsole(lifecycle)}`);
+    if (resultsTarget !== undefined && resultsTarget !== "") {
+      await writeFile(resultsTarget, JSON.stringify({ throughput, latency, isolation, lifecycle }, (_, v: unknown) => (v instanceof RegExp ? v.source : v)));
     }
-    if ([...report.targets, ...Object.values(report.isolationTargets).flat()].some((t) => !t.pass)) process.exitCode = 1;
+    if (reportTarget !== "-") {
+      if (report.ranMain || Object.keys(isolation).length > 0) {
+        await writeSection(reportTarget, report);
+        log(`\nwrote the webhook section of ${reportTarget}`);
+      }
+      if (lifecycle !== undefined) {
+        await writeLifecycleSection(reportTarget, { command, date: report.date, machine: report.machine, postgres: description }, lifecycle);
+        log(`wrote the webhooks-lifecycle section of ${reportTarget}`);
+      }
+    }
+    const failed = [...report.targets, ...Object.values(report.isolationTargets).flat(), ...(lifecycle === undefined ? [] : lifecycleTargets(lifecycle))];
+    if (failed.some((t) => !t.pass)) process.exitCode = 1;
+    if (lifecycle !== undefined && forgottenEverything(lifecycle).length > 0) throw new Error(forgottenEverything(lifecycle).join("; "));
   } finally {
     await receiver.close();
     await postgres.stop();
   }
 };
+
+/** The machine the run measured on. */
+const machineLine = () =>
+  `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
+  `Node ${process.versions.node}; workers, PostgreSQL and the receiver all on this one machine`;
 
 const buildReport = (
   postgres: string,
@@ -373,8 +410,7 @@ const buildReport = (
   isolation: IsolationResults,
 ): WebhookBenchReport => ({
   date: new Date().toISOString().slice(0, 10),
-  machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ` +
-    `Node ${process.versions.node}; workers, PostgreSQL and the receiver all on this one machine`,
+  machine: machineLine(),
   postgres,
   command,
   ranMain: MAIN_SCENARIOS.some((s) => scenarios.has(s)),
@@ -440,4 +476,25 @@ const buildReport = (
   isolationTargets: isolationTargetsOf(isolation),
 });
 
-await run();
+/** `BENCH_WEBHOOK_SOAK`: the soak instead of the scenarios (soak.ts). */
+const soak = async (durationMs: number): Promise<void> => {
+  const result = await runSoak({
+    durationMs,
+    rate: setting("BENCH_WEBHOOK_SOAK_RATE", 100),
+    retentionMs: readDuration(process.env, "BENCH_WEBHOOK_SOAK_RETENTION", 3 * 60_000),
+    sweepMs: readDuration(process.env, "BENCH_WEBHOOK_SOAK_SWEEP", 60_000),
+    signatureHeader: SIGNATURE_HEADER,
+    log,
+  });
+  log("");
+  log(soakConsole(result));
+  if (resultsTarget !== undefined && resultsTarget !== "") await writeFile(resultsTarget, JSON.stringify({ soak: result }));
+  if (reportTarget !== "-" && durationMs >= SOAK_REPORTED_MS) {
+    await writeSoakSection(reportTarget, { command, date: new Date().toISOString().slice(0, 10), machine: machineLine(), postgres: result.postgres }, result);
+    log(`\nwrote the webhooks-soak section of ${reportTarget}`);
+  } else log(`\n(a soak under ${SOAK_REPORTED_MS / 60_000} minutes only prints)`);
+  if (result.targets.some((t) => !t.pass)) process.exitCode = 1;
+};
+
+const soakSetting = process.env["BENCH_WEBHOOK_SOAK"];
+await (soakSetting === undefined || soakSetting === "" ? run() : soak(readDuration(process.env, "BENCH_WEBHOOK_SOAK", 0, 1_000)));

@@ -14,12 +14,12 @@ export const QUEUE = "webhook-deliveries";
 
 const INSERT_BATCH = 5_000;
 
-/** A pg-boss instance for enqueueing only (no maintenance, no cron), with the queue created. */
-export const openPgBoss = async (databaseUrl: string): Promise<PgBoss> => {
+/** A pg-boss instance for enqueueing only (no maintenance, no cron), with the queue created (with `queueOptions`, if any). */
+export const openPgBoss = async (databaseUrl: string, queueOptions: Omit<PgBoss.Queue, "name"> = {}): Promise<PgBoss> => {
   const boss = new PgBoss({ connectionString: databaseUrl, max: 4, supervise: false, schedule: false });
   boss.on("error", (error) => console.error("pg-boss:", error.message));
   await boss.start();
-  await boss.createQueue(QUEUE);
+  await boss.createQueue(QUEUE, queueOptions);
   return boss;
 };
 

@@ -4,7 +4,7 @@ import { verifySignature } from "@platter/domain";
 
 /**
  * The webhook receiver both systems deliver to: node:http on 127.0.0.1 with keep-alive, answering
- * 200 at once (or after `holdMs`). It notes when each envelope id (from the body) first arrived, by
+ * 200 (or `status`) at once (or after `holdMs`). It notes when each envelope id (from the body) first arrived, by
  * this machine's clock, and counts repeats and bad signatures so a run that delivers wrongly cannot
  * pass. It may listen on several ports: each port is an origin of its own, for endpoints that must
  * not share the HTTP client's connections. It counts envelopes, not deliveries: a message delivered
@@ -57,6 +57,10 @@ export interface ReceiverOptions {
   readonly origins?: number;
   /** How long each request is held before its 200; 0 (at once) unless told. */
   readonly holdMs?: number;
+  /** The status it answers; 200 unless told (500: an endpoint that keeps failing). */
+  readonly status?: number;
+  /** Told each envelope's body at its first arrival, with the arrival's `Date.now()`. */
+  readonly onFirstArrival?: (body: Buffer, at: number) => void;
 }
 
 const listening = async (server: Server): Promise<number> => {
@@ -73,6 +77,7 @@ const closing = (server: Server): Promise<void> =>
 /** Starts the receiver on free ports of 127.0.0.1; deliveries are checked against `signatureHeader`. */
 export const startReceiver = async (signatureHeader: string, options: ReceiverOptions = {}): Promise<Receiver> => {
   const holdMs = options.holdMs ?? 0;
+  const status = options.status ?? 200;
   const arrivals = new Map<string, number>();
   let duplicates = 0;
   let badSignatures = 0;
@@ -80,7 +85,7 @@ export const startReceiver = async (signatureHeader: string, options: ReceiverOp
   let waiter: { count: number; done: () => void; arrived: () => void } | undefined;
 
   const answer = (response: ServerResponse) => {
-    if (!response.destroyed) response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("ok");
+    if (!response.destroyed) response.writeHead(status, { "content-type": "text/plain", "content-length": "2" }).end("ok");
   };
   const serverOf = (origin: number) => createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
     const at = Date.now();
@@ -93,6 +98,7 @@ export const startReceiver = async (signatureHeader: string, options: ReceiverOp
       if (arrivals.has(id)) duplicates += 1;
       else {
         arrivals.set(id, at);
+        options.onFirstArrival?.(body, at);
         waiter?.arrived();
       }
       if (holdMs === 0) answer(response);

@@ -247,13 +247,15 @@ const profileTitle = (profile: StoreProfile): string =>
   `In-process profile: ${count(profile.deliveries)} deliveries in ${profile.seconds.toFixed(1)} s ` +
   `(${(profile.deliveries / profile.seconds).toFixed(0)}/s; receiver in the same process)`;
 
-const fixedWidth = (rows: string[][]): string => {
+/** Rows (headings first) as a fixed-width table for the terminal. */
+export const fixedWidth = (rows: string[][]): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
   return [line(rows[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)].join("\n");
 };
 
-const markdownTable = (rows: string[][]): string =>
+/** Rows (headings first) as a Markdown table. */
+export const markdownTable = (rows: string[][]): string =>
   [rows[0]!, rows[0]!.map((_, i) => (i === 0 ? "---" : "---:")), ...rows.slice(1)].map((row) => `| ${row.join(" | ")} |`).join("\n");
 
 /** One isolation scenario as shown: its tables (caption, rows with headings first) and notes. */
@@ -391,8 +393,10 @@ const isolationRan = (report: WebhookBenchReport) =>
     return [{ key, name, part, targets: report.isolationTargets[key] ?? [] }];
   });
 
-const targetLine = (t: TargetCheck) => `${t.pass ? "PASS" : "FAIL"}  ${t.name}: ${t.value} (target ${t.target})`;
-const targetsTable = (targets: readonly TargetCheck[]): string =>
+/** A target as a terminal line: PASS or FAIL, the value, the target. */
+export const targetLine = (t: TargetCheck) => `${t.pass ? "PASS" : "FAIL"}  ${t.name}: ${t.value} (target ${t.target})`;
+/** Targets as a Markdown table. */
+export const targetsTable = (targets: readonly TargetCheck[]): string =>
   ["| Target | Value | Target | Result |", "| --- | ---: | --- | --- |",
     ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.target} | ${t.pass ? "pass" : "FAIL"} |`)].join("\n");
 

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 const DISPATCHER_MAIN = resolve(import.meta.dirname, "../../../apps/dispatcher/src/main.ts");
 const PG_BOSS_WORKER = resolve(import.meta.dirname, "pg-boss-worker.ts");
 const RAW_SENDER = resolve(import.meta.dirname, "raw-sender.ts");
+const API_MAIN = resolve(import.meta.dirname, "../../../apps/api/src/main.ts");
 
 /** A started worker process. */
 export interface WorkerProcess {
@@ -171,4 +172,35 @@ export const startRawSender = (settings: RawSenderSettings): RawSenderProcess =>
     return Promise.race([done, failOnExit(child, "raw sender")]);
   };
   return { pid: child.pid, spawnedAt, ready, stop: stopper(child), go };
+};
+
+/** A started API process: its public URL besides the rest. */
+export interface ApiProcess extends WorkerProcess {
+  readonly url: string;
+}
+
+/**
+ * Spawns `apps/api/src/main.ts` (production code and config) against `databaseUrl` on free ports of
+ * 127.0.0.1, with `env` applied last (the benchmark's rate limits, say); ready once its ops port's
+ * /readyz answers.
+ */
+export const startApiProcess = async (databaseUrl: string, env: Readonly<Record<string, string>> = {}): Promise<ApiProcess> => {
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const spawnedAt = Date.now();
+  const child = spawn(process.execPath, ["--conditions=@platter/source", API_MAIN], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT,
+      PORT: String(port),
+      OPS_PORT: String(opsPort),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const ready = Promise.race([pollReady(`http://127.0.0.1:${opsPort}/readyz`, spawnedAt + 60_000), failOnExit(child, "API")]);
+  ready.catch(() => {});
+  return { pid: child.pid, spawnedAt, ready, stop: stopper(child), url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${opsPort}/metrics` };
 };

@@ -1,0 +1,2 @@
+import { sharedTestConfig } from "../../vitest.shared.ts";
+export default sharedTestConfig;
