@@ -51,7 +51,7 @@ describe("platter alerts", () => {
 
     expect(await runCliJson(["alerts", "remove", String(added.id)], env)).toEqual({ id: added.id, email: "dev@alerting.example", removed: true });
     expect((await runCliJson(["alerts", "list"], env)).recipients).toEqual([]);
-  });
+  }, 120_000); // four CLI processes, each about 2.5 s of CPU to start
 
   it("is refused with a read-only key (exit 1), adding and mailing nothing", async () => {
     const refused = await runCliFailing(["alerts", "add", "--email", "ro@alerting.example", "--api-key", org.readKey], env);
