@@ -41,3 +41,19 @@ export const duration = (name: string, raw: string | undefined): number => {
   if (ms === undefined) throw new UsageError(`--${name} must be a duration such as 30d, 24h or 90m, got "${raw ?? ""}"`);
   return ms;
 };
+
+/**
+ * The `id` argument of commands that act on one record: `--id N`, the documented style, or the id
+ * alone as the first positional argument (`platter webhook update 2 …`), accepted as an alias.
+ * Read it with `givenId`.
+ */
+export const idArgument = (description: string) => ({ type: "string", description: `${description} (--id N, or N alone)` }) as const;
+
+/** The id given as `--id N` or positionally (see `idArgument`), as a positive integer; a usage error when missing, given twice, or followed by stray words. */
+export const givenId = (args: { readonly id?: string | undefined; readonly _: ReadonlyArray<string> }): number => {
+  const [positional, ...stray] = args._;
+  if (stray.length > 0) throw new UsageError(`unexpected argument "${stray[0]}": give the id once, as --id N or N alone`);
+  if (positional !== undefined && args.id !== undefined) throw new UsageError("give the id once, as --id N or N alone, not both");
+  if (positional === undefined && args.id === undefined) throw new UsageError("--id is required (or give the id alone: N)");
+  return positiveInteger("id", args.id ?? positional);
+};

@@ -160,6 +160,33 @@ export type FeedMessage = typeof FeedMessage.Type;
 export const FeedPage = Schema.Struct({ data: Schema.Array(FeedMessage), has_more: Schema.Boolean });
 export type FeedPage = typeof FeedPage.Type;
 
+/** `GET /cli/alerts`'s answer: the organization's alert e-mail addresses, as the Alerts page lists them. */
+export const AlertAddresses = Schema.Struct({
+  recipients: Schema.Array(Schema.Struct({
+    id: Schema.Finite,
+    email: Schema.String,
+    confirmed_at: Schema.NullOr(Schema.String),
+    confirmation_expires_at: Schema.NullOr(Schema.String),
+    link_expired: Schema.Boolean,
+    created_at: Schema.String,
+  })),
+});
+export type AlertAddresses = typeof AlertAddresses.Type;
+
+/** `POST /cli/alerts`'s answer: the address added, and whether the relay took its confirmation mail. */
+export interface AddedAlertAddress {
+  readonly id: number;
+  readonly email: string;
+  readonly confirmation_mailed: boolean;
+}
+
+/** `POST /cli/alerts/:id/remove`'s answer. */
+export interface RemovedAlertAddress {
+  readonly id: number;
+  readonly email: string;
+  readonly removed: true;
+}
+
 /** How long the stream may stay silent: the area says it is alive every 15 s, so three missed beats mean the connection is gone. */
 const STREAM_SILENCE_MS = 45_000;
 /** How long a short call (a report, a trigger) or a stream's answer head may take. */
@@ -249,6 +276,38 @@ export class DeveloperAreaClient {
       throw new DeveloperAreaRefused(200, `${this.connection.origin}/cli/messages did not answer with a page of messages: is ${this.connection.origin} the Developer area's address (PLATTER_DEVELOPER_AREA_URL or --developer-area-url)?`);
     }
     return page.success;
+  }
+
+  /** `GET /cli/alerts`: the organization's alert e-mail addresses, oldest first. */
+  async alertAddresses(): Promise<AlertAddresses> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.connection.origin}/cli/alerts`, {
+        headers: { ...this.headers(), accept: "application/json" },
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        dispatcher: this.agent,
+      });
+    } catch (error) {
+      throw new DeveloperAreaUnavailable(this.connection.origin, describeNetworkError(error));
+    }
+    if (response.status !== 200) throw await this.failureOf(response, "/cli/alerts");
+    const listed = Schema.decodeUnknownResult(AlertAddresses)(await response.json().catch(() => undefined));
+    if (Result.isFailure(listed)) {
+      throw new DeveloperAreaRefused(200, `${this.connection.origin}/cli/alerts did not answer with a list of addresses: is ${this.connection.origin} the Developer area's address (PLATTER_DEVELOPER_AREA_URL or --developer-area-url)?`);
+    }
+    return listed.success;
+  }
+
+  /** `POST /cli/alerts`: adds an address, which the area mails its confirmation link. */
+  async addAlertAddress(email: string): Promise<AddedAlertAddress> {
+    const response = await this.send("POST", "/cli/alerts", { email }, 201);
+    return (await response.json()) as AddedAlertAddress;
+  }
+
+  /** `POST /cli/alerts/:id/remove`: removes one of the organization's addresses. */
+  async removeAlertAddress(id: number): Promise<RemovedAlertAddress> {
+    const response = await this.send("POST", `/cli/alerts/${id}/remove`, {}, 200);
+    return (await response.json()) as RemovedAlertAddress;
   }
 
   /** Closes the connections to the area. */

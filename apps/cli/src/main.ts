@@ -1,5 +1,6 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { stripVTControlCharacters } from "node:util";
+import { alertsCommand } from "./commands/alerts.ts";
 import { auditCommand } from "./commands/audit.ts";
 import { inquiryCommand, invoiceCommand, proposalCommand } from "./commands/business.ts";
 import { deliveriesCommand } from "./commands/deliveries.ts";
@@ -34,6 +35,7 @@ const platter: CommandDef = defineCommand({
     // `platter endpoints …` is `platter webhook …` (`platter endpoints update 12 --url …`).
     endpoints: webhookCommand,
     audit: auditCommand,
+    alerts: alertsCommand,
     deliveries: deliveriesCommand,
     invoice: invoiceCommand,
     proposal: proposalCommand,

@@ -17,6 +17,20 @@ import { type FormRoute, linkRoute, sessionOf } from "./session.ts";
 const CONFIRMATION_MAIL_WAIT_MS = 10_000;
 
 /**
+ * Mails an added address its confirmation link (`origin`/alerts/confirm/token), waiting for the relay
+ * a bounded time: true once it took the mail; false when it refused it or was slow (the link may still
+ * arrive, and works). Used by the Alerts form and by `POST /cli/alerts`.
+ */
+export const mailConfirmationLink = (mailer: MailSender, origin: string, added: { readonly email: string; readonly token: string }): Promise<boolean> =>
+  Promise.race([
+    mailer.send(added.email, confirmationMail(`${origin}/alerts/confirm/${added.token}`)).then(() => true, () => false),
+    new Promise<false>((done) => setTimeout(() => done(false), CONFIRMATION_MAIL_WAIT_MS).unref()),
+  ]);
+
+/** The refusal to add an address when this Platter sends no e-mail (no `SMTP_URL`): the form shows it beside its field, `/cli/alerts` answers it (409). */
+export const NO_MAIL_SENT = "This Platter sends no e-mail: ask your Platter contact to set SMTP_URL.";
+
+/**
  * The Alerts routes: the organization's alert e-mail addresses (`AlertRecipients`, audited
  * `alert_recipient.added` / `removed`), each added waiting for its confirmation link, which this
  * process mails at once (counted against `DEVELOPER_AREA_ALERT_ADDRESSES`, so one organization cannot
@@ -68,16 +82,11 @@ export const addAlertRoutes = (router: Router, kit: AlertRouteKit): void => {
     const email = form["email"] ?? "";
     const mailer = alerts.mailer;
     if (mailer === undefined) {
-      return listPage(ctx, 409, { email, emailError: "This Platter sends no e-mail: ask your Platter contact to set SMTP_URL." });
+      return listPage(ctx, 409, { email, emailError: NO_MAIL_SENT });
     }
     const added = await run(ctx, shownOnForm(AlertRecipients.add(session, email, alerts.recipientsPerOrganization), "AlertRecipientLimitReached", "InvalidInput"));
     if (!added.done) return listPage(ctx, added.refusal.status, { email, emailError: added.refusal.text });
-    const link = `${origin}/alerts/confirm/${added.value.token}`;
-    // The form waits for the relay a bounded time: a slow one is told as "could not be sent" (the link may still arrive, and works).
-    const mailed = await Promise.race([
-      mailer.send(added.value.email, confirmationMail(link)).then(() => true, () => false),
-      new Promise<false>((done) => setTimeout(() => done(false), CONFIRMATION_MAIL_WAIT_MS).unref()),
-    ]);
+    const mailed = await mailConfirmationLink(mailer, origin, added.value);
     redirect(ctx, `/alerts?added=${added.value.id}&mailed=${mailed ? 1 : 0}`);
   });
 

@@ -58,6 +58,11 @@ export const createDeveloperAreaApp = (
   const trustProxy = settings.trustProxy ?? readTrustProxy({});
   // One count of failed authentications per client address for the CLI routes' keys, session cookies and sign-in links.
   const addressFailures = new AddressFailures(rateLimits.authFailures, rateLimits.authFailureWindowSeconds);
+  // One mailer for the Alerts page and `/cli/alerts`: each added address is mailed its confirmation link.
+  const alerts = {
+    recipientsPerOrganization: settings.alertRecipientsPerOrganization ?? DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION,
+    mailer: settings.mailServer === undefined ? undefined : smtpMailSender(settings.mailServer),
+  };
   const router = createRouter(runtime, {
     origin: settings.developerAreaUrl,
     cookies: { secure: settings.developerAreaUrl.startsWith("https:") },
@@ -67,10 +72,7 @@ export const createDeveloperAreaApp = (
       endpointsPerOrganization: settings.endpointsPerOrganization ?? WEBHOOK_DEFAULTS.endpointsPerOrganization,
     },
     apiKeysPerOrganization: settings.apiKeysPerOrganization ?? DEFAULT_API_KEYS_PER_ORGANIZATION,
-    alerts: {
-      recipientsPerOrganization: settings.alertRecipientsPerOrganization ?? DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION,
-      mailer: settings.mailServer === undefined ? undefined : smtpMailSender(settings.mailServer),
-    },
+    alerts,
     limits,
     requestHistory: settings.requestHistory ?? readRequestHistorySettings({}),
     lookups: new FailedLookups(addressFailures, clientAddressResolver(trustProxy)),
@@ -84,6 +86,8 @@ export const createDeveloperAreaApp = (
     rateLimits,
     addressFailures,
     trustProxy,
+    origin: settings.developerAreaUrl,
+    alerts,
   }, logger);
   app.use(securityHeaders(settings.frameAncestors));
   app.use(errorPages(logger));

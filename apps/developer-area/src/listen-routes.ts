@@ -1,18 +1,20 @@
 import type Router from "@koa/router";
-import { LocalForwarding, MessageFeed } from "@platter/application";
+import { AlertRecipients, LocalForwarding, MessageFeed } from "@platter/application";
 import {
   type AddressFailures, clientAddressResolver, KeyRateLimits, limitedAuthentication, type RateLimitSettings,
   readJsonBody, type TrustedProxies,
 } from "@platter/ops";
 import {
-  type ApiKeyActor, Forbidden, parseListenerReport, parseListenRequest, parseMessageFeedRequest, parseTriggerBody, ShuttingDown,
+  type ApiKeyActor, Forbidden, InvalidTransition, parseAlertAddressBody, parseListenerReport, parseListenRequest, parseMessageFeedRequest, parseTriggerBody, ShuttingDown,
 } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { Logger } from "pino";
+import { type AlertSettings, mailConfirmationLink, NO_MAIL_SENT } from "./alerts-routes.ts";
 import { ListenerStreams } from "./listener-streams.ts";
 import { declareRouteLimit, limited, type OrganizationLimits, type RouteLimit, unlimited } from "./organization-limits.ts";
+import { recordIdOf } from "./page-responses.ts";
 
 /**
  * The CLI's routes, under `/cli/`, for an integrator's own tools with an API key in
@@ -20,7 +22,8 @@ import { declareRouteLimit, limited, type OrganizationLimits, type RouteLimit, u
  * sending): `platter listen`'s stream of its listener's deliveries (`GET /cli/listen`, server-sent
  * events) and its reports of what the local URL answered (`POST /cli/listen/attempts`),
  * `platter trigger` in a sandbox (`POST /cli/trigger`), and the message feed a receiver pulls
- * (`GET /cli/messages`: the SDK's `messages.list`, `platter messages tail`). Answers and errors are JSON (error-pages.ts).
+ * (`GET /cli/messages`: the SDK's `messages.list`, `platter messages tail`), and the organization's alert
+ * e-mail addresses (`/cli/alerts`: `platter alerts`, as the Alerts page keeps them). Answers and errors are JSON (error-pages.ts).
  */
 
 /** What these routes need besides the runtime. */
@@ -40,6 +43,10 @@ export interface ListenRouteSettings {
   readonly trustProxy: TrustedProxies;
   /** The process's failed authentications per client address, shared with the session and sign-in link lookups. */
   readonly addressFailures: AddressFailures;
+  /** The area's public origin: an added alert address's confirmation link starts with it. */
+  readonly origin: string;
+  /** How alert addresses are kept and confirmed, as the Alerts page keeps them. */
+  readonly alerts: AlertSettings;
 }
 
 /** Adds the CLI's routes to `router`; returns the streams they open, which the server ends when it stops. */
@@ -109,6 +116,32 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     ctx.status = 200;
     ctx.set("cache-control", "no-store");
     ctx.body = await run(MessageFeed.page(actor, filter, page));
+  });
+
+  // The organization's alert e-mail addresses, as the Alerts page keeps them: any key reads, a read/write key changes.
+  router.get("/cli/alerts", async (ctx) => {
+    const actor = await actorOf(ctx);
+    ctx.status = 200;
+    ctx.set("cache-control", "no-store");
+    ctx.body = { recipients: await run(AlertRecipients.list(actor)) };
+  });
+
+  cliPost("/cli/alerts", limited("alertAddresses", "/alerts"), async (ctx, actor) => {
+    if (actor.scope.access !== "read_write") throw new Forbidden();
+    const email = Result.getOrThrow(parseAlertAddressBody(await readJsonBody(ctx)));
+    const mailer = settings.alerts.mailer;
+    if (mailer === undefined) throw new InvalidTransition({ message: NO_MAIL_SENT });
+    const added = await run(AlertRecipients.add(actor, email, settings.alerts.recipientsPerOrganization));
+    const mailed = await mailConfirmationLink(mailer, settings.origin, added);
+    ctx.status = 201;
+    ctx.body = { id: added.id, email: added.email, confirmation_mailed: mailed };
+  });
+
+  cliPost("/cli/alerts/:id/remove", unlimited("removing an address makes nothing and mails nothing; each address is removed once, and adds are limited"), async (ctx, actor) => {
+    if (actor.scope.access !== "read_write") throw new Forbidden();
+    const removed = await run(AlertRecipients.remove(actor, recordIdOf(ctx)));
+    ctx.status = 200;
+    ctx.body = { id: removed.id, email: removed.email, removed: true };
   });
 
   return streams;

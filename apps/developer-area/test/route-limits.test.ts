@@ -87,6 +87,8 @@ describe("the POST routes", () => {
       "/alerts": "alertAddresses",
       "/alerts/:id/remove": "unlimited",
       "/alerts/confirm/:token": "unlimited",
+      "/cli/alerts": "alertAddresses",
+      "/cli/alerts/:id/remove": "unlimited",
       "/cli/listen/attempts": "unlimited",
       "/cli/trigger": "testEvents",
     });

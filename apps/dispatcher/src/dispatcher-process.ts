@@ -65,19 +65,6 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     },
     { isOutage: isDatabaseUnavailable },
   );
-  // Alert e-mails to organizations' developers: a small loop of its own on the mail outbox, each mail
-  // committed `sending` under its lease before its SMTP call, so none is sent twice.
-  const mailer = config.mailServer === undefined ? undefined : new AlertMailer(
-    store.alertMails(),
-    smtpMailSender(config.mailServer),
-    { developerAreaUrl: config.developerAreaUrl, leaseMs: ALERT_MAIL_LEASE_MS, pollIntervalMs: config.pollIntervalMs },
-    {
-      mailed: (mail, outcome) =>
-        logger[outcome.outcome === "sent" ? "debug" : "warn"]({ mail: mail.id, attempt: mail.attempt, ...outcome }, "alert e-mail"),
-      abandoned: (count) => logger.warn({ mails: count }, "alert e-mails whose sender stopped during the SMTP call: not sent again"),
-      failedRound: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer round error")),
-    },
-  );
   const ops = createOpsServer({
     isReady: () => runtime.runPromise(pingDatabase).then(() => true),
     metrics: metrics.registry,
@@ -85,8 +72,9 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
   // The port first: a taken one stops the start before any delivery is claimed.
   const opsPort = await listenOn(ops, config.opsPort, config.opsHost, "DISPATCHER_OPS_PORT");
   // Its connection lost with the database is part of the outage (said once); it reconnects every second meanwhile.
+  // New notices wake the mailer (declared below: a NOTIFY arrives only after this start has run on).
   const listener = store.listen(
-    () => dispatcher.wake(),
+    { deliveries: () => dispatcher.wake(), notices: () => mailer?.wake() },
     (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.warn({ err: error }, "delivery listener")),
   );
   if (!listener.listening) {
@@ -95,6 +83,20 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
       "DATABASE_URL is a transaction pooler and DATABASE_LISTEN_URL is unset: no LISTEN, new deliveries are found by polling every DISPATCHER_POLL_INTERVAL",
     );
   }
+  // Alert e-mails to organizations' developers: a small loop of its own on the mail outbox, each mail
+  // committed `sending` under its lease before its SMTP call, so none is sent twice. Woken by new
+  // notices, it looks by itself only rarely (for retries and abandoned mails), unless nothing wakes it.
+  const mailer = config.mailServer === undefined ? undefined : new AlertMailer(
+    store.alertMails(),
+    smtpMailSender(config.mailServer),
+    { developerAreaUrl: config.developerAreaUrl, leaseMs: ALERT_MAIL_LEASE_MS, pollIntervalMs: listener.listening ? ALERT_MAILER_IDLE_POLL_MS : config.pollIntervalMs },
+    {
+      mailed: (mail, outcome) =>
+        logger[outcome.outcome === "sent" ? "debug" : "warn"]({ mail: mail.id, attempt: mail.attempt, ...outcome }, "alert e-mail"),
+      abandoned: (count) => logger.warn({ mails: count }, "alert e-mails whose sender stopped during the SMTP call: not sent again"),
+      failedRound: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer round error")),
+    },
+  );
   // Each endpoint's cap is shared out between the dispatchers live.
   const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();
@@ -119,6 +121,12 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     },
   };
 };
+
+/**
+ * How often a mailer woken by new notices (LISTEN) looks for work by itself: retries (a minute or
+ * more apart) and mails abandoned by a stopped sender are found within this.
+ */
+const ALERT_MAILER_IDLE_POLL_MS = 30_000;
 
 /** How long a claimed alert e-mail is held: far longer than an SMTP call may take (its timeouts), so a live sender never loses it. */
 const ALERT_MAIL_LEASE_MS = 5 * 60_000;

@@ -220,3 +220,50 @@ describe("a sender that dies during the SMTP call", () => {
     expect(stalling.dataStarted()).toBe(1);
   });
 });
+
+describe("an idle mailer", () => {
+  let quiet: TestDatabase;
+  let mailing: TestDatabase;
+  let smtp: TestSmtpServer;
+
+  beforeAll(async () => {
+    quiet = await createTestDatabase(inject("pgAdminUrl"));
+    mailing = await createTestDatabase(inject("pgAdminUrl"));
+    smtp = await startTestSmtpServer();
+  });
+
+  afterAll(async () => {
+    await killLeftoverDispatchers();
+    await smtp?.close();
+    await quiet?.dispose();
+    await mailing?.dispose();
+  });
+
+  /** Transactions committed in `db`'s database so far (every statement outside one counts as one). */
+  const commits = async (db: TestDatabase) =>
+    Number((await sql<{ n: string }>(db, "select xact_commit::text as n from pg_stat_database where datname = current_database()"))[0]!.n);
+
+  it("runs about as many statements as a dispatcher without SMTP (it waits for notices' NOTIFY), and still mails a new notice at once", async () => {
+    // Side by side, each on a database of its own: one dispatcher with SMTP_URL, one without.
+    const without = await startDispatcherProcess(quiet.url, {});
+    const withMail = await startDispatcherProcess(mailing.url, { SMTP_URL: smtp.url, SMTP_FROM: "alerts@platter.test" });
+    await new Promise((done) => setTimeout(done, 2000));
+    const before = { without: await commits(quiet), withMail: await commits(mailing) };
+    await new Promise((done) => setTimeout(done, 6000));
+    const spent = { without: (await commits(quiet)) - before.without, withMail: (await commits(mailing)) - before.withMail };
+    // Polling every DISPATCHER_POLL_INTERVAL (200 ms here) the mailer alone ran three statements a round: some 90 in these 6 s.
+    expect(spent.withMail, JSON.stringify(spent)).toBeLessThan(spent.without + 20);
+
+    const org = await createOrganization(mailing, "Idle Caterers");
+    await alertAddress(mailing, org.scope, "dev@idle.example", true);
+    const endpoint = await mailing.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://receiver.example/idle", [], generateSigningSecret())));
+    await sql(mailing,
+      `insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, operator_status)
+       values (?, ?, 'failing', 'a reason', 'https://receiver.example/idle', 'unsent')`, [org.id, endpoint.id]);
+    // Well within the idle mailer's own look (every 30 s): the notice's NOTIFY woke it.
+    await waitFor("the notice mailed", async () => (smtp.received.length === 1 ? true : undefined), 10_000);
+    expect(smtp.to("dev@idle.example").map((mail) => mail.subject)).toEqual([`Platter: webhook endpoint ${endpoint.id} is failing`]);
+    expect((await withMail.terminate()).code).toBe(0);
+    expect((await without.terminate()).code).toBe(0);
+  });
+});

@@ -43,6 +43,16 @@ const checkedUrl = (actor: Actor, raw: string, settings: Pick<WebhookEndpointSet
   });
 
 /**
+ * The one-URL check over `lockForRegistration`'s rows: `EndpointUrlTaken` when an endpoint other than
+ * `leftOut` (the one being edited) already has `url`, however written (`normalizedEndpointUrl`).
+ */
+const refuseTakenUrl = (registered: ReadonlyArray<{ readonly id: number; readonly url: string }>, url: string, leftOut?: number) => {
+  const normalized = normalizedEndpointUrl(url);
+  const taken = registered.find((endpoint) => endpoint.id !== leftOut && normalizedEndpointUrl(endpoint.url) === normalized);
+  return taken === undefined ? Effect.void : Effect.fail(endpointUrlTaken(url, taken.id));
+};
+
+/**
  * Registers a checked `url` under the organization's limit, one endpoint per URL: the count, the
  * URL check and the insert in one transaction, under the organization's row lock
  * (`lockForRegistration`), so concurrent registrations cannot pass the limit. `EndpointLimitReached`
@@ -55,9 +65,7 @@ const registerChecked = (actor: Actor, url: string, types: ReadonlyArray<Webhook
     const endpoints = yield* WebhookEndpointRepository;
     const registered = yield* endpoints.lockForRegistration(actor.scope);
     if (registered.length >= limit) return yield* endpointLimitReached(limit);
-    const normalized = normalizedEndpointUrl(url);
-    const taken = registered.find((endpoint) => normalizedEndpointUrl(endpoint.url) === normalized);
-    if (taken !== undefined) return yield* endpointUrlTaken(url, taken.id);
+    yield* refuseTakenUrl(registered, url);
     return yield* endpoints.add(actor.scope, url, types, generateSigningSecret());
   }));
 
@@ -84,11 +92,7 @@ const editChecked = (actor: Actor, id: number, edit: CheckedEdit, disabledReason
     if (locked.listener) {
       return yield* new InvalidTransition({ message: "This endpoint is a local listener: platter listen sets its URL and event types." });
     }
-    if (edit.url !== undefined) {
-      const normalized = normalizedEndpointUrl(edit.url);
-      const taken = registered.find((endpoint) => endpoint.id !== id && normalizedEndpointUrl(endpoint.url) === normalized);
-      if (taken !== undefined) return yield* endpointUrlTaken(edit.url, taken.id);
-    }
+    if (edit.url !== undefined) yield* refuseTakenUrl(registered, edit.url, id);
     const before: EndpointSettings = { url: locked.url, event_types: locked.event_types, description: locked.description, enabled: locked.enabled };
     const after: EndpointSettings = {
       url: edit.url ?? before.url,

@@ -1,5 +1,5 @@
 import {
-  ALERT_MAIL_MAX_ATTEMPTS, ALERT_MAIL_RETRY_MS, alertMail, type AlertMailOutcome, type AlertMailStorage, type ClaimedAlertMail, type MailContent,
+  type AlertError, ALERT_MAIL_MAX_ATTEMPTS, ALERT_MAIL_RETRY_MS, alertMail, type AlertMailOutcome, type AlertMailStorage, type ClaimedAlertMail, type MailContent,
 } from "@platter/domain";
 import { Effect } from "effect";
 import { createTransport } from "nodemailer";
@@ -124,15 +124,32 @@ export class AlertMailer {
     if (abandoned > 0) this.observer.abandoned?.(abandoned);
     await Effect.runPromise(this.storage.fanOut());
     const claimed = await Effect.runPromise(this.storage.claim(this.options.leaseMs));
-    await Promise.all(claimed.map((mail) => this.send(mail)));
+    const lastErrors = this.lastErrorsOnce();
+    await Promise.all(claimed.map((mail) => this.send(mail, lastErrors)));
     return claimed.length;
   }
 
-  private async send(mail: ClaimedAlertMail): Promise<void> {
-    // The last errors are a courtesy: a mail already committed `sending` goes out without them rather than not at all.
-    const lastErrors = mail.notice.kind === "recovered"
-      ? []
-      : await Effect.runPromise(this.storage.lastErrors(mail.organizationId, mail.notice.endpointId)).catch(() => []);
+  /**
+   * An endpoint's last errors for a round's mails, read once per endpoint however many addresses
+   * its notices go to. They are a courtesy: a mail already committed `sending` goes out without
+   * them rather than not at all.
+   */
+  private lastErrorsOnce(): (mail: ClaimedAlertMail) => Promise<ReadonlyArray<AlertError>> {
+    const read = new Map<string, Promise<ReadonlyArray<AlertError>>>();
+    return (mail) => {
+      if (mail.notice.kind === "recovered") return Promise.resolve([]);
+      const key = `${mail.organizationId}:${mail.notice.endpointId}`;
+      let errors = read.get(key);
+      if (errors === undefined) {
+        errors = Effect.runPromise(this.storage.lastErrors(mail.organizationId, mail.notice.endpointId)).catch(() => []);
+        read.set(key, errors);
+      }
+      return errors;
+    };
+  }
+
+  private async send(mail: ClaimedAlertMail, lastErrorsOf: (mail: ClaimedAlertMail) => Promise<ReadonlyArray<AlertError>>): Promise<void> {
+    const lastErrors = await lastErrorsOf(mail);
     const content = alertMail({ ...mail.notice, lastErrors, endpointPage: `${this.options.developerAreaUrl}/webhooks/${mail.notice.endpointId}` });
     let outcome: AlertMailOutcome;
     try {

@@ -2,14 +2,14 @@ import { WebhookEndpoints } from "@platter/application";
 import { describedThrottle, ENDPOINT_THROTTLE_MAX_PER_SECOND, parseEndpointThrottle } from "@platter/domain";
 import { defineCommand } from "citty";
 import { Result } from "effect";
-import { jsonFlag, positiveInteger } from "../arguments.ts";
+import { givenId, idArgument, jsonFlag } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
 import { inOwnerOf, runAction, withPlatform } from "../database-session.ts";
 import { UsageError } from "../failures.ts";
 import { report } from "../output.ts";
 
 /**
- * `platter webhook throttle --id N --per-second 5` (or `--none`): at most so many deliveries a
+ * `platter webhook throttle --id N --per-second 5` (or `--none`; the id may also be given alone, `throttle N …`): at most so many deliveries a
  * second to an endpoint, across every dispatcher; audited as the operator's.
  */
 export const throttleCommand = defineCommand({
@@ -18,13 +18,13 @@ export const throttleCommand = defineCommand({
     description: `Throttle an endpoint to at most --per-second deliveries a second (1 to ${ENDPOINT_THROTTLE_MAX_PER_SECOND}) across every dispatcher, or --none`,
   },
   args: {
-    id: { type: "string", required: true, description: "Endpoint id" },
+    id: idArgument("Endpoint id"),
     "per-second": { type: "string", description: `Deliveries per second, 1 to ${ENDPOINT_THROTTLE_MAX_PER_SECOND}` },
     none: { type: "boolean", description: "Remove the throttle" },
     json: jsonFlag,
   },
   run: async ({ args }) => {
-    const id = positiveInteger("id", args.id);
+    const id = givenId(args);
     const perSecondArg = args["per-second"];
     if ((perSecondArg === undefined) === (args.none !== true)) throw new UsageError("Give either --per-second N or --none");
     const perSecond = args.none === true ? Result.succeed(null) : parseEndpointThrottle(perSecondArg ?? "");

@@ -2,7 +2,7 @@ import { WebhookEndpoints } from "@platter/application";
 import { type EndpointEdit, parseEventTypes, WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { defineCommand } from "citty";
 import { Result } from "effect";
-import { jsonFlag, positiveInteger } from "../arguments.ts";
+import { givenId, idArgument, jsonFlag, positiveInteger } from "../arguments.ts";
 import { loadCliConfig } from "../config.ts";
 import { inOrganization, inOwnerOf, runAction, withPlatform } from "../database-session.ts";
 import { UsageError } from "../failures.ts";
@@ -11,7 +11,7 @@ import { throttleCommand } from "./webhook-throttle.ts";
 
 /** `platter webhook …`: endpoints that receive signed deliveries, each change audited as the operator's. A signing secret is shown once. */
 
-const idArg = { type: "string", required: true, description: "Endpoint id" } as const;
+const idArg = idArgument("Endpoint id");
 
 const add = defineCommand({
   meta: {
@@ -71,7 +71,7 @@ const toggle = (enabled: boolean) =>
     meta: { name: enabled ? "enable" : "disable", description: `${enabled ? "Enable" : "Disable"} a webhook endpoint` },
     args: { id: idArg, json: jsonFlag },
     run: async ({ args }) => {
-      const id = positiveInteger("id", args.id);
+      const id = givenId(args);
       const result = await withPlatform(loadCliConfig(), (platform) =>
         runAction(
           platform,
@@ -89,7 +89,7 @@ const update = defineCommand({
     description: "Edit a webhook endpoint: its URL (checked as at registration), event types, description, enabled state; audited with before and after",
   },
   args: {
-    id: { type: "positional", required: true, description: "Endpoint id" },
+    id: idArg,
     url: { type: "string", description: "New http(s) URL; deliveries not yet sent go to it" },
     types: { type: "string", description: `Comma-separated event types, or "all" (known: ${WEBHOOK_EVENT_TYPES.join(", ")})` },
     description: { type: "string", description: "What the endpoint is for, at most 500 characters (\"\" removes it)" },
@@ -98,7 +98,7 @@ const update = defineCommand({
     json: jsonFlag,
   },
   run: async ({ args }) => {
-    const id = positiveInteger("id", args.id);
+    const id = givenId(args);
     if (args.enabled === true && args.disabled === true) throw new UsageError("give --enabled or --disabled, not both");
     const types = args.types === undefined ? undefined : args.types.trim() === "all" ? Result.succeed([]) : parseEventTypes(args.types);
     if (types !== undefined && Result.isFailure(types)) throw new UsageError(types.failure.message);
@@ -131,12 +131,12 @@ const deleteEndpoint = defineCommand({
     description: "Delete a webhook endpoint (--yes to confirm): its queued deliveries end, its signing secrets are destroyed, its history stays until retention",
   },
   args: {
-    id: { type: "positional", required: true, description: "Endpoint id" },
+    id: idArg,
     yes: { type: "boolean", description: "Confirm the deletion: it cannot be undone" },
     json: jsonFlag,
   },
   run: async ({ args }) => {
-    const id = positiveInteger("id", args.id);
+    const id = givenId(args);
     if (args.yes !== true) {
       throw new UsageError(`deleting endpoint ${id} cannot be undone (its queued deliveries end, its signing secrets are destroyed): run it again with --yes`);
     }
@@ -158,7 +158,7 @@ const rotateSecret = defineCommand({
   },
   args: { id: idArg, json: jsonFlag },
   run: async ({ args }) => {
-    const id = positiveInteger("id", args.id);
+    const id = givenId(args);
     const config = loadCliConfig();
     const result = await withPlatform(config, (platform) =>
       runAction(

@@ -1,6 +1,7 @@
 import type { Effect } from "effect";
-import { Result } from "effect";
+import { Result, Schema } from "effect";
 import { type DatabaseUnavailable, InvalidInput } from "../errors.ts";
+import { decodeInput } from "../input.ts";
 import type { WrittenNoticeKind } from "./delivery-decision.ts";
 
 /**
@@ -33,6 +34,15 @@ export const parseAlertEmail = (raw: string): Result.Result<string, InvalidInput
   if (!EMAIL_PATTERN.test(email)) return Result.fail(new InvalidInput({ message: "email must be an address like dev@example.com" }));
   return Result.succeed(email);
 };
+
+/** `POST /cli/alerts`'s body (`platter alerts add` with a key): `{"email": "<address>"}`. */
+const AlertAddressBody = Schema.Struct({
+  email: Schema.String.annotate({ message: "email must be a string" }).annotateKey({ messageMissingKey: "email is required" }),
+});
+
+/** Reads an alert address request's JSON body: the address (trimmed, lower-cased), or `InvalidInput` naming the field. */
+export const parseAlertAddressBody = (body: unknown): Result.Result<string, InvalidInput> =>
+  Result.flatMap(decodeInput(AlertAddressBody, body), (request) => parseAlertEmail(request.email));
 
 /** One failed attempt an alert quotes: when, and what the receiver answered or what went wrong. */
 export interface AlertError {

@@ -120,6 +120,10 @@ export const EndpointNoticeEntity = defineEntity({
     { name: "endpoint_notices_due_idx", properties: ["operatorNextAttemptAt", "id"], where: { operatorStatus: "pending" } },
     { name: "endpoint_notices_mail_idx", properties: ["id"], where: { mailStatus: "pending" } },
   ],
+  // Wakes the dispatchers' alert mailers (LISTEN platter_notices) as soon as notices commit.
+  triggers: [
+    { name: "endpoint_notices_notify", timing: "after", events: ["insert"], forEach: "row", body: "perform pg_notify('platter_notices', ''); return null;" },
+  ],
   checks: [
     { name: "endpoint_notices_kind_check", expression: "kind in ('failing', 'disabling_soon', 'disabled', 'recovered')" },
     { name: "endpoint_notices_mail_status_check", expression: "mail_status in ('pending', 'done')" },

@@ -1,9 +1,11 @@
 import pg from "pg";
 
 /**
- * Wakes a dispatcher when deliveries commit (LISTEN platter_deliveries; a trigger on
- * webhook_deliveries NOTIFYs, once per transaction). A dropped connection is re-established;
- * polling covers the gap meanwhile.
+ * Wakes a dispatcher's loops when their work commits, on one connection of its own: deliveries
+ * (LISTEN platter_deliveries; a trigger on webhook_deliveries NOTIFYs) and endpoint notices, the
+ * alert mailer's work (LISTEN platter_notices; a trigger on endpoint_notices). NOTIFYs are sent once
+ * per transaction and channel. A dropped connection is re-established, and every loop woken once it
+ * is (catching up on what committed meanwhile); polling covers the gap meanwhile.
  */
 export interface DeliveryListener {
   /** Whether it listens at all (false behind a transaction pooler without a LISTEN URL: poll). */
@@ -11,10 +13,24 @@ export interface DeliveryListener {
   readonly close: () => Promise<void>;
 }
 
-export const listenForDeliveries = (url: string, onNotify: () => void, onError: (error: unknown) => void): DeliveryListener => {
+/** What each channel wakes: the delivery loop on new deliveries, and optionally the alert mailer on new notices. */
+export interface DispatcherWakers {
+  readonly deliveries: () => void;
+  readonly notices?: () => void;
+}
+
+/** The channel each waker listens on (its trigger's `pg_notify`). */
+const CHANNELS: Readonly<Record<keyof DispatcherWakers, string>> = { deliveries: "platter_deliveries", notices: "platter_notices" };
+
+export const listenForDeliveries = (url: string, wakers: DispatcherWakers, onError: (error: unknown) => void): DeliveryListener => {
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  const byChannel = new Map<string, () => void>();
+  for (const [name, wake] of Object.entries(wakers) as Array<[keyof DispatcherWakers, (() => void) | undefined]>) {
+    if (wake !== undefined) byChannel.set(CHANNELS[name], wake);
+  }
+  const notified = (message: pg.Notification) => byChannel.get(message.channel)?.();
 
   const connect = async () => {
     const next = new pg.Client({ connectionString: url, keepAlive: true });
@@ -28,14 +44,15 @@ export const listenForDeliveries = (url: string, onNotify: () => void, onError: 
       void next.end().catch(() => {});
       if (!closed) retry = setTimeout(() => void connect(), 1000);
     };
-    next.on("notification", onNotify);
+    next.on("notification", notified);
     next.on("error", fail);
     try {
       await next.connect();
-      await next.query("listen platter_deliveries");
+      // Deliveries' channel last: the connection's last statement names it (what an operator sees in pg_stat_activity).
+      for (const channel of [...byChannel.keys()].reverse()) await next.query(`listen ${channel}`);
       if (closed) return void (await next.end());
       client = next;
-      onNotify(); // catch up on anything committed while we were not listening
+      for (const wake of byChannel.values()) wake(); // catch up on anything committed while we were not listening
     } catch (error) {
       fail(error);
     }

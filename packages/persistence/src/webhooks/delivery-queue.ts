@@ -3,7 +3,7 @@ import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
 import { RECORD, recordValues } from "./attempt-record.ts";
 import { type ClaimedRow, claimStatement, NEXT_DUE, nextDueValues, toDue } from "./delivery-claim.ts";
-import { type DeliveryListener, listenForDeliveries } from "./delivery-listener.ts";
+import { type DeliveryListener, type DispatcherWakers, listenForDeliveries } from "./delivery-listener.ts";
 import { type OperatorChannel, operatorNoticeStorage } from "./operator-notices.ts";
 import { alertMailQueue } from "./alert-mails.ts";
 import { openedSecrets } from "./opened-secrets.ts";
@@ -36,11 +36,12 @@ export class DeliveryQueue extends Context.Service<
     /** Per endpoint with deliveries pending or a circuit not closed: depth, in flight, circuit. */
     readonly endpointStats: () => Effect.Effect<ReadonlyArray<EndpointQueueStats>, DatabaseUnavailable>;
     /**
-     * Calls `onDelivery` whenever deliveries commit (LISTEN/NOTIFY on a connection of its own, to
-     * `Database.listenUrl`); without one (a transaction pooler and no `listenUrl`) it listens to
-     * nothing and says so (`listening: false`): the dispatcher polls.
+     * Calls `wakers.deliveries` whenever deliveries commit, and `wakers.notices` whenever endpoint
+     * notices do (LISTEN/NOTIFY on a connection of its own, to `Database.listenUrl`); without one (a
+     * transaction pooler and no `listenUrl`) it listens to nothing and says so (`listening: false`):
+     * the dispatcher and its mailer poll.
      */
-    readonly listen: (onDelivery: () => void, onError: (error: unknown) => void) => DeliveryListener;
+    readonly listen: (wakers: DispatcherWakers, onError: (error: unknown) => void) => DeliveryListener;
     /**
      * The operator channel's queue: the endpoint notices pending their operational webhook, sent to
      * `channel` (the operator's URL and secret, never an organization's), claimed and recorded like deliveries.
@@ -74,8 +75,8 @@ export class DeliveryQueue extends Context.Service<
         }),
         operatorNotices: (channel) => operatorNoticeStorage(rows, channel),
         alertMails: () => alertMailQueue(rows),
-        listen: (onDelivery, onError) =>
-          listenUrl === undefined ? { listening: false, close: async () => {} } : listenForDeliveries(listenUrl, onDelivery, onError),
+        listen: (wakers, onError) =>
+          listenUrl === undefined ? { listening: false, close: async () => {} } : listenForDeliveries(listenUrl, wakers, onError),
       });
     }),
   );
