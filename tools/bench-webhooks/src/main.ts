@@ -14,6 +14,7 @@ import { type Bench, drainBacklog, measureLatency, type QueueSpec } from "./meas
 import { enqueueJobs, openPgBoss, pgBossSingleJobs, QUEUE } from "./pg-boss-queue.ts";
 import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, withPlatterDatabase } from "./platter-outbox.ts";
 import { parentPid } from "./process-cpu.ts";
+import { startOtlpSink } from "./otlp-sink.ts";
 import { startHoldingReceiver, startReceiver } from "./receiver.ts";
 import {
   consoleReport, type IsolationResults, ISOLATION_SCENARIOS, type LatencyResult, type StoreProfile, type ThroughputResult,
@@ -50,6 +51,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * BENCH_MANY_ENDPOINTS_CLAIMS (50); fan-out: BENCH_FAN_OUT_CREATES (200);
  * throttle: BENCH_THROTTLE_PER_SECOND (5), BENCH_THROTTLE_QUEUED (1000, at each of two endpoints), BENCH_THROTTLE_WINDOW_S (30),
  * BENCH_THROTTLE_DISPATCHERS (2);
+ * BENCH_WEBHOOK_TRACES=1: the dispatcher scenario drains its backlog a second time with the dispatcher exporting traces (on / off);
  * BENCH_REPORT (where to write the report; `-` writes nothing).
  */
 
@@ -267,6 +269,25 @@ const run = async (): Promise<void> => {
         throughput.push({ ...result, attemptsRecorded: record.attempts });
         log(`  ${record.line}`);
       });
+      // BENCH_WEBHOOK_TRACES=1: the same backlog again, the dispatcher exporting every span to a sink on 127.0.0.1 (tracing on / off).
+      if (process.env["BENCH_WEBHOOK_TRACES"] === "1") {
+        const sink = await startOtlpSink();
+        try {
+          await withPlatterDatabase(postgres.adminUrl, receiver.url, async (db, organizationId, secret) => {
+            await enqueueBacklog(db, organizationId, settings.events);
+            receiver.reset(secret);
+            log(`dispatcher ×1, tracing on: draining ${count(settings.events)}…`);
+            const result = await drainBacklog(bench, `Platter dispatcher ×1 (concurrency ${settings.concurrency}, tracing on)`, settings.events,
+              drainOn(db.url, PLATTER_QUEUE),
+              async () => [await startDispatcherProcess(db.url, settings.concurrency, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint } })]);
+            const record = await deliveryRecord(db, settings.events);
+            throughput.push({ ...result, attemptsRecorded: record.attempts });
+            log(`  ${record.line}; ${sink.stats().exports} OTLP exports, ${(sink.stats().bytes / 1e6).toFixed(1)} MB`);
+          });
+        } finally {
+          await sink.close();
+        }
+      }
     }
 
     if (scenarios.has("dispatchers")) {
