@@ -191,23 +191,43 @@ describe("with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     expect(await api.stop()).toBe(0);
   });
 
-  it("a receiver that never answers slows and fails no request: exports stay few and bounded, and the API still stops", async () => {
-    // Accepts every export and never answers it.
-    const collector = await startReceiver(() => ({ status: 200, delayMs: 600_000 }));
+  it.each([
+    ["never answers", true],
+    ["is down (nothing listens on its port)", false],
+  ])("a receiver that %s slows and fails no request: exports stay few and bounded, and the processes still stop", async (_, listening) => {
+    // Accepts every export and never answers it; or a port nothing listens on.
+    const hanging = await startReceiver(() => ({ status: 200, delayMs: 600_000 }));
     const target = await startReceiver(() => ({ status: 200 }));
-    receivers.push(collector, target);
+    receivers.push(hanging, target);
+    const endpoint = listening ? `http://127.0.0.1:${hanging.port}` : `http://127.0.0.1:${await freePort()}`;
     const org = await organizationWithEndpoint(target);
     // Small batches, so many exports are due while the first hang.
-    const env = { ...otlpEnv(collector), OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2", OTEL_EXPORTER_OTLP_TIMEOUT: "2000" };
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2", OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
+    };
     const api = await startApiProcess(env);
-    await startDispatcherProcess(db.url, { ...NO_OTEL, ...env });
+    const dispatcher = await startDispatcherProcess(db.url, { ...NO_OTEL, ...env });
 
     for (let i = 0; i < 40; i++) await createEvent(api, org);
-    await settledDeliveries(db, org.id, 40);
-    expect((await sql(db, "select 1 from webhook_deliveries where organization_id = ? and status = 'succeeded'", [org.id])).length).toBe(40);
-    expect(collector.received.length).toBeGreaterThan(0);
+    const deliveries = await settledDeliveries(db, org.id, 40);
+    expect(deliveries.filter((delivery) => delivery.status !== "succeeded")).toEqual([]);
     // At most four exports out at once per process (two processes), however many batches filled.
-    expect(collector.peakInFlight()).toBeLessThanOrEqual(8);
+    expect(hanging.peakInFlight()).toBeLessThanOrEqual(8);
+    expect(hanging.received.length > 0).toBe(listening);
+    expect(await api.stop()).toBe(0);
+    expect((await dispatcher.terminate()).code).toBe(0);
+  });
+
+  it("sends OTLP protobuf unless told otherwise", async () => {
+    const collector = await startReceiver(() => ({ status: 200 }));
+    receivers.push(collector);
+    const org = await createOrganization(db, "Protobuf Caterers");
+    const api = await startApiProcess({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}/otlp`, OTEL_BSP_SCHEDULE_DELAY: "100" });
+    await createEvent(api, org);
+    // The request span's route is in the bytes of an export (a protobuf string field).
+    await waitFor("the request's span", () => collector.received.some((request) => request.rawBody.includes(Buffer.from("/v1/events"))));
+    expect(collector.received.map((request) => request.headers["content-type"])).toEqual(collector.received.map(() => "application/x-protobuf"));
     expect(await api.stop()).toBe(0);
   });
 });
