@@ -191,6 +191,30 @@ describe("with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     expect(await api.stop()).toBe(0);
   });
 
+  it("a caller's trace that is not sampled stays unrecorded, its deliveries too (the default sampler follows the parent)", async () => {
+    const collector = await startReceiver(() => ({ status: 200 }));
+    const target = await startReceiver(() => ({ status: 200 }));
+    receivers.push(collector, target);
+    const org = await organizationWithEndpoint(target);
+    const api = await startApiProcess(otlpEnv(collector));
+    const dispatcher = await startDispatcherProcess(db.url, { ...NO_OTEL, ...otlpEnv(collector) });
+    const unsampled = "11111111111111111111111111111111";
+    const sampled = "22222222222222222222222222222222";
+
+    await createEvent(api, org, { traceparent: `00-${unsampled}-00f067aa0ba902b7-00` });
+    await createEvent(api, org, { traceparent: `00-${sampled}-00f067aa0ba902b7-01` });
+    await settledDeliveries(db, org.id, 2);
+    await waitFor("the sampled trace's attempt", () => spansOf(collector).find((span) => span.traceId === sampled && span.name === "webhook attempt"));
+    // Stopped, each process has sent whatever it had.
+    expect(await api.stop()).toBe(0);
+    expect((await dispatcher.terminate()).code).toBe(0);
+    expect(spansOf(collector).filter((span) => span.traceId === unsampled)).toEqual([]);
+    expect(await sql(db, "select traceparent from webhook_messages where organization_id = ? order by id", [org.id])).toEqual([
+      { traceparent: expect.stringMatching(new RegExp(`^00-${unsampled}-[0-9a-f]{16}-00$`)) },
+      { traceparent: expect.stringMatching(new RegExp(`^00-${sampled}-[0-9a-f]{16}-01$`)) },
+    ]);
+  });
+
   it.each([
     ["never answers", true],
     ["is down (nothing listens on its port)", false],
