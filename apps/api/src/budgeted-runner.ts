@@ -81,7 +81,7 @@ export class BudgetedRunner {
     // No promise wrapper, abort signal or race per call: a fiber and its observer.
     // Under the request's span when the process traces (a property read otherwise).
     const span = requestSpanOf(ctx);
-    const fiber = forkRequest(this.runtime, span === undefined ? program : Effect.withParentSpan(program, span));
+    const fiber = forkRequest(this.runtime, span === undefined ? program : Effect.withParentSpan(program, span, { captureStackTrace: false }));
     let waiting: Waiting<A, E> | undefined;
     try {
       const outcome = await new Promise<Exit.Exit<A, E> | "expired">((settle) => {
