@@ -1,7 +1,8 @@
 import { forkRequest, type RequestStorage, type RequestRuntime, requestOutcome } from "@platter/persistence";
-import type { Effect, Exit, Fiber } from "effect";
+import { Effect, type Exit, type Fiber } from "effect";
 import type { Context } from "koa";
 import { DatabaseUnavailable } from "@platter/domain";
+import { requestSpanOf } from "./request-span.ts";
 
 /** Why a request was answered 503 although the database has not failed (yet): it was too slow for the request's budget. */
 export class RequestDatabaseTimeout extends Error {
@@ -78,7 +79,9 @@ export class BudgetedRunner {
     const spent = state[SPENT] ?? 0;
     const began = performance.now();
     // No promise wrapper, abort signal or race per call: a fiber and its observer.
-    const fiber = forkRequest(this.runtime, program);
+    // Under the request's span when the process traces (a property read otherwise).
+    const span = requestSpanOf(ctx);
+    const fiber = forkRequest(this.runtime, span === undefined ? program : Effect.withParentSpan(program, span, { captureStackTrace: false }));
     let waiting: Waiting<A, E> | undefined;
     try {
       const outcome = await new Promise<Exit.Exit<A, E> | "expired">((settle) => {

@@ -1,7 +1,7 @@
 import {
   ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, type RateLimitSettings, readBoolean, readDatabaseSettings,
-  readDuration, readInteger, readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readTrustProxy,
-  type ReplicaReadSettings, type TrustedProxies,
+  readDuration, readInteger, readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readTraceSettings, readTrustProxy,
+  type ReplicaReadSettings, type TraceSettings, type TrustedProxies,
 } from "@platter/ops";
 import type { RequestLogSettings } from "./request-log.ts";
 
@@ -29,6 +29,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly genericPlans: true;
   /** The organizations' request log: which successes are kept, and for how long (`REQUEST_HISTORY_*`). */
   readonly requestHistory: RequestLogSettings;
+  /** Spans exported over OTLP (`OTEL_EXPORTER_OTLP_ENDPOINT` and the other `OTEL_*`); undefined: no tracer at all. */
+  readonly traces?: TraceSettings | undefined;
 }
 
 /** Reads the API's environment variables; throws `ConfigError` naming the first bad one. */
@@ -45,4 +47,5 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   replicas: readReplicaReadSettings(env),
   requestHistory: readRequestHistorySettings(env),
   genericPlans: true,
+  traces: readTraceSettings(env, "platter-api"),
 });

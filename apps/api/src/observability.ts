@@ -1,9 +1,12 @@
 import { databasePoolStats, databaseReadStats, type RequestRuntime } from "@platter/persistence";
-import type { Middleware } from "koa";
+import { spanClockNanos, type TraceExport } from "@platter/ops";
+import { Exit, type Tracer } from "effect";
+import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { peekScope } from "./middleware/authenticate.ts";
 import type { RequestLogWriter } from "./request-log.ts";
+import { keepRequestSpan } from "./request-span.ts";
 
 /**
  * What an operator watches of the API: Prometheus metrics on the ops port, and one JSON log line
@@ -15,6 +18,28 @@ export interface ApiObservability {
   /** Times and counts every request; logs it when `logRequests`. Goes right after the request id. */
   readonly middleware: Middleware;
 }
+
+/** The request's server span, kept on its context for the programs it runs (`keepRequestSpan`). */
+const startRequestSpan = (ctx: Context, traces: TraceExport): Tracer.Span => {
+  const span = traces.startSpan(ctx.method, "server", traces.placement(ctx.get("traceparent") || undefined));
+  keepRequestSpan(ctx, span);
+  return span;
+};
+
+/**
+ * Ends a request's span with what OpenTelemetry's HTTP conventions name (method, route, status) and
+ * the organization the key belongs to; named `{method} {route}` once the route is known.
+ */
+const endRequestSpan = (span: Tracer.Span, method: string, route: string, status: number, organizationId: number | undefined): void => {
+  // Like OpenTelemetry's `updateName`: the route is known only once the router has matched.
+  (span as { name: string }).name = `${method} ${route}`;
+  span.attribute("http.request.method", method);
+  span.attribute("http.route", route);
+  span.attribute("http.response.status_code", status);
+  if (organizationId !== undefined) span.attribute("platter.organization.id", organizationId);
+  // A 5xx is the server's error (the span's status says so); a 4xx is the caller's, as OpenTelemetry's conventions say.
+  span.end(spanClockNanos(), status >= 500 ? Exit.fail(new Error(`answered ${status}`)) : Exit.void);
+};
 
 /** The text of an error body (`{"error": …}`), or null. */
 const errorText = (body: unknown): string | null =>
@@ -107,7 +132,7 @@ const addReadMetrics = (registry: Registry, runtime: RequestRuntime): void => {
  * (every failure, a sample of successes) is handed to the organization's request log.
  */
 export const createApiObservability = (
-  runtime: RequestRuntime, logger: Logger, logRequests: boolean, requestLog?: RequestLogWriter,
+  runtime: RequestRuntime, logger: Logger, logRequests: boolean, requestLog?: RequestLogWriter, traces?: TraceExport,
 ): ApiObservability => {
   const registry = new Registry();
   const duration = new Histogram({
@@ -146,6 +171,8 @@ export const createApiObservability = (
   const middleware: Middleware = async (ctx, next) => {
     const began = performance.now();
     const arrivedAt = Date.now();
+    // A span per request only when traces are exported: under the caller's `traceparent` when it sends one.
+    const span = traces === undefined ? undefined : startRequestSpan(ctx, traces);
     inFlight.inc();
     try {
       await next();
@@ -164,6 +191,7 @@ export const createApiObservability = (
           error: ctx.status >= 400 ? errorText(ctx.body) : null,
         });
       }
+      if (span !== undefined) endRequestSpan(span, ctx.method, route, ctx.status, scope?.organizationId);
       if (logRequests) {
         logger.info({
           method: ctx.method, route, status: ctx.status, durationMs: Math.round(seconds * 10_000) / 10,

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { createOpsServer, KeyRateLimits, listenOn } from "@platter/ops";
+import { createOpsServer, KeyRateLimits, listenOn, type TraceExport } from "@platter/ops";
 import { announceInstance, Housekeeping, pingDatabase, RequestLog } from "@platter/persistence";
 import type { Logger } from "pino";
 import { type ApiAppOptions, createApiApp } from "./app.ts";
@@ -47,13 +47,13 @@ export const createApiServer = (
 };
 
 /** Serves the public API and its ops port on the platform's storage services. */
-export const startApi = async (config: ApiConfig, logger: Logger, runtime: RequestRuntime): Promise<RunningApi> => {
+export const startApi = async (config: ApiConfig, logger: Logger, runtime: RequestRuntime, traces?: TraceExport): Promise<RunningApi> => {
   const limits = new KeyRateLimits(config.rateLimits);
   // Rate limits are shared out between the API instances live.
   const instances = await announceInstance((program) => runtime.runPromise(program), "api", (live) => limits.shareBetween(live));
   const requestLog = new RequestLogWriter(runtime, logger, config.requestHistory);
   requestLog.start();
-  const observability = createApiObservability(runtime, logger, config.logRequests, requestLog);
+  const observability = createApiObservability(runtime, logger, config.logRequests, requestLog, traces);
   const { server: api, drain } = createApiServer(runtime, logger, limits, observability, {
     trustProxy: config.trustProxy,
     requestDatabaseTimeoutMs: config.requestDatabaseTimeoutMs,

@@ -2,7 +2,7 @@ import { DEFAULT_DISABLE_NOTICE_MS, DEFAULT_RETRY_SCHEDULE_MS } from "@platter/d
 import {
   ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
   readDatabaseSettings, readDeveloperAreaAddress, readDuration, readInteger, readMailServerSettings, readProcessSettings, readSignatureHeader,
-  type MailServerSettings,
+  readTraceSettings, type MailServerSettings, type TraceSettings,
 } from "@platter/ops";
 import { isIP } from "node:net";
 import { DEFAULT_DNS_SETTINGS, type DispatcherSettings, type DnsSettings } from "@platter/webhooks";
@@ -11,6 +11,8 @@ export { ConfigError };
 
 /** Dispatcher configuration: parsed and validated once at start into a typed object. */
 export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, DispatcherSettings {
+  /** Spans exported over OTLP (`OTEL_EXPORTER_OTLP_ENDPOINT` and the other `OTEL_*`); undefined: no tracer at all. */
+  readonly traces?: TraceSettings | undefined;
   /** Operations port: `/healthz`, `/readyz`, `/metrics`. */
   readonly opsPort: number;
   /** How long settled deliveries, their attempts and messages are kept. */
@@ -128,5 +130,6 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     dns: dnsSettings(env, timeoutMs),
     mailServer: readMailServerSettings(env),
     developerAreaUrl: readDeveloperAreaAddress(env).developerAreaUrl,
+    traces: readTraceSettings(env, "platter-dispatcher"),
   };
 };

@@ -1,10 +1,11 @@
 import { Effect } from "effect";
-import { createOpsServer, listenOn, watchOutages } from "@platter/ops";
+import { createOpsServer, listenOn, type TraceExport, watchOutages } from "@platter/ops";
 import { announceInstance, Housekeeping, isDatabaseUnavailable, pingDatabase, type DispatcherRuntime } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { AlertMailer, smtpMailSender, WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
+import { recordAttemptSpan, tracedDeliveryStorage } from "./delivery-traces.ts";
 import { createDispatcherMetrics } from "./metrics.ts";
 
 /** A running dispatcher: its ops port and a graceful stop. */
@@ -15,7 +16,9 @@ export interface RunningDispatcher {
 }
 
 /** Starts delivering on the platform's delivery queue; wakes on NOTIFY, polls as a fallback. */
-export const startDispatcher = async (config: DispatcherConfig, logger: Logger, runtime: DispatcherRuntime): Promise<RunningDispatcher> => {
+export const startDispatcher = async (
+  config: DispatcherConfig, logger: Logger, runtime: DispatcherRuntime, traces?: TraceExport,
+): Promise<RunningDispatcher> => {
   const store = await runtime.runPromise(DeliveryQueue.use(Effect.succeed));
   const metrics = createDispatcherMetrics(store, () => dispatcher);
   // An outage fails every loop round until it passes: said once when it starts, once when it ends.
@@ -25,9 +28,10 @@ export const startDispatcher = async (config: DispatcherConfig, logger: Logger, 
     onUp: (downForMs) => logger.info({ downForMs }, "database available again: delivery resumed"),
   });
   let unopenedSaidAt = Number.NEGATIVE_INFINITY;
-  const dispatcher = new WebhookDispatcher(store, config, {
-    attempted: (outcome, durationMs, delivery) => {
+  const dispatcher = new WebhookDispatcher(traces === undefined ? store : tracedDeliveryStorage(store, traces), config, {
+    attempted: (outcome, durationMs, delivery, statusCode) => {
       metrics.observer.attempted?.(outcome, durationMs, delivery);
+      if (traces !== undefined) recordAttemptSpan(traces, outcome, durationMs, delivery, statusCode);
       logger.debug({ delivery: delivery.id, attempt: delivery.attempt, outcome, durationMs }, "attempt");
     },
     failedLoop: (error) => {

@@ -37,4 +37,5 @@ export * from "./api-key-lifetime.ts";
 export * from "./sandbox.ts";
 export * from "./request-log.ts";
 export * from "./storable-text.ts";
+export * from "./trace-context.ts";
 export * from "./error-catalogue.ts";

@@ -372,3 +372,108 @@ export const readMailServerSettings = (env: Environment): MailServerSettings | u
   if (!/^[^\r\n]*@[^\r\n]+$/.test(from)) throw new ConfigError(`SMTP_FROM must be an e-mail address, got "${from}"`);
   return { smtpUrl, from };
 };
+
+/** How new traces are sampled (OTEL_TRACES_SAMPLER): the OpenTelemetry names this process knows. */
+export const TRACE_SAMPLERS = [
+  "always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio",
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
+/** Where and how spans are exported over OTLP/HTTP, read from the standard `OTEL_*` variables. */
+export interface TraceSettings {
+  /** The traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`. */
+  readonly url: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_HEADERS, else OTEL_EXPORTER_OTLP_HEADERS (`key=value,…`, values percent-decoded). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL: `http/protobuf` (the default) or `http/json`. */
+  readonly protocol: "http/protobuf" | "http/json";
+  /** OTEL_SERVICE_NAME, else `service.name` of OTEL_RESOURCE_ATTRIBUTES, else the process's own name. */
+  readonly serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES (`key=value,…`), `service.name` taken out. */
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  readonly sampler: TraceSampler;
+  /** OTEL_TRACES_SAMPLER_ARG for the ratio samplers: the share of new traces recorded, 0 to 1 (default 1). */
+  readonly samplerRatio: number;
+  /** OTEL_BSP_SCHEDULE_DELAY: how often buffered spans are sent (ms, default 5000). */
+  readonly exportIntervalMs: number;
+  /** OTEL_BSP_MAX_EXPORT_BATCH_SIZE: spans per request at most (default 512); a full batch is sent at once. */
+  readonly maxBatchSize: number;
+  /** OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT: longest one export request waits (ms, default 10000). */
+  readonly timeoutMs: number;
+}
+
+/** `key=value,key=value` with percent-encoded values, as OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES write them. */
+const readKeyValueList = (env: Environment, name: string): Record<string, string> | undefined => {
+  const raw = present(env, name);
+  if (raw === undefined) return undefined;
+  const pairs: Record<string, string> = {};
+  for (const item of raw.split(",")) {
+    if (item.trim() === "") continue;
+    const at = item.indexOf("=");
+    const key = at < 0 ? "" : item.slice(0, at).trim();
+    if (key === "") throw new ConfigError(`${name} must be a list of key=value pairs separated by commas, got "${raw}"`);
+    try {
+      pairs[key] = decodeURIComponent(item.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(`${name}: the value of ${key} is not percent-encoded text`);
+    }
+  }
+  return pairs;
+};
+
+/** An http(s) URL, or undefined when unset. */
+const readHttpUrl = (env: Environment, name: string): URL | undefined => {
+  const raw = present(env, name);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  return url;
+};
+
+/**
+ * The trace export's settings from the standard OpenTelemetry variables, or undefined when nothing
+ * is to be exported: no OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, OTEL_SDK_DISABLED=true, or
+ * OTEL_TRACES_EXPORTER=none. `serviceName` names the process when OTEL_SERVICE_NAME does not.
+ */
+export const readTraceSettings = (env: Environment, serviceName: string): TraceSettings | undefined => {
+  if (readBoolean(env, "OTEL_SDK_DISABLED", false)) return undefined;
+  const exporter = readChoice(env, "OTEL_TRACES_EXPORTER", ["otlp", "none"], "otlp");
+  const tracesUrl = readHttpUrl(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  const baseUrl = readHttpUrl(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  if (exporter === "none" || (tracesUrl === undefined && baseUrl === undefined)) return undefined;
+  let url = tracesUrl;
+  if (url === undefined) {
+    url = new URL(baseUrl!);
+    url.pathname = `${url.pathname.replace(/\/$/, "")}/v1/traces`;
+  }
+  const protocols = ["http/protobuf", "http/json"] as const;
+  const protocol = present(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") === undefined
+    ? readChoice(env, "OTEL_EXPORTER_OTLP_PROTOCOL", protocols, "http/protobuf")
+    : readChoice(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", protocols, "http/protobuf");
+  const resource = readKeyValueList(env, "OTEL_RESOURCE_ATTRIBUTES") ?? {};
+  const { ["service.name"]: resourceServiceName, ...resourceAttributes } = resource;
+  const sampler = readChoice(env, "OTEL_TRACES_SAMPLER", TRACE_SAMPLERS, "parentbased_always_on");
+  const ratioText = sampler.endsWith("traceidratio") ? present(env, "OTEL_TRACES_SAMPLER_ARG") : undefined;
+  const samplerRatio = ratioText === undefined ? 1 : Number(ratioText);
+  if (!Number.isFinite(samplerRatio) || samplerRatio < 0 || samplerRatio > 1) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${ratioText}"`);
+  }
+  const timeoutName = present(env, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") === undefined ? "OTEL_EXPORTER_OTLP_TIMEOUT" : "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
+  return {
+    url: url.toString(),
+    headers: readKeyValueList(env, "OTEL_EXPORTER_OTLP_TRACES_HEADERS") ?? readKeyValueList(env, "OTEL_EXPORTER_OTLP_HEADERS") ?? {},
+    protocol,
+    serviceName: present(env, "OTEL_SERVICE_NAME") ?? resourceServiceName ?? serviceName,
+    resourceAttributes,
+    sampler,
+    samplerRatio,
+    exportIntervalMs: readInteger(env, "OTEL_BSP_SCHEDULE_DELAY", 5_000, 10, 600_000),
+    maxBatchSize: readInteger(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, 1, 100_000),
+    timeoutMs: readInteger(env, timeoutName, 10_000, 100, 600_000),
+  };
+};

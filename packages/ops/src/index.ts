@@ -8,3 +8,4 @@ export * from "./client-address.ts";
 export * from "./rate-limits.ts";
 export * from "./key-authentication.ts";
 export { readJsonBody } from "./request-body.ts";
+export * from "./trace-export.ts";

@@ -9,6 +9,7 @@ import {
   retryWhileUnavailable, startLocalPostgres, waitForDatabase, watchSilence,
 } from "@platter/postgres";
 import { type DatabaseUnavailable, makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
+import { inStatementSpan } from "./statement-spans.ts";
 import { checkKeysAndSealClearSecrets, localSecretKeys, resealInBatches, type SealedCounts, type StatementRunner } from "./stored-secrets.ts";
 
 export type { DatabaseConnection, DatabaseLimits } from "@platter/postgres";
@@ -37,6 +38,8 @@ export interface DatabaseOptions extends DatabaseLimits, DatabaseConnection {
   readonly onCreated?: (dataDir: string) => void;
   /** Told why each try failed while a configured server does not answer at start. */
   readonly onWaiting?: (address: string, reason: string) => void;
+  /** A span per statement (`inStatementSpan`): only when the process exports traces (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  readonly statementSpans?: boolean;
   /** Told each time a replica leaves the reads (lagging, unavailable, not a standby) or comes back (current). */
   readonly onReplica?: (name: string, condition: ReplicaCondition, lagMs: number | undefined) => void;
 }
@@ -142,6 +145,8 @@ export class Database extends Context.Service<
   {
     /** The ORM: entities, transactions, writes. Only persistence's own modules use it. */
     readonly orm: MikroORM;
+    /** Whether each statement runs in a span of its own (the process exports traces): OrgSql's transactions follow it. */
+    readonly statementSpans: boolean;
     /** The URL connected to (the embedded server's when none was configured). */
     readonly url: string;
     /**
@@ -241,26 +246,33 @@ export class Database extends Context.Service<
           const query = rowMode === undefined ? { name, text: statement.text, values } : { name, text: statement.text, values, rowMode };
           return query as unknown as { text: string; values: unknown[] };
         };
-        const rows = <Row>(text: string, values: ReadonlyArray<unknown> = []) => poolRows<Row>(pool, queryOf(text, values));
-        const valueRows = <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) =>
-          poolRows<Row>(pool, queryOf(text, values, "array"));
+        const statementSpans = options.statementSpans === true;
+        // Without tracing, a statement is the driver's call and nothing more.
+        const rows = statementSpans
+          ? <Row>(text: string, values: ReadonlyArray<unknown> = []) => inStatementSpan(poolRows<Row>(pool, queryOf(text, values)), text)
+          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => poolRows<Row>(pool, queryOf(text, values));
+        const valueRows = statementSpans
+          ? <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) =>
+            inStatementSpan(poolRows<Row>(pool, queryOf(text, values, "array")), text)
+          : <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) => poolRows<Row>(pool, queryOf(text, values, "array"));
         const replicas = options.replicas === undefined || options.replicas.urls.length === 0
           ? undefined
           : yield* Effect.acquireRelease(
             Effect.sync(() => openReadReplicas(pool, options.replicas!, options.poolSize, options.onReplica)),
             (replicas) => Effect.promise(replicas.close),
           );
+        const traced = <A, E>(statement: Effect.Effect<A, E>, text: string) => (statementSpans ? inStatementSpan(statement, text) : statement);
         const replicaRows = replicas === undefined
           ? rows
-          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => driverCall(() => replicas.rows<Row>(queryOf(text, values)));
+          : <Row>(text: string, values: ReadonlyArray<unknown> = []) => traced(driverCall(() => replicas.rows<Row>(queryOf(text, values))), text);
         const replicaValueRows = replicas === undefined
           ? valueRows
           : <Row extends ReadonlyArray<unknown>>(text: string, values: ReadonlyArray<unknown> = []) =>
-            driverCall(() => replicas.rows<Row>(queryOf(text, values, "array")));
+            traced(driverCall(() => replicas.rows<Row>(queryOf(text, values, "array"))), text);
         const poolStats = () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
         const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
         return Database.of({
-          orm, url, listenUrl, rows, replicaRows, valueRows, replicaValueRows, readStats: () => replicas?.stats(), ping: Effect.asVoid(rows("select 1")), poolStats,
+          orm, statementSpans, url, listenUrl, rows, replicaRows, valueRows, replicaValueRows, readStats: () => replicas?.stats(), ping: Effect.asVoid(rows("select 1")), poolStats,
           secrets,
         });
       }),

@@ -2,6 +2,7 @@ import type { EntityManager, EntityName, RequiredEntityData } from "@mikro-orm/p
 import { NotFound, type OrgScope, type DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Exit } from "effect";
 import { driverCall } from "@platter/postgres";
+import { inStatementSpan } from "./statement-spans.ts";
 import { Database } from "./database.ts";
 
 /**
@@ -132,6 +133,8 @@ export interface InsertFrom {
 
 export interface OrgSql {
   readonly scope: OrgScope;
+  /** Whether the process traces (each statement in a span of its own): a message is then written with its trace context. */
+  readonly traced: boolean;
   readonly select: <Row>(query: Select) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** The first row, or `NotFound`: a record that does not exist and another organization's look alike. */
   readonly one: <Row>(query: Select) => Effect.Effect<Row, NotFound | DatabaseUnavailable>;
@@ -179,6 +182,8 @@ interface Executor {
   readonly readValues: <Row extends ReadonlyArray<unknown>>(statement: Statement) => Effect.Effect<Row[], DatabaseUnavailable>;
   readonly em: Effect.Effect<EntityManager>;
   readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>;
+  /** Whether each statement runs in a span of its own (`Database.statementSpans`). */
+  readonly spans: boolean;
 }
 
 /**
@@ -246,6 +251,10 @@ class ScopedSql implements OrgSql {
     this.executor = executor;
   }
 
+  get traced(): boolean {
+    return this.executor.spans;
+  }
+
   select<Row>(query: Select): Effect.Effect<Row[], DatabaseUnavailable> {
     return this.executor.read<Row>(selectStatement(this.scope, query));
   }
@@ -271,7 +280,7 @@ class ScopedSql implements OrgSql {
   }
 
   insert<Row extends object>(entity: EntityName<Row>, data: Omit<RequiredEntityData<Row>, "organization">): Effect.Effect<number, DatabaseUnavailable> {
-    return Effect.flatMap(this.executor.em, (em) => driverCall(async () => Number(await em.insert(entity, this.withOrganization(data)))));
+    return this.inSpan(Effect.flatMap(this.executor.em, (em) => driverCall(async () => Number(await em.insert(entity, this.withOrganization(data))))), entity);
   }
 
   insertFrom(query: InsertFrom): Effect.Effect<number, DatabaseUnavailable> {
@@ -285,11 +294,11 @@ class ScopedSql implements OrgSql {
   ): Effect.Effect<void, DatabaseUnavailable> {
     return data.length === 0
       ? Effect.void
-      : Effect.flatMap(this.executor.em, (em) => driverCall(() => em.insertMany(entity, data.map((row) => this.withOrganization(row)))));
+      : this.inSpan(Effect.flatMap(this.executor.em, (em) => driverCall(() => em.insertMany(entity, data.map((row) => this.withOrganization(row))))), entity);
   }
 
   transaction<A, E>(work: (tx: OrgSql) => Effect.Effect<A, E>): Effect.Effect<A, E | DatabaseUnavailable> {
-    return this.executor.transaction((em) => work(new ScopedSql(this.scope, transactionExecutor(em))));
+    return this.executor.transaction((em) => work(new ScopedSql(this.scope, transactionExecutor(em, this.executor.spans))));
   }
 
   tryLock(name: string): Effect.Effect<boolean, DatabaseUnavailable> {
@@ -299,6 +308,11 @@ class ScopedSql implements OrgSql {
       ),
       ([row]) => row?.locked === true,
     );
+  }
+
+  /** An ORM insert in its statement span when the executor's statements have one. */
+  private inSpan<A, E, Row extends object>(insert: Effect.Effect<A, E>, entity: EntityName<Row>): Effect.Effect<A, E> {
+    return this.executor.spans ? inStatementSpan(insert, "insert", tableOf(entity)) : insert;
   }
 
   private withOrganization<T extends object>(data: T): never {
@@ -326,8 +340,13 @@ const inTransaction = <A, E, R>(em: EntityManager, work: (em: EntityManager) => 
     (fork, exit) => driverCall(() => (Exit.isSuccess(exit) ? fork.commit() : fork.rollback())),
   );
 
-const transactionExecutor = (em: EntityManager): Executor => {
-  const rows = <Row>(statement: Statement) => driverCall(() => em.execute<Row[]>(statement.text, [...statement.values]));
+/** The table an entity maps (`db.collection.name` of an ORM insert's span). */
+const tableOf = (entity: unknown): string | undefined => (entity as { meta?: { tableName?: string } }).meta?.tableName;
+
+const transactionExecutor = (em: EntityManager, spans: boolean): Executor => {
+  const rows = spans
+    ? <Row>(statement: Statement) => inStatementSpan(driverCall(() => em.execute<Row[]>(statement.text, [...statement.values])), statement.text)
+    : <Row>(statement: Statement) => driverCall(() => em.execute<Row[]>(statement.text, [...statement.values]));
   return {
     rows,
     read: rows,
@@ -337,6 +356,7 @@ const transactionExecutor = (em: EntityManager): Executor => {
     em: Effect.succeed(em),
     // Nested: the outer transaction already holds everything together.
     transaction: (work) => work(em),
+    spans,
   };
 };
 
@@ -373,11 +393,12 @@ const poolRead =
 const makePoolExecutor = (database: Database["Service"]): Executor => ({
   rows: (statement) =>
     Effect.flatMap(CurrentTransaction, (em) =>
-      em === undefined ? database.rows(statement.text, statement.values) : transactionExecutor(em).rows(statement)),
-  read: poolRead((em, statement) => transactionExecutor(em).rows(statement), database.rows, database.replicaRows),
-  readValues: poolRead((em, statement) => transactionExecutor(em).readValues(statement), database.valueRows, database.replicaValueRows),
+      em === undefined ? database.rows(statement.text, statement.values) : transactionExecutor(em, database.statementSpans).rows(statement)),
+  read: poolRead((em, statement) => transactionExecutor(em, database.statementSpans).rows(statement), database.rows, database.replicaRows),
+  readValues: poolRead((em, statement) => transactionExecutor(em, database.statementSpans).readValues(statement), database.valueRows, database.replicaValueRows),
   em: Effect.map(CurrentTransaction, (em) => em ?? database.orm.em.fork()),
   transaction: (work) => Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, work) : work(em))),
+  spans: database.statementSpans,
 });
 
 /**

@@ -1,5 +1,5 @@
 import { type SecretKey, ShuttingDown } from "@platter/domain";
-import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime, Result } from "effect";
+import { Cause, Effect, Exit, type Fiber, Layer, ManagedRuntime, Result, Tracer } from "effect";
 import { ProcessInstances } from "./process-instances.ts";
 import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, pingDatabase } from "./database.ts";
 import { AuditLog } from "./audit-log.ts";
@@ -56,6 +56,10 @@ export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage,
 /** The database and the `storage` services on it: what a process opens once and its roles share. */
 const platformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>) =>
   storage.pipe(Layer.provideMerge(Database.layer(options)));
+
+/** `platformLayer` with `tracer` as every program's tracer (the runtime's context carries it to each fiber forked on it). */
+const tracedPlatformLayer = <S>(options: DatabaseOptions, storage: Layer.Layer<S, never, Database>, tracer: Tracer.Tracer | undefined) =>
+  tracer === undefined ? platformLayer(options, storage) : platformLayer(options, storage).pipe(Layer.provideMerge(Layer.succeed(Tracer.Tracer, tracer)));
 
 /** The database and every storage service on it (the CLI, `platter start`, tests). */
 export const persistenceLayer = (options: DatabaseOptions) => platformLayer(options, storageServices);
@@ -120,6 +124,12 @@ export interface PlatformSettings extends DatabaseLimits, DatabaseConnection {
   readonly poolSize: number;
   /** The keys stored secrets are sealed with (`DatabaseOptions.secretKeys`): required with a `databaseUrl`. */
   readonly secretKeys: ReadonlyArray<SecretKey> | undefined;
+  /**
+   * The tracer spans are exported through (OTEL_EXPORTER_OTLP_ENDPOINT, `startTraceExport` of
+   * `@platter/ops`): every program on the platform runs under it, and each statement gets a span.
+   * Without one no tracer is installed and no span is made.
+   */
+  readonly tracer?: Tracer.Tracer | undefined;
 }
 
 /** What opening the platform may tell its process. */
@@ -141,7 +151,7 @@ const openPlatformWith = async <S>(
   storage: Layer.Layer<S, never, Database>, settings: PlatformSettings, events: PlatformEvents = {},
 ): Promise<ManagedRuntime.ManagedRuntime<S | Database, never>> => {
   const runtime = ManagedRuntime.make(
-    platformLayer({
+    tracedPlatformLayer({
       url: settings.databaseUrl,
       dataDir: settings.dataDir,
       localPort: settings.localPostgresPort,
@@ -156,8 +166,9 @@ const openPlatformWith = async <S>(
       replicas: settings.replicas,
       migrate: true,
       secretKeys: settings.secretKeys,
+      statementSpans: settings.tracer !== undefined,
       ...events,
-    }, storage),
+    }, storage, settings.tracer),
   );
   try {
     await runtime.runPromise(pingDatabase);

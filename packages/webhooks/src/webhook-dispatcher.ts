@@ -39,7 +39,7 @@ export interface DispatcherParts {
 
 /** Observations for metrics and logs. */
 export interface DispatcherObserver {
-  readonly attempted?: (outcome: AttemptOutcome, durationMs: number, delivery: DueDelivery) => void;
+  readonly attempted?: (outcome: AttemptOutcome, durationMs: number, delivery: DueDelivery, statusCode?: number) => void;
   readonly failedLoop?: (error: unknown) => void;
   /** A claim left `count` deliveries unsent under their lease: this process's keys do not open their endpoints' secrets. */
   readonly unopened?: (count: number) => void;
@@ -333,7 +333,7 @@ export class WebhookDispatcher {
     count(this.held.inFlightByOrganization, delivery.organizationId, -1);
     count(this.held.inFlightByOrigin, delivery.origin, -1);
     this.typicalAttemptMs += (sent.durationMs - this.typicalAttemptMs) / 64;
-    this.observer.attempted?.(sent.outcome, sent.durationMs, delivery);
+    this.observer.attempted?.(sent.outcome, sent.durationMs, delivery, sent.statusCode);
     this.writer.add(sent, delivery.probe ? releaseEndpoint : undefined);
   }
 

@@ -14,6 +14,7 @@ import { type Bench, drainBacklog, measureLatency, type QueueSpec, sendRaw } fro
 import { enqueueJobs, openPgBoss, pgBossSingleJobs, QUEUE } from "./pg-boss-queue.ts";
 import { deliveryRecord, enqueueBacklog, outboxSingleEvents, PLATTER_QUEUE, withPlatterDatabase } from "./platter-outbox.ts";
 import { parentPid } from "./process-cpu.ts";
+import { startOtlpSink } from "./otlp-sink.ts";
 import { startHoldingReceiver, startReceiver } from "./receiver.ts";
 import {
   consoleReport, type IsolationResults, ISOLATION_SCENARIOS, type LatencyResult, type StoreProfile, type ThroughputResult,
@@ -60,6 +61,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * BENCH_DISPATCHER_CPU_PROF (a directory: each dispatcher process writes a V8 CPU profile there, `node --cpu-prof`);
  * lifecycle (lifecycle.ts): BENCH_WEBHOOK_EVENTS deliveries sent and forgotten by each system, and a backdated history of
  * BENCH_WEBHOOK_FORGET_MESSAGES (1,000,000) messages forgotten;
+ * BENCH_WEBHOOK_TRACES=1: the dispatcher scenario drains its backlog a second time with the dispatcher exporting traces (on / off);
  * BENCH_REPORT (where to write the report; `-` writes nothing); BENCH_RESULTS_JSON (a file for the results as JSON too).
  *
  * BENCH_WEBHOOK_SOAK (a duration, e.g. 60m) runs the soak instead (soak.ts): BENCH_WEBHOOK_SOAK_RATE (creates/s, 100),
@@ -284,6 +286,25 @@ const run = async (): Promise<void> => {
         throughput.push({ ...result, attemptsRecorded: record.attempts });
         log(`  ${record.line}`);
       });
+      // BENCH_WEBHOOK_TRACES=1: the same backlog again, the dispatcher exporting every span to a sink on 127.0.0.1 (tracing on / off).
+      if (process.env["BENCH_WEBHOOK_TRACES"] === "1") {
+        const sink = await startOtlpSink();
+        try {
+          await withPlatterDatabase(postgres.adminUrl, receiver.url, async (db, organizationId, secret) => {
+            await enqueueBacklog(db, organizationId, settings.events);
+            receiver.reset(secret);
+            log(`dispatcher ×1, tracing on: draining ${count(settings.events)}…`);
+            const result = await drainBacklog(bench, `Platter dispatcher ×1 (concurrency ${settings.concurrency}, tracing on)`, settings.events,
+              drainOn(db.url, PLATTER_QUEUE),
+              async () => [await startDispatcherProcess(db.url, settings.concurrency, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint } })]);
+            const record = await deliveryRecord(db, settings.events);
+            throughput.push({ ...result, attemptsRecorded: record.attempts });
+            log(`  ${record.line}; ${sink.stats().exports} OTLP exports, ${(sink.stats().bytes / 1e6).toFixed(1)} MB`);
+          });
+        } finally {
+          await sink.close();
+        }
+      }
     }
 
     if (scenarios.has("dispatchers")) {

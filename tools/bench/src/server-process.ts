@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApiObservability, createApiServer, loadApiConfig, REQUEST_HISTORY_DEFAULTS, RequestLogWriter } from "@platter/api";
-import { createLogger, KeyRateLimits, UNTHROTTLED } from "@platter/ops";
+import { createLogger, KeyRateLimits, readTraceSettings, startTraceExport, type TraceExport, UNTHROTTLED } from "@platter/ops";
 import { openPlatform } from "@platter/persistence";
 import { TEST_SECRET_KEYS_TEXT } from "@platter/testing";
 import pg from "pg";
@@ -33,8 +33,10 @@ const listen = (server: Server): Promise<number> =>
   });
 
 /** The API process's own database settings (generic plans included), on the bench's server, and its logger (to /dev/null). */
-const openApiPlatform = async () => ({
-  runtime: await openPlatform({ ...loadApiConfig({ DATABASE_URL: databaseUrl, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT }), poolSize }),
+const openApiPlatform = async (traces?: TraceExport) => ({
+  runtime: await openPlatform({
+    ...loadApiConfig({ DATABASE_URL: databaseUrl, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT }), poolSize, tracer: traces?.tracer,
+  }),
   logger: createLogger("platter-api", "info", "/dev/null"),
 });
 
@@ -53,13 +55,19 @@ const startApi = async () => {
   // As in production: the rate limiter runs (with limits the load never reaches), metrics are kept,
   // every request is logged by the processes' own logger (to /dev/null, so the cost of the line is paid, not of a terminal), and
   // the organizations' request log keeps its default sample of successes, written once a second.
-  const { runtime, logger } = await openApiPlatform();
+  // Traces as the API process exports them when the bench sets OTEL_EXPORTER_OTLP_ENDPOINT for this server (traces-ab.ts).
+  const traceSettings = readTraceSettings(process.env, "platter-api");
+  const traces = traceSettings === undefined ? undefined : await startTraceExport(traceSettings);
+  const { runtime, logger } = await openApiPlatform(traces);
   const requestLog = new RequestLogWriter(runtime, logger, REQUEST_HISTORY_DEFAULTS);
   requestLog.start();
-  const { server } = createApiServer(runtime, logger, new KeyRateLimits(UNTHROTTLED), createApiObservability(runtime, logger, true, requestLog));
+  const { server } = createApiServer(
+    runtime, logger, new KeyRateLimits(UNTHROTTLED), createApiObservability(runtime, logger, true, requestLog, traces),
+  );
   return serve(server, async () => {
     await requestLog.stop();
     await runtime.dispose();
+    await traces?.close();
   });
 };
 

@@ -151,6 +151,8 @@ export interface DueDelivery {
    * result is written, so no second probe goes out before the first one's result closes or reopens the circuit.
    */
   readonly probe: boolean;
+  /** The creating request's W3C `traceparent` (null when nothing traced it): the attempt's span is its child. */
+  readonly traceparent?: string | null | undefined;
 }
 
 /** What one try did. */

@@ -20,7 +20,12 @@ export const WebhookMessageEntity = defineEntity({
     /** The versioned payload written through the domain's message schema. */
     payload: p.json<unknown>(),
     createdAt: p.datetime(3).defaultRaw("now()"),
+    /** The creating request's W3C `traceparent` (null when nothing traced it): each attempt's span is its child. */
+    traceparent: p.text().nullable(),
   },
+  checks: [
+    { name: "webhook_messages_traceparent_check", expression: "traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'" },
+  ],
   indexes: [
     // Retention: messages oldest first.
     { name: "webhook_messages_created_at_idx", properties: ["createdAt"] },

@@ -30,6 +30,7 @@ import { Migration20261130020000DeletedEndpoints } from "./Migration202611300200
 import { Migration20261130030000AlertRecipients } from "./Migration20261130030000AlertRecipients.ts";
 import { Migration20261130040000EndpointThrottle } from "./Migration20261130040000EndpointThrottle.ts";
 import { Migration20261130050000MessageFeedOrder } from "./Migration20261130050000MessageFeedOrder.ts";
+import { Migration20261201010000MessageTraceContext } from "./Migration20261201010000MessageTraceContext.ts";
 import { Migration20261201030000NotifyAlertMailerOnNotices } from "./Migration20261201030000NotifyAlertMailerOnNotices.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
@@ -66,5 +67,6 @@ export const migrationsList = [
   { name: "Migration20261130030000AlertRecipients", class: Migration20261130030000AlertRecipients },
   { name: "Migration20261130040000EndpointThrottle", class: Migration20261130040000EndpointThrottle },
   { name: "Migration20261130050000MessageFeedOrder", class: Migration20261130050000MessageFeedOrder },
+  { name: "Migration20261201010000MessageTraceContext", class: Migration20261201010000MessageTraceContext },
   { name: "Migration20261201030000NotifyAlertMailerOnNotices", class: Migration20261201030000NotifyAlertMailerOnNotices },
 ];

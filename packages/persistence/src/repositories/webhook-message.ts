@@ -7,6 +7,7 @@ import { Database } from "../database.ts";
 import { WebhookMessageEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
+import { currentTraceparent } from "../statement-spans.ts";
 
 /**
  * Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the
@@ -15,7 +16,11 @@ import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
  */
 const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number, DatabaseUnavailable> => {
   const { type, payload } = storedMessage(message);
-  return Effect.tap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
+  // The creating request's trace (null when nothing traces it): each attempt's span joins it.
+  const insert = tx.traced
+    ? Effect.flatMap(currentTraceparent, (traceparent) => tx.insert(WebhookMessageEntity, { type, payload, traceparent }))
+    : tx.insert(WebhookMessageEntity, { type, payload });
+  return Effect.tap(insert, (messageId) =>
     tx.insertFrom({
       into: "webhook_deliveries",
       columns: "endpoint_id, message_id, via_listener",

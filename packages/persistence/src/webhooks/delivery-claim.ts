@@ -27,6 +27,7 @@ export interface ClaimedRow {
   attempt: number;
   lease_token: string;
   probe: boolean;
+  traceparent: string | null;
 }
 
 /** Postgres array literal of integers, passed as one bound string. */
@@ -295,7 +296,7 @@ where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id
 returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
   case when e.previous_secret_until > params.now_at then e.previous_secret end as previous_secret,
   m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,
-  e.circuit_open_until is not null as probe`;
+  e.circuit_open_until is not null as probe, m.traceparent`;
 
 /** Attempts in flight per key, as the claim's jsonb: `[{ <keyName>: key, in_flight: n }, …]`. */
 export const inFlightJson = <Key>(counts: ReadonlyMap<Key, number>, keyName: string): string =>
@@ -349,6 +350,7 @@ export const toDue = (
       attempt: row.attempt,
       leaseToken: row.lease_token,
       probe: row.probe,
+      traceparent: row.traceparent,
     };
     (body === undefined ? unreadable : due).push(delivery);
   }

@@ -191,4 +191,4 @@ where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id
 returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
   case when e.previous_secret_until > params.now_at then e.previous_secret end as previous_secret,
   m.envelope_id, m.type, to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,
-  e.circuit_open_until is not null as probe
+  e.circuit_open_until is not null as probe, m.traceparent
