@@ -251,8 +251,10 @@ describe("an idle mailer", () => {
     const before = { without: await commits(quiet), withMail: await commits(mailing) };
     await new Promise((done) => setTimeout(done, 6000));
     const spent = { without: (await commits(quiet)) - before.without, withMail: (await commits(mailing)) - before.withMail };
-    // Polling every DISPATCHER_POLL_INTERVAL (200 ms here) the mailer alone ran three statements a round: some 90 in these 6 s.
-    expect(spent.withMail, JSON.stringify(spent)).toBeLessThan(spent.without + 20);
+    // Polling every DISPATCHER_POLL_INTERVAL (200 ms here) the mailer alone ran three statements a round: some 75–90 more in
+    // these 6 s than the dispatcher beside it. Counters are flushed about once a second, and a loaded machine skews the
+    // two processes' rounds, so the margin is half of that.
+    expect(spent.withMail, JSON.stringify(spent)).toBeLessThan(spent.without + 40);
 
     const org = await createOrganization(mailing, "Idle Caterers");
     await alertAddress(mailing, org.scope, "dev@idle.example", true);
