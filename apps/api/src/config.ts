@@ -1,7 +1,7 @@
 import {
   ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, type RateLimitSettings, readBoolean, readDatabaseSettings,
   readDuration, readInteger, readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readTrustProxy,
-  type ReplicaReadSettings, type TrustedProxies,
+  readWebhookHistorySettings, type ReplicaReadSettings, type TrustedProxies, type WebhookHistorySettings,
 } from "@platter/ops";
 import type { RequestLogSettings } from "./request-log.ts";
 
@@ -29,6 +29,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly genericPlans: true;
   /** The organizations' request log: which successes are kept, and for how long (`REQUEST_HISTORY_*`). */
   readonly requestHistory: RequestLogSettings;
+  /** Webhook history's partitions (`WEBHOOK_RETENTION`, `WEBHOOK_HISTORY_PARTITION`): the API makes them ahead at its start and hourly. */
+  readonly webhookHistory: WebhookHistorySettings;
 }
 
 /** Reads the API's environment variables; throws `ConfigError` naming the first bad one. */
@@ -44,5 +46,6 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   requestDatabaseTimeoutMs: readDuration(env, "REQUEST_DATABASE_TIMEOUT", 4_000, 100),
   replicas: readReplicaReadSettings(env),
   requestHistory: readRequestHistorySettings(env),
+  webhookHistory: readWebhookHistorySettings(env),
   genericPlans: true,
 });

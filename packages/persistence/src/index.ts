@@ -11,6 +11,7 @@ export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
 export * from "./request-log.ts";
 export * from "./housekeeping.ts";
+export * from "./history-partitions.ts";
 export { inOneTransaction, onReplica, type OrgSql } from "./org-sql.ts";
 // The rows the application writes through a scope's OrgSql (the demo data).
 export {

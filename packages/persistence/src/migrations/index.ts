@@ -1,3 +1,4 @@
+import { Migration20261202000000HistoryByTime } from "./Migration20261202000000HistoryByTime.ts";
 import { Migration20261121000000Initial } from "./Migration20261121000000Initial.ts";
 import { Migration20261121010000Webhooks } from "./Migration20261121010000Webhooks.ts";
 import { Migration20261121020000IdempotencyKeys } from "./Migration20261121020000IdempotencyKeys.ts";
@@ -65,4 +66,5 @@ export const migrationsList = [
   { name: "Migration20261130030000AlertRecipients", class: Migration20261130030000AlertRecipients },
   { name: "Migration20261130040000EndpointThrottle", class: Migration20261130040000EndpointThrottle },
   { name: "Migration20261130050000MessageFeedOrder", class: Migration20261130050000MessageFeedOrder },
+  { name: "Migration20261202000000HistoryByTime", class: Migration20261202000000HistoryByTime },
 ];

@@ -4,7 +4,6 @@ import {
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
-import { WebhookMessageEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 
@@ -15,7 +14,8 @@ import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
  */
 const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number, DatabaseUnavailable> => {
   const { type, payload } = storedMessage(message);
-  return Effect.tap(tx.insert(WebhookMessageEntity, { type, payload }), (messageId) =>
+  const inserted = tx.insertReturning<{ id: string }>("webhook_messages", "type, payload", sql`${type}, ${JSON.stringify(payload)}::jsonb`, "id");
+  return Effect.tap(Effect.map(inserted, ([row]) => Number(row!.id)), (messageId) =>
     tx.insertFrom({
       into: "webhook_deliveries",
       columns: "endpoint_id, message_id, via_listener",
