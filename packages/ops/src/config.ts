@@ -285,7 +285,7 @@ export interface WebhookHistorySettings {
   readonly retentionMs: number;
   /** `WEBHOOK_HISTORY_PARTITION`: the width of each time partition. */
   readonly partitionMs: number;
-  /** How far past now partitions are made ahead: a day or 8 widths, whichever is more. */
+  /** How far past now partitions are made ahead: 8 widths or 2 hours (twice the API's hourly turn), whichever is more. */
   readonly aheadMs: number;
 }
 
@@ -298,7 +298,7 @@ export const defaultPartitionWidth = (retentionMs: number): number => Math.min(D
 export const readWebhookHistorySettings = (env: Environment): WebhookHistorySettings => {
   const retentionMs = readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS);
   const partitionMs = readDuration(env, "WEBHOOK_HISTORY_PARTITION", defaultPartitionWidth(retentionMs), 60_000);
-  return { retentionMs, partitionMs, aheadMs: Math.max(DAY_MS, 8 * partitionMs) };
+  return { retentionMs, partitionMs, aheadMs: Math.max(2 * 3600_000, 8 * partitionMs) };
 };
 
 /** What every server process reads the same way: where to listen, how much to log, its pool. */

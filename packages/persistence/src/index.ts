@@ -1,6 +1,6 @@
 // The driver's (`@platter/postgres`): apps and tests reach it through persistence, the one adapter that may import it.
 export {
-  DatabaseUnreachable, importEmbeddedPostgres, isDatabaseUnavailable, isDataRefusal, postgresCanReach, reachableCopyOf,
+  DatabaseUnreachable, hasMissingPartition, importEmbeddedPostgres, isDatabaseUnavailable, isDataRefusal, postgresCanReach, reachableCopyOf,
   type ReadStats, type ReplicaCondition, type ReplicaSettings, type ReplicaStats,
 } from "@platter/postgres";
 export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, isSecretKeyRefusal, pingDatabase, type PoolStats,

@@ -76,6 +76,14 @@ export const databaseFailureKind = (error: unknown): DatabaseFailureKind => {
   return visit(error, 0) ? "unavailable" : refusal ? "data refusal" : "defect";
 };
 
+/** Whether `error` or anything it wraps (`cause`, `previous`, a few levels deep) is a row no history partition takes (`isMissingPartition`). */
+export const hasMissingPartition = (error: unknown, depth = 0): boolean => {
+  if (typeof error !== "object" || error === null || depth > 5) return false;
+  if (isMissingPartition(error)) return true;
+  const wrapped = error as { cause?: unknown; previous?: unknown; reason?: unknown };
+  return [wrapped.cause, wrapped.previous, wrapped.reason].some((next) => hasMissingPartition(next, depth + 1));
+};
+
 /** Whether `error` (or anything it wraps) says the database is unavailable rather than that something is wrong. */
 export const isDatabaseUnavailable = (error: unknown): boolean => databaseFailureKind(error) === "unavailable";
 
