@@ -1,7 +1,7 @@
 import {
   ConfigError, type DatabaseSettings, type Environment, type ProcessSettings, type RateLimitSettings, readBoolean, readDatabaseSettings,
   readDuration, readInteger, readProcessSettings, readRateLimits, readReplicaReadSettings, readRequestHistorySettings, readTraceSettings, readTrustProxy,
-  type ReplicaReadSettings, type TraceSettings, type TrustedProxies,
+  readWebhookHistorySettings, type ReplicaReadSettings, type TraceSettings, type TrustedProxies, type WebhookHistorySettings,
 } from "@platter/ops";
 import type { RequestLogSettings } from "./request-log.ts";
 
@@ -31,6 +31,8 @@ export interface ApiConfig extends DatabaseSettings, ProcessSettings {
   readonly requestHistory: RequestLogSettings;
   /** Spans exported over OTLP (`OTEL_EXPORTER_OTLP_ENDPOINT` and the other `OTEL_*`); undefined: no tracer at all. */
   readonly traces?: TraceSettings | undefined;
+  /** Webhook history's partitions (`WEBHOOK_RETENTION`, `WEBHOOK_HISTORY_PARTITION`): the API makes them ahead at its start and hourly. */
+  readonly webhookHistory: WebhookHistorySettings;
 }
 
 /** Reads the API's environment variables; throws `ConfigError` naming the first bad one. */
@@ -46,6 +48,7 @@ export const loadApiConfig = (env: Environment = process.env): ApiConfig => ({
   requestDatabaseTimeoutMs: readDuration(env, "REQUEST_DATABASE_TIMEOUT", 4_000, 100),
   replicas: readReplicaReadSettings(env),
   requestHistory: readRequestHistorySettings(env),
+  webhookHistory: readWebhookHistorySettings(env),
   genericPlans: true,
   traces: readTraceSettings(env, "platter-api"),
 });

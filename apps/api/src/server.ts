@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { createOpsServer, KeyRateLimits, listenOn, type TraceExport } from "@platter/ops";
-import { announceInstance, Housekeeping, pingDatabase, RequestLog } from "@platter/persistence";
+import { announceInstance, HistoryPartitions, Housekeeping, pingDatabase, RequestLog, WEBHOOK_HISTORY } from "@platter/persistence";
 import type { Logger } from "pino";
 import { type ApiAppOptions, createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
@@ -62,6 +62,10 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space. The
   // request log's old requests go in batches (every API instance may take a batch; they skip each other's rows).
+  // Webhook history's partitions made ahead now and hourly (the dispatcher's sweep makes them too): a create never finds none.
+  const makePartitionsAhead = () =>
+    runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs)));
+  await makePartitionsAhead();
   const pruneRequestLog = async () => {
     for (let batch = 0; batch < 100; batch++) {
       if ((await runtime.runPromise(RequestLog.use((log) => log.prune(config.requestHistory.retentionMs, 5_000)))) < 5_000) return;
@@ -69,7 +73,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   };
   const prune = setInterval(
     () =>
-      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), pruneRequestLog()])
+      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), pruneRequestLog(), makePartitionsAhead()])
         .catch((err) => logger.warn({ err }, "prune failed")),
     3_600_000,
   );

@@ -1,3 +1,4 @@
+import { readWebhookHistorySettings } from "@platter/ops";
 import { REQUEST_HISTORY_DEFAULTS } from "../src/request-log.ts";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -176,7 +177,7 @@ export const startAnotherInstance = async (
     listenUrl: database.connection.listenUrl,
     replicas: database.replicas ?? NO_REPLICAS,
     requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
-    requestHistory: REQUEST_HISTORY_DEFAULTS,
+    requestHistory: REQUEST_HISTORY_DEFAULTS, webhookHistory: readWebhookHistorySettings({}),
     genericPlans: true,
   } as const;
   const platform = await openPlatform(config);

@@ -1,3 +1,4 @@
+import { readWebhookHistorySettings } from "@platter/ops";
 import { REQUEST_HISTORY_DEFAULTS } from "../src/request-log.ts";
 import { Writable } from "node:stream";
 import { openPlatform, type PlatformRuntime } from "@platter/persistence";
@@ -41,7 +42,7 @@ const start = async (logRequests: boolean) => {
     poolSize: 2, shutdownGraceMs: 0, logRequests, ...TEST_DATABASE_LIMITS, ...DIRECT_CONNECTION,
     rateLimits: { ...UNTHROTTLED, requestsPerSecond: 3, requestBurst: 3, createsPerSecond: 3, createBurst: 3, keyRequestsPerSecond: 3, keyRequestBurst: 3 },
     trustProxy: { kind: "none" }, requestDatabaseTimeoutMs: TEST_DATABASE_LIMITS.statementTimeoutMs,
-    requestHistory: REQUEST_HISTORY_DEFAULTS, genericPlans: true,
+    requestHistory: REQUEST_HISTORY_DEFAULTS, webhookHistory: readWebhookHistorySettings({}), genericPlans: true,
   } as const;
   const platform = await openPlatform(config);
   const api = await startApi(config, pino({ level: "info" }, sink), platform);

@@ -1,3 +1,4 @@
+import { readWebhookHistorySettings } from "@platter/ops";
 import { REQUEST_HISTORY_DEFAULTS, RequestLogWriter } from "../src/request-log.ts";
 import { Writable } from "node:stream";
 import { databasePoolStats, openPlatform, type PlatformRuntime } from "@platter/persistence";
@@ -38,7 +39,7 @@ beforeAll(async () => {
     port: 0, opsPort: 0, host: "127.0.0.1", opsHost: "127.0.0.1", databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, secretKeys: TEST_SECRET_KEYS, logLevel: "info",
     poolSize: 4, shutdownGraceMs: 0, rateLimits: UNTHROTTLED, logRequests: false, trustProxy: { kind: "none" },
     requestDatabaseTimeoutMs: 4_000, ...LIMITS, ...DIRECT_CONNECTION,
-    requestHistory: REQUEST_HISTORY_DEFAULTS, genericPlans: true,
+    requestHistory: REQUEST_HISTORY_DEFAULTS, webhookHistory: readWebhookHistorySettings({}), genericPlans: true,
   } as const;
   platform = await openPlatform(config);
   const sink = new Writable({

@@ -1,9 +1,9 @@
-import { Housekeeping, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, type OrganizationFixture } from "@platter/testing";
+import { HistoryPartitions, WEBHOOK_HISTORY, WebhookEndpointRepository } from "@platter/persistence";
+import { backdateHistory, createOrganization, type OrganizationFixture } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { postForm, type RunningArea, signIn, startArea, type TestSession } from "./developer-area-harness.ts";
 import { Clients } from "@platter/application";
-import { apiKeyActor, generateSigningSecret } from "@platter/domain";
+import { apiKeyActor, generateSigningSecret, SETTLED_HISTORY_EXPIRED } from "@platter/domain";
 
 /**
  * Disabling an endpoint in the Developer area ends its pending deliveries in the same transaction:
@@ -66,11 +66,13 @@ describe("disabling an endpoint with pending deliveries", () => {
     expect(sent.headers.get("location")).toBe(`/deliveries/${replayed!.envelope_id}?replayed=1`);
     expect((await deliveries())[0]).toMatchObject({ id: replayed!.id, status: "pending", settled_reason: null });
 
-    // A month later (the messages moved back), with a 30-day window: the ended ones go, the replayed one is pending still.
-    await rows("update webhook_messages set created_at = now() - interval '31 days' where organization_id = ?", [org.id]);
-    const pruned = await area.db.run(Housekeeping.use((h) => h.pruneDeliveryHistory(30 * DAY_MS, 100)));
-    expect(pruned).toEqual({ deliveries: 2, messages: 2 });
-    expect((await deliveries()).map((d) => d.id)).toEqual([replayed!.id]);
+    // A month later (the history moved back), with a 30-day window: the replayed one, pending still, is settled
+    // ("history expired"), then the whole history goes with its partition.
+    await backdateHistory(area.db.url, "m.organization_id = $1", [org.id], "now() - interval '31 days'");
+    expect(await area.db.run(HistoryPartitions.use((h) => h.settleExpiring(30 * DAY_MS, 100)))).toBeGreaterThanOrEqual(1);
+    expect((await deliveries())[0]).toMatchObject({ id: replayed!.id, status: "failed", settled_reason: SETTLED_HISTORY_EXPIRED });
+    expect(await area.db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 30 * DAY_MS)))).toBeGreaterThanOrEqual(1);
+    expect(await deliveries()).toEqual([]);
     expect(await rows("select id from webhook_messages where id in (?, ?)", others.map((d) => d.message_id))).toEqual([]);
   });
 });

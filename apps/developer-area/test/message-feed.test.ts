@@ -3,7 +3,7 @@ import { apiKeyActor, encodeCursor, generateSigningSecret, messageFeedListing } 
 import { UNTHROTTLED } from "@platter/ops";
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/testing";
+import { backdateHistory, createOrganization, nothingHeld, type OrganizationFixture, testDeliveryPolicy } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type RunningArea, startArea } from "./developer-area-harness.ts";
 
@@ -63,7 +63,7 @@ describe("the message feed", () => {
     await area.db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, "https://198.51.100.20/hook", [], generateSigningSecret())));
     // Yesterday's messages, read before the receiver went down.
     for (const name of ["Ada", "Grace", "Edsger"]) await area.db.run(Clients.create(actor, { name }));
-    await rows("update webhook_messages set created_at = created_at - interval '1 day' where organization_id = ?", [org.id]);
+    await backdateHistory(area.db.url, "m.organization_id = $1", [org.id], "m.created_at - interval '1 day'");
     const before = await catchUp(org.writeKey, undefined);
     expect(before.messages.map((m) => m.id)).toEqual(await ids("select envelope_id from webhook_messages where organization_id = ? order by created_at, id", [org.id]));
 
@@ -71,11 +71,10 @@ describe("the message feed", () => {
     for (let i = 0; i < 11; i += 1) {
       await area.db.run(i % 2 === 0 ? Clients.create(actor, { name: `Client ${i}` }) : Events.create(actor, { name: `Gala ${i}` }));
     }
-    await rows(
-      `update webhook_messages m set created_at = now() - interval '1 hour' + (g.position / 3) * interval '5 minutes'
-       from (select id, (row_number() over (order by id) - 1)::int as position from webhook_messages where organization_id = ? and created_at > now() - interval '1 hour') g
-       where m.id = g.id`,
-      [org.id],
+    await backdateHistory(
+      area.db.url, "m.organization_id = $1 and m.created_at > now() - interval '1 hour'", [org.id],
+      `now() - interval '1 hour' + ((select count(*) from webhook_messages x
+         where x.organization_id = m.organization_id and x.created_at > now() - interval '1 hour' and x.id < m.id) / 3) * interval '5 minutes'`,
     );
     const missed = await ids("select envelope_id from webhook_messages where organization_id = ? and created_at > now() - interval '2 hours' order by created_at, id", [org.id]);
     expect(missed).toHaveLength(11);

@@ -2,7 +2,7 @@ import { DEFAULT_DISABLE_NOTICE_MS, DEFAULT_RETRY_SCHEDULE_MS } from "@platter/d
 import {
   ConfigError, type DatabaseSettings, type Environment, parseDurations, type ProcessSettings, readBoolean,
   readDatabaseSettings, readDeveloperAreaAddress, readDuration, readInteger, readMailServerSettings, readProcessSettings, readSignatureHeader,
-  readTraceSettings, type MailServerSettings, type TraceSettings,
+  readTraceSettings, readWebhookHistorySettings, type MailServerSettings, type TraceSettings, type WebhookHistorySettings,
 } from "@platter/ops";
 import { isIP } from "node:net";
 import { DEFAULT_DNS_SETTINGS, type DispatcherSettings, type DnsSettings } from "@platter/webhooks";
@@ -15,9 +15,11 @@ export interface DispatcherConfig extends DatabaseSettings, ProcessSettings, Dis
   readonly traces?: TraceSettings | undefined;
   /** Operations port: `/healthz`, `/readyz`, `/metrics`. */
   readonly opsPort: number;
-  /** How long settled deliveries, their attempts and messages are kept. */
+  /** How long messages, their deliveries and attempts are kept, from the message's creation (`WEBHOOK_RETENTION`). */
   readonly retentionMs: number;
-  /** How often the history older than `retentionMs` is removed (in bounded batches). */
+  /** Webhook history's partitions: their width and how far ahead they are made (`WEBHOOK_HISTORY_PARTITION`). */
+  readonly webhookHistory: WebhookHistorySettings;
+  /** How often the history sweep runs: partitions made ahead, expiring deliveries settled, expired partitions dropped, notices and the rest removed. */
   readonly retentionSweepMs: number;
   /** `AUDIT_LOG_RETENTION`: how long audit-log rows are kept (the same sweep removes older ones). */
   readonly auditLogRetentionMs: number;
@@ -107,7 +109,8 @@ export const loadDispatcherConfig = (env: Environment = process.env): Dispatcher
     ...readDatabaseSettings(env),
     ...readProcessSettings(env),
     opsPort: readInteger(env, "DISPATCHER_OPS_PORT", 9465, 0, 65535),
-    retentionMs: readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS),
+    retentionMs: readWebhookHistorySettings(env).retentionMs,
+    webhookHistory: readWebhookHistorySettings(env),
     retentionSweepMs: readDuration(env, "WEBHOOK_RETENTION_SWEEP", 60_000),
     auditLogRetentionMs: readDuration(env, "AUDIT_LOG_RETENTION", 400 * DAY_MS, DAY_MS),
     concurrency: readInteger(env, "DISPATCHER_CONCURRENCY", 256, 1, 10_000),

@@ -1,6 +1,6 @@
 import { Effect } from "effect";
 import { createOpsServer, listenOn, type TraceExport, watchOutages } from "@platter/ops";
-import { announceInstance, Housekeeping, isDatabaseUnavailable, pingDatabase, type DispatcherRuntime } from "@platter/persistence";
+import { announceInstance, HistoryPartitions, Housekeeping, isDatabaseUnavailable, pingDatabase, WEBHOOK_HISTORY, type DispatcherRuntime } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { AlertMailer, smtpMailSender, WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
@@ -101,6 +101,8 @@ export const startDispatcher = async (
       failedRound: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer round error")),
     },
   );
+  // Partitions ahead before anything is claimed or recorded (the API makes them too).
+  await runtime.runPromise(makeHistoryPartitionsAhead(config));
   // Each endpoint's cap is shared out between the dispatchers live.
   const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();
@@ -131,6 +133,9 @@ export const startDispatcher = async (
  * more apart) and mails abandoned by a stopped sender are found within this.
  */
 const ALERT_MAILER_IDLE_POLL_MS = 30_000;
+/** Makes webhook history's partitions ahead (`WEBHOOK_HISTORY_PARTITION`): at start and at every sweep. */
+const makeHistoryPartitionsAhead = (config: DispatcherConfig) =>
+  HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs));
 
 /** How long a claimed alert e-mail is held: far longer than an SMTP call may take (its timeouts), so a live sender never loses it. */
 const ALERT_MAIL_LEASE_MS = 5 * 60_000;
@@ -156,10 +161,13 @@ const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime,
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       if ((await runtime.runPromise(Housekeeping.use((h) => h.endDeliveriesOfDisabledEndpoints(HISTORY_BATCH)))) < HISTORY_BATCH) break;
     }
+    // Webhook history by partition: the next ones made, the pending deliveries of those reaching the
+    // retention settled ("history expired"), and the expired ones dropped whole.
+    await runtime.runPromise(makeHistoryPartitionsAhead(config));
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
-      const pruned = await runtime.runPromise(Housekeeping.use((h) => h.pruneDeliveryHistory(config.retentionMs, HISTORY_BATCH)));
-      if (pruned.deliveries < HISTORY_BATCH && pruned.messages < HISTORY_BATCH) break;
+      if ((await runtime.runPromise(HistoryPartitions.use((h) => h.settleExpiring(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;
     }
+    await runtime.runPromise(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, config.retentionMs)));
     // Endpoint notices go after the same retention, once the operator's copy has settled.
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneNotices(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;

@@ -35,10 +35,13 @@ interface TableWrites {
   writes: number;
 }
 
-/** Row writes per table since the database was made, as far as PostgreSQL has flushed its counters. */
+/** Row writes per table (a partitioned one's partitions together) since the database was made, as far as PostgreSQL has flushed its counters. */
 const writesByTable = async () =>
   new Map(
-    (await sql<TableWrites>(db, "select relname, (n_tup_ins + n_tup_upd + n_tup_del)::int as writes from pg_stat_user_tables")).map(
+    // A partitioned table's rows are counted in its partitions: summed to the table.
+    (await sql<TableWrites>(db, `select coalesce(parent.relname, s.relname) as relname, sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::int as writes
+      from pg_stat_user_tables s left join pg_inherits i on i.inhrelid = s.relid left join pg_class parent on parent.oid = i.inhparent
+      group by 1`)).map(
       (row) => [row.relname, row.writes],
     ),
   );

@@ -1,11 +1,11 @@
 import { apiKeyActor, generateSigningSecret, operatorActor } from "@platter/domain";
-import { AuditLog, DeveloperSessions, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
+import { AuditLog, DeveloperSessions, HistoryPartitions, WEBHOOK_HISTORY, WebhookEndpointRepository } from "@platter/persistence";
+import { backdateHistory, createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killLeftoverDispatchers, type Receiver, sql, startDispatcherProcess, startReceiver, waitFor } from "./dispatcher-harness.ts";
 import { Clients } from "@platter/application";
 
-/** Bounded history, in a real dispatcher process: under sustained load the tables stay small, and once it stops they empty. */
+/** Bounded history, in a real dispatcher process: its sweep drops the partitions past the retention. */
 
 let db: TestDatabase;
 let target: Receiver;
@@ -19,44 +19,40 @@ afterAll(async () => {
   await db?.dispose();
 });
 
-const ROUNDS = 20;
-const PER_ROUND = 10;
-
-const rowCounts = async () => {
+const rowCounts = async (organizationId: number) => {
   const [row] = await sql<{ messages: number; deliveries: number; attempts: number }>(
     db,
-    `select (select count(*)::int from webhook_messages) as messages, (select count(*)::int from webhook_deliveries) as deliveries,
-       (select count(*)::int from webhook_attempts) as attempts`,
+    `select (select count(*)::int from webhook_messages where organization_id = ?) as messages,
+       (select count(*)::int from webhook_deliveries where organization_id = ?) as deliveries,
+       (select count(*)::int from webhook_attempts where organization_id = ?) as attempts`,
+    [organizationId, organizationId, organizationId],
   );
   return row!;
 };
 
 describe("delivery history retention", () => {
-  it(`keeps the tables small while ${ROUNDS * PER_ROUND} messages are delivered with a 1 s window, and empties them after`, async () => {
-    const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_RETENTION: "1s", WEBHOOK_RETENTION_SWEEP: "200ms" });
-    const org = await createOrganization(db, "Retaining Caterers");
-    await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, target.url, [], generateSigningSecret())));
-    const observed: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < PER_ROUND; i++) {
-        await db.run(Clients.create(apiKeyActor(org.scope), { name: `Client ${round}-${i}` }));
-      }
-      observed.push((await rowCounts()).deliveries);
-      await new Promise((done) => setTimeout(done, 250));
-    }
-    await waitFor("every message delivered", () => target.countsByEnvelope().size === ROUNDS * PER_ROUND, 30_000);
-    // Produced at about 40 a second and kept about a second: far fewer rows at any time than were produced.
-    expect(Math.max(...observed)).toBeLessThan((ROUNDS * PER_ROUND) / 2);
-    expect(observed.length).toBe(ROUNDS);
-    const empty = await waitFor(
-      "the history removed",
-      async () => {
-        const counts = await rowCounts();
-        return counts.messages + counts.deliveries + counts.attempts === 0 ? counts : undefined;
-      },
-      30_000,
-    );
-    expect(empty).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+  it("drops the history past WEBHOOK_RETENTION by partition in its sweep, a dead endpoint's pending deliveries with it, and keeps the rest", async () => {
+    const old = await createOrganization(db, "Dead Endpoint Caterers");
+    const recent = await createOrganization(db, "Retaining Caterers");
+    // An endpoint nothing answers: its deliveries stay pending.
+    await db.run(WebhookEndpointRepository.use((r) => r.add(old.scope, "https://198.51.100.61/dead", [], generateSigningSecret())));
+    await db.run(WebhookEndpointRepository.use((r) => r.add(recent.scope, target.url, [], generateSigningSecret())));
+    for (let i = 0; i < 5; i++) await db.run(Clients.create(apiKeyActor(old.scope), { name: `Old ${i}` }));
+    for (let i = 0; i < 5; i++) await db.run(Clients.create(apiKeyActor(recent.scope), { name: `Recent ${i}` }));
+    await backdateHistory(db.url, "m.organization_id = $1", [old.id], "now() - interval '3 days'");
+
+    const dispatcher = await startDispatcherProcess(db.url, { WEBHOOK_RETENTION: "1d", WEBHOOK_RETENTION_SWEEP: "200ms" });
+    await waitFor("every recent message delivered", () => target.countsByEnvelope().size === 5, 30_000);
+    const gone = await waitFor("the old history dropped", async () => {
+      const counts = await rowCounts(old.id);
+      return counts.messages + counts.deliveries + counts.attempts === 0 ? counts : undefined;
+    }, 30_000);
+    expect(gone).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+    expect(await rowCounts(recent.id)).toEqual({ messages: 5, deliveries: 5, attempts: 5 });
+    // Partitions made ahead at its start: at least 2 hours past now.
+    const partitions = await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)));
+    const [now] = await sql<{ now: Date }>(db, "select now() as now");
+    expect(partitions.at(-1)!.to.getTime()).toBeGreaterThan(new Date(now!.now).getTime() + 2 * 3600_000);
     expect((await dispatcher.terminate()).code, dispatcher.output()).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import { type Actor, apiKeyActor, operatorActor, SETTLED_ENDPOINT_DELETED } from "@platter/domain";
-import { Housekeeping, LocalListeners, type Persistence } from "@platter/persistence";
+import { HistoryPartitions, Housekeeping, LocalListeners, type Persistence, WEBHOOK_HISTORY } from "@platter/persistence";
 import {
-  createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, retryingDeliveryPolicy, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy,
+  backdateHistory, createOrganization, createTestDatabase, failDueDeliveries, type OrganizationFixture, retryingDeliveryPolicy, sealSecretsWrittenInClear, type TestDatabase, testDeliveryPolicy,
 } from "@platter/testing";
 import { Effect, Result } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -160,8 +160,9 @@ describe("the retention sweep", () => {
     // (The sweep is across organizations: earlier tests' deleted endpoints with no history go now.)
     await sweep();
     expect(await endpointRow(deleted)).toBeDefined();
-    // Retention takes the history (a window of 0: everything settled so far) and the notices.
-    await db.run(Housekeeping.use((h) => h.pruneDeliveryHistory(0, 100)));
+    // Retention takes the history (two days old, a window of one: its partitions dropped) and the notices.
+    await backdateHistory(db.url, "m.organization_id = $1", [org.id], "now() - interval '2 days'");
+    await db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 24 * 3600_000)));
     expect(await deliveriesOf(deleted)).toEqual([]);
     await sweep();
     expect(await endpointRow(deleted)).toBeDefined();

@@ -279,6 +279,28 @@ export const readRequestHistorySettings = (env: Environment): RequestHistorySett
   retentionMs: readDuration(env, "REQUEST_HISTORY_RETENTION", 14 * 24 * 3600_000, 3600_000),
 });
 
+/** How webhook history (messages, deliveries, attempts) is kept: partitions of a fixed width, dropped whole after the retention. */
+export interface WebhookHistorySettings {
+  /** `WEBHOOK_RETENTION`: how long a message's history is kept, counted from its creation. */
+  readonly retentionMs: number;
+  /** `WEBHOOK_HISTORY_PARTITION`: the width of each time partition. */
+  readonly partitionMs: number;
+  /** How far past now partitions are made ahead: 8 widths or 2 hours (twice the API's hourly turn), whichever is more. */
+  readonly aheadMs: number;
+}
+
+const DAY_MS = 24 * 3600_000;
+
+/** The partition width a retention gets when none is set: an eighth of it, from a minute to a day. */
+export const defaultPartitionWidth = (retentionMs: number): number => Math.min(DAY_MS, Math.max(60_000, Math.round(retentionMs / 8)));
+
+/** `WEBHOOK_RETENTION` (30d) and `WEBHOOK_HISTORY_PARTITION` (the retention / 8, from 1m to 1d; at least 1m). */
+export const readWebhookHistorySettings = (env: Environment): WebhookHistorySettings => {
+  const retentionMs = readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS);
+  const partitionMs = readDuration(env, "WEBHOOK_HISTORY_PARTITION", defaultPartitionWidth(retentionMs), 60_000);
+  return { retentionMs, partitionMs, aheadMs: Math.max(2 * 3600_000, 8 * partitionMs) };
+};
+
 /** What every server process reads the same way: where to listen, how much to log, its pool. */
 export interface ProcessSettings {
   /** The interface of the public port (`HOST`, every interface by default). */

@@ -6,27 +6,11 @@ import { ENDED_DELIVERY, ENDED_DELIVERY_OF_DELETED } from "./webhooks/attempt-re
 
 /** Background clean-up across organizations: it only removes what has expired, never reads data out. */
 
-/** What one batch of the history clean-up removed. */
-export interface HistoryPruned {
-  readonly deliveries: number;
-  readonly messages: number;
-}
-
 export class Housekeeping extends Context.Service<
   Housekeeping,
   {
     /** Forgets Idempotency-Keys older than their window (lookups already ignore them; this reclaims the space). */
     readonly pruneIdempotencyKeys: () => Effect.Effect<void, DatabaseUnavailable>;
-    /**
-     * Removes up to `batchSize` messages created longer than `retentionMs` ago whose deliveries have
-     * all settled (succeeded or failed), with those deliveries and their attempts. A message with a
-     * delivery still pending is kept whole (but for a local listener's: a `platter listen` that never
-     * came back gave those up long ago, `LISTENER_BACKLOG_MS`). One short statement per batch, so no lock is held long;
-     * the cut-off is the database's clock's (`database-clock.ts`). The window counts from the message's creation, which the
-     * messages' own index orders: deliveries carry no index for this, so settling one writes no
-     * entry for retention's sake.
-     */
-    readonly pruneDeliveryHistory: (retentionMs: number, batchSize: number) => Effect.Effect<HistoryPruned, DatabaseUnavailable>;
     /**
      * Removes up to `batchSize` endpoint notices created longer than `retentionMs` ago whose
      * operator delivery has settled, except the one an endpoint's page still shows (the latest of
@@ -52,12 +36,12 @@ export class Housekeeping extends Context.Service<
     /**
      * Ends up to `batchSize` pending deliveries of disabled endpoints (failed, "endpoint disabled", or
      * "endpoint deleted" for a deleted one), as disabling and deleting do: one written by a create or a replay that raced the disable's transaction
-     * would otherwise wait for ever and keep its message from retention. Returns how many.
+     * would otherwise wait for ever and keep its endpoint's history busy until it expires. Returns how many.
      */
     readonly endDeliveriesOfDisabledEndpoints: (batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
      * Removes up to `batchSize` deleted endpoints that no delivery or notice refers to any more (their
-     * history went with retention, `pruneDeliveryHistory` and `pruneNotices`), oldest deletion first. Returns how many.
+     * history went with retention, `HistoryPartitions.dropExpired` and `pruneNotices`), oldest deletion first. Returns how many.
      */
     readonly pruneDeletedEndpoints: (batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
   }
@@ -82,26 +66,6 @@ export class Housekeeping extends Context.Service<
       return Housekeeping.of({
         pruneIdempotencyKeys: Effect.fnUntraced(function* () {
           yield* rows(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);
-        }),
-        pruneDeliveryHistory: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
-          const cutoff = nowPlus(-retentionMs);
-          const [pruned] = yield* rows<{ deliveries: number; messages: number }>(
-            `with doomed as (
-               select m.id from webhook_messages m
-               where m.created_at < ${cutoff}
-                 and not exists (select 1 from webhook_deliveries d where d.message_id = m.id and d.status = 'pending' and not d.via_listener)
-               order by m.created_at limit ? for update skip locked
-             ),
-             settled as (
-               select d.id from webhook_deliveries d join doomed on d.message_id = doomed.id where d.status <> 'pending' or d.via_listener
-             ),
-             attempts as (delete from webhook_attempts a using settled where a.delivery_id = settled.id),
-             deliveries as (delete from webhook_deliveries d using settled where d.id = settled.id and (d.status <> 'pending' or d.via_listener) returning 1),
-             messages as (delete from webhook_messages m using doomed where m.id = doomed.id returning 1)
-             select (select count(*)::int from deliveries) as deliveries, (select count(*)::int from messages) as messages`,
-            [batchSize],
-          );
-          return { deliveries: pruned?.deliveries ?? 0, messages: pruned?.messages ?? 0 };
         }),
         pruneNotices: Effect.fnUntraced(function* (retentionMs: number, batchSize: number) {
           const cutoff = nowPlus(-retentionMs);

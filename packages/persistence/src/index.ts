@@ -1,6 +1,6 @@
 // The driver's (`@platter/postgres`): apps and tests reach it through persistence, the one adapter that may import it.
 export {
-  DatabaseUnreachable, importEmbeddedPostgres, isDatabaseUnavailable, isDataRefusal, postgresCanReach, reachableCopyOf,
+  DatabaseUnreachable, hasMissingPartition, importEmbeddedPostgres, isDatabaseUnavailable, isDataRefusal, postgresCanReach, reachableCopyOf,
   type ReadStats, type ReplicaCondition, type ReplicaSettings, type ReplicaStats,
 } from "@platter/postgres";
 export { type Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOptions, databasePoolStats, databaseReadStats, isSecretKeyRefusal, pingDatabase, type PoolStats,
@@ -11,6 +11,7 @@ export * from "./developer-area/developer-sessions.ts";
 export * from "./process-instances.ts";
 export * from "./request-log.ts";
 export * from "./housekeeping.ts";
+export * from "./history-partitions.ts";
 export { inOneTransaction, onReplica, type OrgSql } from "./org-sql.ts";
 // The rows the application writes through a scope's OrgSql (the demo data).
 export {

@@ -159,6 +159,11 @@ export interface OrgSql {
    * Returns how many were inserted.
    */
   readonly insertFrom: (query: InsertFrom) => Effect.Effect<number, DatabaseUnavailable>;
+  /**
+   * Inserts one row with the scope's organization, `values` for `columns`, and returns its `returning`:
+   * for a table whose key the ORM cannot return (a partitioned table's, `(id, created_at)`).
+   */
+  readonly insertReturning: <Row>(into: OrgTable, columns: string, values: Statement, returning: string) => Effect.Effect<Row[], DatabaseUnavailable>;
   /** Inserts many rows through their entity, each with the scope's organization. */
   readonly insertMany: <Row extends object>(
     entity: EntityName<Row>,
@@ -286,6 +291,12 @@ class ScopedSql implements OrgSql {
   insertFrom(query: InsertFrom): Effect.Effect<number, DatabaseUnavailable> {
     return this.rowsChanged(
       sql`insert into ${raw(query.into)} (${raw(ORGANIZATION_TABLES[query.into])}, ${raw(query.columns)}) select ${this.scope.organizationId}, ${query.values} from ${raw(query.from)} ${raw(query.as)} where ${organizationFilter(this.scope, query.from, query.as)}${andWhere(query.where)}`,
+    );
+  }
+
+  insertReturning<Row>(into: OrgTable, columns: string, values: Statement, returning: string): Effect.Effect<Row[], DatabaseUnavailable> {
+    return this.executor.rows<Row>(
+      sql`insert into ${raw(into)} (${raw(ORGANIZATION_TABLES[into])}, ${raw(columns)}) values (${this.scope.organizationId}, ${values}) returning ${raw(returning)}`,
     );
   }
 

@@ -5,6 +5,7 @@ import { Database, type DatabaseConnection, type DatabaseLimits, type DatabaseOp
 import { AuditLog } from "./audit-log.ts";
 import { DeveloperSessions } from "./developer-area/developer-sessions.ts";
 import { Housekeeping } from "./housekeeping.ts";
+import { HistoryPartitions } from "./history-partitions.ts";
 import { BusinessRecords } from "./operator/business-records.ts";
 import { Operator } from "./operator/operator.ts";
 import { StoredSecretsResealing } from "./operator/stored-secrets-resealing.ts";
@@ -38,6 +39,7 @@ export const requestStorage = Layer.mergeAll(
   WebhookEndpointRepository.layer,
   DeliveryRepository.layer,
   Housekeeping.layer,
+  HistoryPartitions.layer,
   DeveloperSessions.layer,
   AuditLog.layer,
   RequestLog.layer,
@@ -48,7 +50,7 @@ export const requestStorage = Layer.mergeAll(
 );
 
 /** The dispatcher's stores: the delivery queue (every organization's), and upkeep. */
-export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer);
+export const dispatcherStorage = Layer.mergeAll(ProcessInstances.layer, DeliveryQueue.layer, Housekeeping.layer, HistoryPartitions.layer);
 
 /** Every storage service: the operator's (scopes from ids, business transitions, resealing secrets) besides the others. */
 export const storageServices = Layer.mergeAll(requestStorage, dispatcherStorage, Operator.layer, StoredSecretsResealing.layer);

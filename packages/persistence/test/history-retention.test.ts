@@ -1,14 +1,17 @@
-import { generateSigningSecret } from "@platter/domain";
+import { DatabaseUnavailable, generateSigningSecret, SETTLED_HISTORY_EXPIRED } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { Housekeeping, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryRepository, HistoryPartitions, WEBHOOK_HISTORY, WebhookEndpointRepository } from "../src/index.ts";
+import { Database } from "../src/database.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
+import { backdateHistory, createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
 import { createClient } from "./created-records.ts";
 
 /**
- * Bounded history: messages older than the window go with their settled deliveries and attempts; one
- * with a delivery pending never does. The window is the database's clock's: time moves by moving rows.
+ * History partitioned by time (`HistoryPartitions`): retention drops whole partitions, the three
+ * tables' together, never a row younger than the retention; a delivery still pending when its
+ * partition reaches the retention is settled first ("history expired"), replayable until the drop.
+ * The window is the database's clock's: time moves by moving rows (`backdateHistory`).
  */
 
 let db: TestDatabase;
@@ -17,59 +20,116 @@ beforeAll(async () => {
 });
 afterAll(() => db?.dispose());
 
-const HOUR_MS = 3600_000;
-const counts = async () => {
-  const [row] = await db.orm.em.getConnection().execute<{ messages: number; deliveries: number; attempts: number; pending: number }[]>(
-    `select (select count(*)::int from webhook_messages) as messages, (select count(*)::int from webhook_deliveries) as deliveries,
-       (select count(*)::int from webhook_attempts) as attempts,
-       (select count(*)::int from webhook_deliveries where status = 'pending') as pending`,
+const DAY_MS = 24 * 3600_000;
+const rows = <Row>(text: string, values: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(text, values);
+const countsOf = async (organizationId: number) => {
+  const [row] = await rows<{ messages: number; deliveries: number; attempts: number }>(
+    `select (select count(*)::int from webhook_messages where organization_id = ?) as messages,
+       (select count(*)::int from webhook_deliveries where organization_id = ?) as deliveries,
+       (select count(*)::int from webhook_attempts where organization_id = ?) as attempts`,
+    [organizationId, organizationId, organizationId],
   );
   return row!;
 };
+const partitionNames = async () =>
+  (await rows<{ name: string }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+     where i.inhparent in ('webhook_messages'::regclass, 'webhook_deliveries'::regclass, 'webhook_attempts'::regclass) order by 1`,
+  )).map((row) => row.name);
 
-/** Two hours pass for the history written so far: every message's creation moves two hours back. */
-const twoHoursPass = Effect.promise(() => db.orm.em.getConnection().execute("update webhook_messages set created_at = created_at - interval '2 hours'"));
-
-describe("pruneDeliveryHistory", () => {
-  it("removes settled history older than the window, by the database's clock, and keeps what is pending", async () => {
-    const withEndpoint = await createOrganization(db, "Delivering Caterers");
-    const withoutEndpoint = await createOrganization(db, "Quiet Caterers");
-    const removed = await db.run(
-      Effect.gen(function* () {
-        const queue = yield* DeliveryQueue;
-        const housekeeping = yield* Housekeeping;
-        yield* (yield* WebhookEndpointRepository).add(withEndpoint.scope, "https://example.com/hook", [], generateSigningSecret());
-        for (const name of ["Succeeds", "Fails for good", "Still pending"]) yield* createClient(withEndpoint.scope, { name });
-        yield* createClient(withoutEndpoint.scope, { name: "Nobody listens" });
-        const [succeeds, fails] = (yield* queue.claimDue(2, 60_000, testDeliveryPolicy, nothingHeld)).due;
-        const result = (outcome: "succeeded" | "failed") => ({
-          startedAt: new Date(), durationMs: 3, statusCode: outcome === "succeeded" ? 200 : 500, error: undefined,
-          responseBody: "", outcome,
-        });
-        yield* queue.recordAttempts([{ delivery: succeeds!, ...result("succeeded") }, { delivery: fails!, ...result("failed") }], testDeliveryPolicy);
-        const early = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
-        yield* twoHoursPass;
-        const late = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
-        const again = yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 100);
-        return { early, late, again };
-      }),
+/** An organization with one endpoint, `n` messages to it, each delivery tried once and failed (so pending, with an attempt). */
+const organizationWithTriedDeliveries = async (name: string, n: number) => {
+  const org = await createOrganization(db, name);
+  await db.run(Effect.gen(function* () {
+    yield* (yield* WebhookEndpointRepository).add(org.scope, `https://198.51.100.9/${org.id}`, [], generateSigningSecret());
+    for (let i = 0; i < n; i++) yield* createClient(org.scope, { name: `${name} ${i}` });
+    const queue = yield* DeliveryQueue;
+    const { due } = yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld);
+    yield* queue.recordAttempts(
+      due.filter((d) => d.organizationId === org.id).map((delivery) => ({
+        delivery, startedAt: new Date(), durationMs: 3, statusCode: 500, error: undefined, responseBody: "", outcome: "failed" as const,
+      })),
+      { ...testDeliveryPolicy, retryScheduleMs: [60_000, 60_000, 60_000] },
     );
-    expect(removed.early).toEqual({ deliveries: 0, messages: 0 });
-    expect(removed.late).toEqual({ deliveries: 2, messages: 3 });
-    expect(removed.again).toEqual({ deliveries: 0, messages: 0 });
-    expect(await counts()).toEqual({ messages: 1, deliveries: 1, attempts: 0, pending: 1 });
+  }));
+  return org;
+};
+
+describe("HistoryPartitions", () => {
+  it("drops the partitions past the retention whole, the three tables' together, and keeps every younger row", async () => {
+    const old = await organizationWithTriedDeliveries("Old Caterers", 3);
+    const recent = await organizationWithTriedDeliveries("Recent Caterers", 2);
+    expect(await countsOf(old.id)).toEqual({ messages: 3, deliveries: 3, attempts: 3 });
+    await backdateHistory(db.url, "m.organization_id = $1", [old.id], "now() - interval '10 days'");
+    const before = await partitionNames();
+
+    const dropped = await db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 2 * DAY_MS)));
+
+    // A day each, made back to 10 days ago by the backdating: those ending before now - 2 days go.
+    expect(dropped).toBeGreaterThanOrEqual(7);
+    expect(await countsOf(old.id)).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+    expect(await countsOf(recent.id)).toEqual({ messages: 2, deliveries: 2, attempts: 2 });
+    const after = await partitionNames();
+    expect(before.length - after.length).toBe(3 * dropped);
+    // Only partitions ending before the cut-off went: the ones of the last two days are there.
+    const left = await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)));
+    const [now] = await rows<{ now: Date }>("select now() as now");
+    expect(left[0]!.to.getTime()).toBeGreaterThan(new Date(now!.now).getTime() - 2 * DAY_MS);
+    expect(await db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 2 * DAY_MS)))).toBe(0);
   });
 
-  it("removes at most a batch at a time", async () => {
-    const org = await createOrganization(db, "Busy Caterers");
-    const removed = await db.run(
-      Effect.gen(function* () {
-        for (let i = 0; i < 5; i++) yield* createClient(org.scope, { name: `Client ${i}` });
-        yield* twoHoursPass;
-        const housekeeping = yield* Housekeeping;
-        return [yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2), yield* housekeeping.pruneDeliveryHistory(HOUR_MS, 2)];
-      }),
-    );
-    expect(removed).toEqual([{ deliveries: 0, messages: 2 }, { deliveries: 0, messages: 2 }]);
+  it("settles a dead endpoint's pending deliveries when their history reaches the retention: replayable until the partition goes, the rest untouched", async () => {
+    const dead = await organizationWithTriedDeliveries("Dead Endpoint Caterers", 2);
+    const healthy = await organizationWithTriedDeliveries("Healthy Caterers", 2);
+    await backdateHistory(db.url, "m.organization_id = $1", [dead.id], "now() - interval '3 days'");
+    const statuses = (organizationId: number) =>
+      rows<{ status: string; settled_reason: string | null }>(
+        "select status, settled_reason from webhook_deliveries where organization_id = ? order by id", [organizationId]);
+
+    // The partition holding them began before now - 2 days, and ends after it: settled, not dropped.
+    const settled = await db.run(HistoryPartitions.use((h) => h.settleExpiring(2 * DAY_MS, 100)));
+    expect(settled).toBe(2);
+    expect(await statuses(dead.id)).toEqual([
+      { status: "failed", settled_reason: SETTLED_HISTORY_EXPIRED }, { status: "failed", settled_reason: SETTLED_HISTORY_EXPIRED },
+    ]);
+    expect((await statuses(healthy.id)).map((d) => d.status)).toEqual(["pending", "pending"]);
+    // No attempt written by settling; a second sweep finds nothing (nothing is re-read).
+    expect(await countsOf(dead.id)).toEqual({ messages: 2, deliveries: 2, attempts: 2 });
+    expect(await db.run(HistoryPartitions.use((h) => h.settleExpiring(2 * DAY_MS, 100)))).toBe(0);
+
+    const [message] = await rows<{ id: string }>("select id from webhook_messages where organization_id = ? order by id limit 1", [dead.id]);
+    expect(await db.run(DeliveryRepository.use((r) => r.retryMessage(dead.scope, Number(message!.id))))).toEqual({ retried: 1 });
+    expect((await statuses(dead.id)).map((d) => d.status)).toEqual(["pending", "failed"]);
+
+    // Once their partition's end is past the retention: gone, with their attempts; today's stays.
+    expect(await db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 2 * DAY_MS)))).toBe(1);
+    expect(await countsOf(dead.id)).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+    expect(await countsOf(healthy.id)).toEqual({ messages: 2, deliveries: 2, attempts: 2 });
+  });
+
+  it("makes partitions ahead from the last one's end, once, when two processes with different widths do it at once", async () => {
+    const partitions = HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY));
+    await Promise.all([
+      db.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, 6 * 3600_000, 12 * DAY_MS))),
+      db.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, 3600_000, 12 * DAY_MS))),
+      db.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, 6 * 3600_000, 12 * DAY_MS))),
+    ]);
+    const made = await db.run(partitions);
+    // Contiguous: each starts where the one before ends (no overlap, no gap), and they reach 12 days ahead.
+    for (let i = 1; i < made.length; i++) expect(made[i]!.from.getTime()).toBe(made[i - 1]!.to.getTime());
+    const [now] = await rows<{ now: Date }>("select now() as now");
+    expect(made.at(-1)!.to.getTime()).toBeGreaterThanOrEqual(new Date(now!.now).getTime() + 12 * DAY_MS);
+    // Every table has each partition.
+    const names = await partitionNames();
+    expect(names.filter((n) => n.startsWith("webhook_attempts_p")).length).toBe(made.length);
+    expect(names.filter((n) => n.startsWith("webhook_deliveries_p")).length).toBe(made.length);
+    expect(names.filter((n) => n.startsWith("webhook_messages_p")).length).toBe(made.length);
+  });
+
+  it("refuses a row no partition takes as the database being unavailable (503), never a defect", async () => {
+    const org = await createOrganization(db, "Far Future Caterers");
+    const failure = await db.run(Effect.flip(Database.use((d) =>
+      d.rows("insert into webhook_messages (organization_id, type, payload, created_at) values (?, 'client.created', '{}', now() + interval '400 days')", [org.id]))));
+    expect(failure).toBeInstanceOf(DatabaseUnavailable);
   });
 });

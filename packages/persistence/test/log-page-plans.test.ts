@@ -50,7 +50,8 @@ describe.each([
   {
     log: "delivery log",
     table: "webhook_deliveries d",
-    index: /Index Scan Backward using webhook_deliveries_(log|endpoint_log|failed)_idx on webhook_deliveries d/,
+    // Partitioned by time (HistoryPartitions): each partition's copy of the log's indexes, partitions newest first (an ordered Append).
+    index: /Index Scan Backward using webhook_deliveries_p\d+_(organization_id|endpoint_id)_created_at_id_idx\d* on webhook_deliveries_p\d+ d_\d+/,
     sorted: /Sort Key: d\.created_at/,
     pages: (endpointId: number) => DeliveryRepository.use((r) => Effect.all([
       r.log(a.scope, {}, FIRST), r.log(a.scope, {}, NEXT), r.log(a.scope, { from: FROM, to: TO }, NEXT),
@@ -81,7 +82,7 @@ describe.each([
   {
     log: "message feed",
     table: "webhook_messages m",
-    index: /Index Scan using webhook_messages_feed_idx on webhook_messages m/,
+    index: /Index Scan using webhook_messages_p\d+_organization_id_created_at_id_idx on webhook_messages_p\d+ m_\d+/,
     sorted: /Sort Key: m\.created_at/,
     pages: () => WebhookMessages.use((r) => Effect.all([
       r.feed(a.scope, { eventTypes: [] }, FIRST), r.feed(a.scope, { eventTypes: [] }, NEXT), r.feed(a.scope, { eventTypes: [] }, { limit: 50, after: [FROM, 0] }),

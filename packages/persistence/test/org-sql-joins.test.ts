@@ -29,8 +29,8 @@ describe("OrgSql joins", () => {
     const [deliveryOfA] = await rows<{ id: string }>("select id from webhook_deliveries where organization_id = ?", [a.id]);
     const [deliveryOfB] = await rows<{ id: string; message_id: string }>("select id, message_id from webhook_deliveries where organization_id = ?", [b.id]);
     await rows(
-      `insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code)
-       values (?, ?, 1, now(), 5, 500)`, [b.id, deliveryOfA!.id],
+      `insert into webhook_attempts (organization_id, delivery_id, delivery_created_at, attempt, started_at, duration_ms, status_code)
+       select ?, d.id, d.created_at, 1, now(), 5, 500 from webhook_deliveries d where d.id = ?`, [b.id, deliveryOfA!.id],
     );
     // Only the joined attempt of B exists for A's delivery: the lateral join leaves it out.
     expect((await db.run(DeliveryRepository.use((r) => r.find(a.scope, Number(deliveryOfA!.id))))).attempts).toEqual([]);

@@ -1,6 +1,6 @@
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DeliveryRepository, REPLAY_BATCH_SIZE } from "../src/index.ts";
+import { DeliveryRepository, HistoryPartitions, REPLAY_BATCH_SIZE, WEBHOOK_HISTORY } from "../src/index.ts";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 
 /**
@@ -28,6 +28,8 @@ const seed = async (organizationId: number, count: number, start: string) => {
     "insert into webhook_endpoints (organization_id, url, origin, secret, event_types) values (?, 'https://hooks.example.com/replay', 'https://hooks.example.com', 'whsec_x', '{}') returning id",
     [organizationId],
   );
+  // Partitions back to `start` (the history is written in the past).
+  await db.run(HistoryPartitions.use((h) => h.cover(WEBHOOK_HISTORY, new Date(start), 24 * 3600_000)));
   // Of every 10: 6 failed, 2 pending waiting to retry after a failed attempt, 1 pending already due, 1 succeeded.
   await rows(
     `with m as (

@@ -21,6 +21,8 @@ const BUSINESS_RECORD: Bound = {
 };
 
 const HOUSEKEEPING = "src/housekeeping.ts";
+/** Webhook history's time partitions, dropped whole (`WEBHOOK_HISTORY`'s tables). */
+const PARTITIONS = "src/history-partitions.ts";
 
 /** Every table of the migrated database, and how it is bounded. */
 const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
@@ -36,9 +38,10 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
     retention: "WEBHOOK_RETENTION for a deleted endpoint's history, then its row (live ones capped by WEBHOOK_ENDPOINTS_PER_ORGANIZATION; one local listener per API key, removed with its ended key)",
     sweptBy: [HOUSEKEEPING],
   },
-  webhook_messages: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
-  webhook_deliveries: { retention: "WEBHOOK_RETENTION (a disabled endpoint's pending ones end, so they are reached too)", sweptBy: [HOUSEKEEPING] },
-  webhook_attempts: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
+  // Time partitions of WEBHOOK_HISTORY_PARTITION, dropped whole once past the retention (pending deliveries settled first).
+  webhook_messages: { retention: "WEBHOOK_RETENTION", sweptBy: [PARTITIONS] },
+  webhook_deliveries: { retention: "WEBHOOK_RETENTION (pending ones are settled 'history expired' before their partition goes)", sweptBy: [PARTITIONS] },
+  webhook_attempts: { retention: "WEBHOOK_RETENTION", sweptBy: [PARTITIONS] },
   endpoint_notices: { retention: "WEBHOOK_RETENTION", sweptBy: [HOUSEKEEPING] },
   // Confirmed or not, an organization's addresses count against its cap; an unconfirmed one is removed by hand or replaced.
   alert_recipients: { capped: "ALERT_RECIPIENTS_PER_ORGANIZATION (confirmed or waiting for confirmation)" },
@@ -74,7 +77,9 @@ afterAll(() => db?.dispose());
 describe("every table has a bound", () => {
   it("classifies every table of the migrated database, and only those", async () => {
     const tables = await db.orm.em.getConnection().execute<{ table_name: string }[]>(
-      "select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name",
+      // A partitioned table once, not each of its partitions.
+      `select c.relname as table_name from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p')
+         and not c.relispartition order by c.relname`,
     );
     expect(tables.map((row) => row.table_name)).toEqual(Object.keys(TABLE_BOUNDS).sort());
   });
@@ -85,7 +90,7 @@ describe("every table has a bound", () => {
 
   it.each(SWEPT)("%s is removed by a retention sweep (%s) that deletes from it", (table, _retention, sweptBy) => {
     const sweeps = sweptBy.map((file) => readFileSync(new URL(`../${file}`, import.meta.url), "utf8")).join("\n");
-    // Either statement form the sweeps use: a delete naming the table, or the table handed to `removeOldest`.
+    // Either statement form the sweeps use: a delete naming the table, or the table handed to `removeOldest` (or to a partition family).
     expect(sweeps).toMatch(new RegExp(`delete from ${table}\\b|"${table}"`));
   });
 

@@ -27,6 +27,12 @@ const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "53300", "57014"]
 const DRIVER_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client (has encountered a connection error|was closed) and is not queryable|Cannot use a pool after calling end on the pool|Connection ended)/;
 
+/** Whether `error` itself is PostgreSQL finding no partition for a row (23514, "no partition of relation … found for row"). */
+export const isMissingPartition = (error: object): boolean => {
+  const { code, sqlState, message } = error as { code?: unknown; sqlState?: unknown; message?: unknown };
+  return (code === "23514" || sqlState === "23514") && typeof message === "string" && message.includes("no partition of relation");
+};
+
 /** What a failure of the driver says about the database. */
 export type DatabaseFailureKind =
   /** The database is not there right now (down, frozen, restarting, full, too slow): wait for it, answer 503. */
@@ -43,6 +49,9 @@ const ownKind = (error: object): DatabaseFailureKind | undefined => {
   // pg's `DatabaseError` carries the SQLSTATE in `code`, MikroORM's exceptions in `sqlState`, Node's system errors their errno name in `code`.
   const state = typeof code === "string" ? code : typeof sqlState === "string" ? sqlState : "";
   if (NETWORK_CODES.has(state) || UNAVAILABLE_STATES.has(state) || /^08[0-9A-Z]{3}$/.test(state)) return "unavailable";
+  // A row of a time-partitioned history table no partition takes (none made ahead: `HistoryPartitions`):
+  // the storage is not ready for it, as in an outage; never a 500.
+  if (isMissingPartition(error)) return "unavailable";
   if (/^2[23][0-9A-Z]{3}$/.test(state)) return "data refusal";
   // Only pg's plain errors without a code are read by their words (see DRIVER_MESSAGES).
   if (state === "" && error instanceof Error && DRIVER_MESSAGES.test(error.message)) return "unavailable";
@@ -65,6 +74,14 @@ export const databaseFailureKind = (error: unknown): DatabaseFailureKind => {
     return [wrapped.cause, wrapped.previous, ...(Array.isArray(wrapped.errors) ? wrapped.errors : [])].some((next) => visit(next, depth + 1));
   };
   return visit(error, 0) ? "unavailable" : refusal ? "data refusal" : "defect";
+};
+
+/** Whether `error` or anything it wraps (`cause`, `previous`, a few levels deep) is a row no history partition takes (`isMissingPartition`). */
+export const hasMissingPartition = (error: unknown, depth = 0): boolean => {
+  if (typeof error !== "object" || error === null || depth > 5) return false;
+  if (isMissingPartition(error)) return true;
+  const wrapped = error as { cause?: unknown; previous?: unknown; reason?: unknown };
+  return [wrapped.cause, wrapped.previous, wrapped.reason].some((next) => hasMissingPartition(next, depth + 1));
 };
 
 /** Whether `error` (or anything it wraps) says the database is unavailable rather than that something is wrong. */

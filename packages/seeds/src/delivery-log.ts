@@ -2,6 +2,7 @@ import type { MikroORM } from "@mikro-orm/postgresql";
 import {
   endpointSecretContext, exampleMessage, generateSigningSecret, InvalidInput, type OrgScope, type SecretCipher, storedMessage, WEBHOOK_EVENT_TYPES,
 } from "@platter/domain";
+import { coverPartitionSql, WEBHOOK_HISTORY } from "@platter/persistence";
 
 /**
  * A delivery log for load tests: `endpoints` new endpoints of one organization and `deliveries`
@@ -48,6 +49,8 @@ export const seedDeliveryLog = async (orm: MikroORM, secrets: SecretCipher, scop
   const payloads = JSON.stringify(WEBHOOK_EVENT_TYPES.map((type) => storedMessage(exampleMessage(type)).payload));
   const messages = Math.ceil(deliveries / endpoints);
   const start = Date.now() - SPAN_MS;
+  // The week's partitions: one before those the processes made, if need be (`HistoryPartitions.cover`).
+  await run(coverPartitionSql(WEBHOOK_HISTORY, new Date(start), 24 * 3600_000), []);
   // Messages spread evenly over the week (ids and times increasing together), each to every new endpoint.
   await run(
     `with m as (
@@ -72,8 +75,8 @@ export const seedDeliveryLog = async (orm: MikroORM, secrets: SecretCipher, scop
     ],
   );
   await run(
-    `insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body, next_attempt_at)
-     select ?, d.id, a.attempt, d.created_at + (a.attempt - 1) * interval '5 seconds', 40 + (hashint8(d.id + a.attempt) & 255)::int,
+    `insert into webhook_attempts (organization_id, delivery_id, delivery_created_at, attempt, started_at, duration_ms, status_code, error, response_body, next_attempt_at)
+     select ?, d.id, d.created_at, a.attempt, d.created_at + (a.attempt - 1) * interval '5 seconds', 40 + (hashint8(d.id + a.attempt) & 255)::int,
        case when d.status = 'succeeded' then 200 when a.attempt = 2 then null else 500 end,
        case when d.status <> 'succeeded' and a.attempt = 2 then 'connect ECONNREFUSED 203.0.113.7:443' end,
        case when d.status = 'succeeded' then '{"received":true}' when a.attempt = 2 then null else ? end,

@@ -1,6 +1,7 @@
 import "./provided-context.ts";
 export * from "./fixtures.ts";
 export * from "./test-database.ts";
+export * from "./history.ts";
 export * from "./test-postgres.ts";
 export * from "./controlled-postgres.ts";
 export * from "./pgbouncer.ts";

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { generateSigningSecret } from "@platter/domain";
 import PgBoss from "pg-boss";
 import { loadDispatcherConfig } from "@platter/dispatcher";
-import { Housekeeping, openPlatform, type PlatformRuntime, WebhookEndpointRepository } from "@platter/persistence";
-import { createOrganization, createTestDatabase, TEST_SECRET_KEYS_TEXT } from "@platter/testing";
+import { coverPartitionSql, HistoryPartitions, openPlatform, type PlatformRuntime, WEBHOOK_HISTORY, WebhookEndpointRepository } from "@platter/persistence";
+import { backdateHistory, createOrganization, createTestDatabase, TEST_SECRET_KEYS_TEXT } from "@platter/testing";
 import { checkpoint, CostMeter, type DatabaseCost, STATS_IDLE_FLUSH_MS } from "./database-cost.ts";
 import { type Bench, drainBacklog, type QueueSpec } from "./measurements.ts";
 import { enqueueJobs, openPgBoss, QUEUE } from "./pg-boss-queue.ts";
@@ -77,30 +77,24 @@ export const PLATTER_HISTORY = /^public\.(webhook_messages|webhook_deliveries|we
 /** pg-boss's tables (its job table and a queue's partition of it). */
 export const PG_BOSS_HISTORY = /^pgboss\./;
 
-/** Rows per batch of the retention, as the dispatcher's sweep removes them (`HISTORY_BATCH` in apps/dispatcher/src/dispatcher-process.ts). */
+/** Pending deliveries settled per statement, as the dispatcher's sweep settles them (`HISTORY_BATCH` in apps/dispatcher/src/dispatcher-process.ts). */
 const HISTORY_BATCH = 500;
 /** The old sweep's ceiling (issue 32): 100 batches of 500 messages a minute per dispatcher. */
 export const OLD_SWEEP_CEILING_PER_SECOND = (100 * 500) / 60;
 /**
- * The bound the dispatcher's sweep puts on `forgetHistory`'s entry point: at most
- * `HISTORY_BATCHES_PER_SWEEP` (100) batches of 500 messages per `WEBHOOK_RETENTION_SWEEP` (default
- * 1 minute). `forgetHistory` runs without it, so a dispatcher forgets at most the lower of its rate
- * and this bound; undefined when the retention the dispatcher runs has no such bound (update it with `forgetHistory`).
+ * The bound the dispatcher's sweep puts on `forgetHistory`'s entry point; undefined: none. (Row by
+ * row, it was 100 batches of 500 messages per `WEBHOOK_RETENTION_SWEEP`; partitions go whole.)
  */
-export const SWEEP_BOUND_PER_SECOND: number | undefined = OLD_SWEEP_CEILING_PER_SECOND;
+export const SWEEP_BOUND_PER_SECOND: number | undefined = undefined;
 
 /**
- * The retention the dispatcher runs, run until nothing older than `retentionMs` is left: the
- * Housekeeping entry point its history sweep calls (`sweepHistoryEvery` in
- * apps/dispatcher/src/dispatcher-process.ts), batch after batch, without the sweep's bound of 100
- * batches a minute. The one place the benchmark forgets Platter's history: point it at the new entry
- * point when retention changes.
+ * The retention the dispatcher runs (`sweepHistoryEvery` in apps/dispatcher/src/dispatcher-process.ts):
+ * the pending deliveries of partitions reaching `retentionMs` settled, then the expired partitions
+ * dropped whole (`HistoryPartitions`). The one place the benchmark forgets Platter's history.
  */
 export const forgetHistory = async (platform: PlatformRuntime, retentionMs: number): Promise<void> => {
-  for (;;) {
-    const pruned = await platform.runPromise(Housekeeping.use((h) => h.pruneDeliveryHistory(retentionMs, HISTORY_BATCH)));
-    if (pruned.deliveries < HISTORY_BATCH && pruned.messages < HISTORY_BATCH) return;
-  }
+  while ((await platform.runPromise(HistoryPartitions.use((h) => h.settleExpiring(retentionMs, HISTORY_BATCH)))) === HISTORY_BATCH);
+  await platform.runPromise(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, retentionMs)));
 };
 
 /** Work to measure in this process: opened (unmeasured), run (measured), closed (its connections' statistics then counted). */
@@ -179,6 +173,7 @@ const pgBossMaintenance = (databaseUrl: string) => async (): Promise<OpenedWork>
 const insertBackdatedHistory = async (databaseUrl: string, organizationId: number, endpointId: number, messages: number): Promise<void> => {
   const meter = await CostMeter.open(databaseUrl);
   try {
+    await meter.run(coverPartitionSql(WEBHOOK_HISTORY, new Date(Date.now() - 3 * 86_400_000), 86_400_000));
     await meter.run(
       `with m as (
          insert into webhook_messages (organization_id, type, payload, created_at)
@@ -192,8 +187,8 @@ const insertBackdatedHistory = async (databaseUrl: string, organizationId: numbe
          select m.organization_id, $2::bigint, m.id, 'succeeded', 1, m.created_at, m.created_at, m.created_at + interval '20 milliseconds'
          from m returning id, organization_id, created_at
        )
-       insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code)
-       select d.organization_id, d.id, 1, d.created_at, 20, 200 from d`,
+       insert into webhook_attempts (organization_id, delivery_id, delivery_created_at, attempt, started_at, duration_ms, status_code)
+       select d.organization_id, d.id, d.created_at, 1, d.created_at, 20, 200 from d`,
       [organizationId, endpointId, messages],
     );
     for (const table of ["webhook_messages", "webhook_deliveries", "webhook_attempts"]) await meter.run(`vacuum analyze ${table}`);
@@ -215,8 +210,11 @@ export const measureLifecycle = async (run: LifecycleRun, settings: LifecycleSet
     const sent = await drainBacklog(bench, "lifecycle: Platter dispatcher ×1", settings.deliveries,
       { databaseUrl: db.url, adminUrl, queue: PLATTER_QUEUE }, async () => [await startDispatcherProcess(db.url, settings.concurrency)]);
     log(`  ${(await deliveryRecord(db, settings.deliveries)).line}`);
+    // History goes by whole partitions (a day each here): the sent history is moved two days back first, unmeasured, so
+    // the retention finds its partition expired, as it finds a day of history once its retention has passed.
+    await backdateHistory(db.url, "true", [], "m.created_at - interval '2 days'");
     log("lifecycle: the retention forgets them…");
-    const forget = await measureHere(bench, adminUrl, db.url, retentionOnOwnPlatform(db.url, 0));
+    const forget = await measureHere(bench, adminUrl, db.url, retentionOnOwnPlatform(db.url, 3600_000));
     rows.push({
       system: "Platter",
       deliveries: settings.deliveries,

@@ -1,5 +1,6 @@
 import { isPlatterError, jsonAnswer } from "@platter/domain";
 import type { OutageWatch } from "@platter/ops";
+import { hasMissingPartition } from "@platter/persistence";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 
@@ -15,6 +16,10 @@ export const errorResponse =
     if (!isPlatterError(thrown)) {
       logger.error({ err: thrown, requestId: ctx.state["requestId"], method: ctx.method, path: ctx.path }, "unhandled error");
     } else if (thrown._tag === "DatabaseUnavailable") {
+      // Not an outage that passes by itself: history's partitions are not being made ahead (HistoryPartitions).
+      if (hasMissingPartition(thrown.reason)) {
+        logger.error({ err: thrown.reason, requestId: ctx.state["requestId"] }, "no history partition takes this row: partitions are not made ahead (start an API or a dispatcher, or see WEBHOOK_HISTORY_PARTITION)");
+      }
       outages.down(thrown.reason);
     }
     const answer = jsonAnswer(thrown);

@@ -32,6 +32,8 @@ export interface DeliveryAfterAttempt {
 export const SETTLED_ENDPOINT_DISABLED = "endpoint disabled";
 /** Why a delivery ended when its endpoint was deleted (its `settled_reason`, shown in the log). */
 export const SETTLED_ENDPOINT_DELETED = "endpoint deleted";
+/** Why a delivery still pending ended when its history reached the retention (its partition is about to be dropped): shown in the log, replayable until it goes. */
+export const SETTLED_HISTORY_EXPIRED = "history expired";
 
 /**
  * The inputs of `DELIVERY_DECISION`: the attempt's `outcome`, `retryDelayMs` (the retry schedule's
@@ -54,6 +56,11 @@ export const ENDED_BY_DISABLED_ENDPOINT: Readonly<Record<DeliveryColumn, Rule>> 
  */
 export const ENDED_BY_DELETED_ENDPOINT: Readonly<Record<DeliveryColumn, Rule>> = {
   ...ENDED_BY_DISABLED_ENDPOINT, settledReason: value(SETTLED_ENDPOINT_DELETED),
+};
+
+/** The delivery still pending when its history expires: ended now as a disabled endpoint's are, with `SETTLED_HISTORY_EXPIRED` as the reason. */
+export const ENDED_BY_EXPIRED_HISTORY: Readonly<Record<DeliveryColumn, Rule>> = {
+  ...ENDED_BY_DISABLED_ENDPOINT, settledReason: value(SETTLED_HISTORY_EXPIRED),
 };
 
 /**

@@ -15,20 +15,21 @@ export const WebhookMessageEntity = defineEntity({
     id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     /** The envelope `id` integrators see; stable across every retry. */
-    envelopeId: p.text().unique().defaultRaw("('evt_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text))"),
+    envelopeId: p.text().defaultRaw("('evt_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text))"),
     type: p.text(),
     /** The versioned payload written through the domain's message schema. */
     payload: p.json<unknown>(),
-    createdAt: p.datetime(3).defaultRaw("now()"),
+    /** Its partition key too (the table is partitioned by it: `HistoryPartitions`), so part of the primary key. */
+    createdAt: p.datetime(3).defaultRaw("now()").primary(),
     /** The creating request's W3C `traceparent` (null when nothing traced it): each attempt's span is its child. */
     traceparent: p.text().nullable(),
   },
+  // Random, so unique alone; a partitioned table's unique must hold its partition key (Migration20261202000000HistoryByTime).
+  uniques: [{ name: "webhook_messages_envelope_id_created_at_key", properties: ["envelopeId", "createdAt"] }],
   checks: [
     { name: "webhook_messages_traceparent_check", expression: "traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'" },
   ],
   indexes: [
-    // Retention: messages oldest first.
-    { name: "webhook_messages_created_at_idx", properties: ["createdAt"] },
     // The message feed: an organization's messages oldest first, from a cursor.
     { name: "webhook_messages_feed_idx", properties: ["organization", "createdAt", "id"] },
   ],
@@ -143,14 +144,16 @@ export const WebhookDeliveryEntity = defineEntity({
     id: identityId(),
     organization: p.manyToOne(OrganizationEntity),
     endpoint: p.manyToOne(WebhookEndpointEntity),
-    message: p.manyToOne(WebhookMessageEntity),
+    /** Its message's id; no foreign key: the message's partition (same bounds, `created_at` equal) goes with this one's. */
+    messageId: p.bigint("number"),
     status: p.text().default("pending"),
     attempts: p.integer().default(0),
     nextAttemptAt: p.datetime(3).defaultRaw("now()"),
     /** Set while a dispatcher attempts it, until `leaseExpiresAt`; neither is indexed, so a claim is a HOT update. */
     leaseToken: p.uuid().nullable(),
     leaseExpiresAt: p.datetime(3).nullable(),
-    createdAt: p.datetime(3).defaultRaw("now()"),
+    /** Its message's `created_at` (written in the message's transaction) and its partition key, so part of the primary key. */
+    createdAt: p.datetime(3).defaultRaw("now()").primary(),
     completedAt: p.datetime(3).nullable(),
     /** Its endpoint is a local listener: forwarded by `platter listen`, never sent by a dispatcher. */
     viaListener: p.boolean().default(false),
@@ -158,7 +161,7 @@ export const WebhookDeliveryEntity = defineEntity({
     settledReason: p.text().nullable(),
   },
   // Leads with the message: it also finds a message's deliveries (history retention).
-  uniques: [{ name: "webhook_deliveries_message_id_endpoint_id_key", properties: ["message", "endpoint"] }],
+  uniques: [{ name: "webhook_deliveries_message_id_endpoint_id_created_at_key", properties: ["messageId", "endpoint", "createdAt"] }],
   indexes: [
     // Partial: only the deliveries still pending, organization by organization, then endpoint by
     // endpoint (claims walk both, and take each endpoint's oldest due).
@@ -176,7 +179,7 @@ export const WebhookDeliveryEntity = defineEntity({
     { name: "webhook_deliveries_endpoint_log_idx", properties: ["endpoint", "createdAt", "id"] },
     // Partial: an endpoint's failed deliveries since a time (the log filtered to failed; replaying them).
     { name: "webhook_deliveries_failed_idx", properties: ["endpoint", "createdAt", "id"], where: { status: "failed" } },
-    // (Retention walks messages, not deliveries. The table's fillfactor 50, for HOT claims, is set by its migration: MikroORM has no word for it.)
+    // (Retention drops whole partitions. Each partition's fillfactor 50, for HOT claims, is set where it is made: `HistoryPartitions`.)
   ],
   // Wakes dispatchers (LISTEN platter_deliveries) as soon as deliveries commit.
   triggers: [
@@ -192,7 +195,9 @@ export const WebhookAttemptEntity = defineEntity({
     id: identityId(),
     // No foreign keys: an append-only log written only by the dispatcher (see Migration20261124060000AttemptLogKeys).
     organization: p.manyToOne(OrganizationEntity).createForeignKeyConstraint(false),
-    delivery: p.manyToOne(WebhookDeliveryEntity).createForeignKeyConstraint(false),
+    deliveryId: p.bigint("number"),
+    /** Its delivery's `created_at`: the partition key, so an attempt's partition goes with its delivery's (`HistoryPartitions`). */
+    deliveryCreatedAt: p.datetime(3).primary(),
     attempt: p.integer(),
     startedAt: p.datetime(3),
     durationMs: p.integer(),
@@ -202,7 +207,7 @@ export const WebhookAttemptEntity = defineEntity({
     nextAttemptAt: p.datetime(3).nullable(),
   },
   indexes: [
-    { name: "webhook_attempts_delivery_idx", properties: ["delivery", "id"] },
+    { name: "webhook_attempts_delivery_idx", properties: ["deliveryId", "id"] },
     // Endpoint health: an organization's attempts of the last 24 hours.
     { name: "webhook_attempts_health_idx", properties: ["organization", "startedAt"] },
   ],

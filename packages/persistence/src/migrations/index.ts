@@ -32,6 +32,7 @@ import { Migration20261130040000EndpointThrottle } from "./Migration202611300400
 import { Migration20261130050000MessageFeedOrder } from "./Migration20261130050000MessageFeedOrder.ts";
 import { Migration20261201010000MessageTraceContext } from "./Migration20261201010000MessageTraceContext.ts";
 import { Migration20261201030000NotifyAlertMailerOnNotices } from "./Migration20261201030000NotifyAlertMailerOnNotices.ts";
+import { Migration20261202000000HistoryByTime } from "./Migration20261202000000HistoryByTime.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -69,4 +70,5 @@ export const migrationsList = [
   { name: "Migration20261130050000MessageFeedOrder", class: Migration20261130050000MessageFeedOrder },
   { name: "Migration20261201010000MessageTraceContext", class: Migration20261201010000MessageTraceContext },
   { name: "Migration20261201030000NotifyAlertMailerOnNotices", class: Migration20261201030000NotifyAlertMailerOnNotices },
+  { name: "Migration20261202000000HistoryByTime", class: Migration20261202000000HistoryByTime },
 ];

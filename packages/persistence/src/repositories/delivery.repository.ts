@@ -95,7 +95,7 @@ export const ATTEMPTS_OF_DELIVERY: Join = {
         'next_attempt_at', ${isoTimestamp("a.next_attempt_at")}) order by a.id), '[]') as list`,
       from: "webhook_attempts",
       as: "a",
-      where: raw("a.delivery_id = d.id"),
+      where: raw("a.delivery_id = d.id and a.delivery_created_at = d.created_at"),
     },
     lateral: true,
   },
@@ -145,7 +145,7 @@ const LOG_JOINS: ReadonlyArray<Join> = [
   ENDPOINT_OF_DELIVERY,
   {
     to: {
-      select: { columns: "a.status_code, a.error, a.started_at", from: "webhook_attempts", as: "a", where: raw("a.delivery_id = d.id"), rest: raw("order by a.id desc limit 1") },
+      select: { columns: "a.status_code, a.error, a.started_at", from: "webhook_attempts", as: "a", where: raw("a.delivery_id = d.id and a.delivery_created_at = d.created_at"), rest: raw("order by a.id desc limit 1") },
       lateral: true,
     },
     as: "last",
@@ -257,7 +257,7 @@ export class DeliveryRepository extends Context.Service<
             from: "webhook_deliveries",
             as: "d",
             joins: [MESSAGE_OF_DELIVERY, ENDPOINT_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
-            where: sql`d.message_id = ${message.id}::bigint`,
+            where: sql`d.message_id = ${message.id}::bigint and d.created_at = ${message.created_at}::timestamptz`,
             rest: raw("order by d.endpoint_id"),
           });
           return { ...message, id: Number(message.id), deliveries: deliveries.map(toDeliveryView) };
@@ -281,12 +281,13 @@ export class DeliveryRepository extends Context.Service<
         }),
         retryMessage: Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
           const org = orgSql(database, scope);
-          yield* org.one({ columns: "m.id", from: "webhook_messages", as: "m", where: sql`m.id = ${messageId}` });
+          const message = yield* org.one<{ created_at: Date }>({ columns: "m.created_at", from: "webhook_messages", as: "m", where: sql`m.id = ${messageId}` });
           const rows = yield* org.update({
             table: "webhook_deliveries",
             as: "d",
             set: DUE_AGAIN,
-            where: sql`d.message_id = ${messageId} and ${raw(RETRIABLE)}`,
+            // The partition key too: only the message's partition is read.
+            where: sql`d.message_id = ${messageId} and d.created_at = ${message.created_at} and ${raw(RETRIABLE)}`,
             returning: "d.id",
           });
           return { retried: rows.length };

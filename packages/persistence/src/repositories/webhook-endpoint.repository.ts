@@ -179,7 +179,7 @@ const HEALTH_JOIN: Join = {
         (array_agg(a.error order by a.started_at desc, a.id desc))[1] as last_error`,
       from: "webhook_attempts",
       as: "a",
-      joins: [{ to: { table: "webhook_deliveries" }, as: "d", on: "d.id = a.delivery_id" }],
+      joins: [{ to: { table: "webhook_deliveries" }, as: "d", on: "d.id = a.delivery_id and d.created_at = a.delivery_created_at" }],
       where: raw("a.started_at > now() - interval '24 hours'"),
       rest: raw("group by d.endpoint_id"),
     },

@@ -4,7 +4,6 @@ import {
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
-import { WebhookMessageEntity } from "../entities/index.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { currentTraceparent } from "../statement-spans.ts";
@@ -17,10 +16,12 @@ import { currentTraceparent } from "../statement-spans.ts";
 const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number, DatabaseUnavailable> => {
   const { type, payload } = storedMessage(message);
   // The creating request's trace (null when nothing traces it): each attempt's span joins it.
-  const insert = tx.traced
-    ? Effect.flatMap(currentTraceparent, (traceparent) => tx.insert(WebhookMessageEntity, { type, payload, traceparent }))
-    : tx.insert(WebhookMessageEntity, { type, payload });
-  return Effect.tap(insert, (messageId) =>
+  const insert = (traceparent: string | null) =>
+    Effect.map(
+      tx.insertReturning<{ id: string }>("webhook_messages", "type, payload, traceparent", sql`${type}, ${JSON.stringify(payload)}::jsonb, ${traceparent}`, "id"),
+      ([row]) => Number(row!.id),
+    );
+  return Effect.tap(tx.traced ? Effect.flatMap(currentTraceparent, insert) : insert(null), (messageId) =>
     tx.insertFrom({
       into: "webhook_deliveries",
       columns: "endpoint_id, message_id, via_listener",

@@ -71,9 +71,9 @@ returning m.id::int as id, m.lease_token, m.attempts as attempt, m.email, n.orga
 /** An endpoint's last failed attempts among its recent deliveries, newest first. Parameters: organization, endpoint. */
 export const ALERT_LAST_ERRORS_SQL = `select ${isoTimestamp("a.started_at")} as at, a.status_code, a.error
 from (
-  select d.id from webhook_deliveries d where d.organization_id = ? and d.endpoint_id = ?
+  select d.id, d.created_at from webhook_deliveries d where d.organization_id = ? and d.endpoint_id = ?
   order by d.created_at desc, d.id desc limit ${RECENT_DELIVERIES}
-) recent join webhook_attempts a on a.delivery_id = recent.id
+) recent join webhook_attempts a on a.delivery_id = recent.id and a.delivery_created_at = recent.created_at
 where a.status_code is null or a.status_code not between 200 and 299
 order by a.id desc limit ${ALERT_LAST_ERRORS}`;
 

@@ -1,6 +1,6 @@
 import {
   ATTEMPT_TEXT_MAX_CHARACTERS, type AttemptRecord, BATCH_DISABLES, DEFAULT_DISABLE_NOTICE_MS, DELIVERY_DECISION, type DELIVERY_INPUTS, type DeliveryColumn,
-  type DeliveryPolicy, ENDED_BY_DELETED_ENDPOINT, ENDED_BY_DISABLED_ENDPOINT, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS,
+  type DeliveryPolicy, ENDED_BY_DELETED_ENDPOINT, ENDED_BY_DISABLED_ENDPOINT, ENDED_BY_EXPIRED_HISTORY, ENDPOINT_DECISION, type ENDPOINT_INPUTS, type EndpointColumn, NOTICE_CLIMBS,
   NOTICE_RECOVERS, retryDelayAfter,
   storableTextOrNull,
 } from "@platter/domain";
@@ -72,6 +72,9 @@ export const ENDED_DELIVERY = endedBy(ENDED_BY_DISABLED_ENDPOINT);
 /** What deleting an endpoint writes to its pending deliveries (`ENDED_BY_DELETED_ENDPOINT`): as `ENDED_DELIVERY`, with "endpoint deleted" as the reason. */
 export const ENDED_DELIVERY_OF_DELETED = endedBy(ENDED_BY_DELETED_ENDPOINT);
 
+/** What a pending delivery gets when its history expires (`ENDED_BY_EXPIRED_HISTORY`): as `ENDED_DELIVERY`, with "history expired" as the reason. */
+export const ENDED_DELIVERY_OF_EXPIRED_HISTORY = endedBy(ENDED_BY_EXPIRED_HISTORY);
+
 /**
  * A batch of results in one statement (so one transaction, one parse of the batch), applying the
  * domain's decisions at the transaction's `now()`, as SQL generated from the domain's rules
@@ -113,12 +116,14 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
     where not endpoints_before.enabled or ${ruleSql(BATCH_DISABLES, endpointBindings("endpoints_before"))}
   ),
   -- Every attempt written to the log, with its next try when the delivery is retried (\`DELIVERY_DECISION\`'s).
+  -- Each carries its delivery's created_at, its partition key (an attempt whose delivery's history is gone is not kept).
   recorded_attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
-      response_body, next_attempt_at)
+      response_body, next_attempt_at, delivery_created_at)
     select organization_id, delivery_id, attempt, ${timeMinusSql("now()", "started_ms_ago")}, duration_ms, status_code, error, response_body,
-      ${delivery("nextTry")}
-    from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
+      ${delivery("nextTry")}, owner.created_at
+    from results join lateral (select d.created_at from webhook_deliveries d where d.id = results.delivery_id limit 1) owner on true
+      left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
   -- Each delivery moved as the domain's \`DELIVERY_DECISION\` table says, by its lease holder only, and its lease cleared.
   moved_deliveries as (

@@ -292,7 +292,7 @@ export const CLAIM = `with recursive
 update webhook_deliveries d
   set ${takeLease("params.lease_ms")}
 from webhook_endpoints e, webhook_messages m, params
-where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
+where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id and m.created_at = d.created_at
 returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
   case when e.previous_secret_until > params.now_at then e.previous_secret end as previous_secret,
   m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,

@@ -107,8 +107,8 @@ const giveUp = (tx: OrgSql, where: Statement, reason: string) =>
     const given = sql`${where} and d.status = 'pending' and d.via_listener`;
     yield* tx.insertFrom({
       into: "webhook_attempts",
-      columns: "delivery_id, attempt, started_at, duration_ms, error",
-      values: sql`d.id, d.attempts + 1, now(), 0, ${reason}`,
+      columns: "delivery_id, delivery_created_at, attempt, started_at, duration_ms, error",
+      values: sql`d.id, d.created_at, d.attempts + 1, now(), 0, ${reason}`,
       from: "webhook_deliveries",
       as: "d",
       where: given,
@@ -228,7 +228,7 @@ export class LocalListeners extends Context.Service<
             from: "webhook_deliveries",
             as: "d",
             joins: [
-              { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id" },
+              { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id and m.created_at = d.created_at" },
               { to: { table: "webhook_endpoints" }, as: "w", on: "w.id = d.endpoint_id" },
             ],
             where: sql`d.id = any(${bigintArray(claimed.map((row) => row.id))}::bigint[])`,
@@ -268,8 +268,8 @@ export class LocalListeners extends Context.Service<
               const after = deliveryAfterAttempt(1, report.outcome, [], 0);
               const recorded = yield* tx.insertFrom({
                 into: "webhook_attempts",
-                columns: "delivery_id, attempt, started_at, duration_ms, status_code, error, response_body",
-                values: sql`d.id, d.attempts + 1, now() - ${report.durationMs}::int * interval '1 millisecond', ${report.durationMs}::int,
+                columns: "delivery_id, delivery_created_at, attempt, started_at, duration_ms, status_code, error, response_body",
+                values: sql`d.id, d.created_at, d.attempts + 1, now() - ${report.durationMs}::int * interval '1 millisecond', ${report.durationMs}::int,
                   ${report.statusCode ?? null}::int, ${storableTextOrNull(report.error, ATTEMPT_TEXT_MAX_CHARACTERS)},
                   ${storableTextOrNull(report.responseBody, ATTEMPT_TEXT_MAX_CHARACTERS)}`,
                 from: "webhook_deliveries",

@@ -22,14 +22,16 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
     where not endpoints_before.enabled or (endpoint_results.gone or (not endpoint_results.any_success and coalesce(endpoints_before.failing_since, now()) < (now() - policy.window_ms * interval '1 millisecond')))
   ),
   -- Every attempt written to the log, with its next try when the delivery is retried (`DELIVERY_DECISION`'s).
+  -- Each carries its delivery's created_at, its partition key (an attempt whose delivery's history is gone is not kept).
   recorded_attempts as (
     insert into webhook_attempts (organization_id, delivery_id, attempt, started_at, duration_ms, status_code, error,
-      response_body, next_attempt_at)
+      response_body, next_attempt_at, delivery_created_at)
     select organization_id, delivery_id, attempt, (now() - started_ms_ago * interval '1 millisecond'), duration_ms, status_code, error, response_body,
       case when results.outcome = 'succeeded' or results.retry_delay_ms is null or disabled.id is not null then null
         else (now() + results.retry_delay_ms * interval '1 millisecond')
-      end
-    from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
+      end, owner.created_at
+    from results join lateral (select d.created_at from webhook_deliveries d where d.id = results.delivery_id limit 1) owner on true
+      left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
   -- Each delivery moved as the domain's `DELIVERY_DECISION` table says, by its lease holder only, and its lease cleared.
   moved_deliveries as (

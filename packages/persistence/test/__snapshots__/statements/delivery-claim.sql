@@ -187,7 +187,7 @@ with recursive
 update webhook_deliveries d
   set lease_token = gen_random_uuid(), lease_expires_at = (now() + params.lease_ms * interval '1 millisecond')
 from webhook_endpoints e, webhook_messages m, params
-where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id
+where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id and m.created_at = d.created_at
 returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
   case when e.previous_secret_until > params.now_at then e.previous_secret end as previous_secret,
   m.envelope_id, m.type, to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,

@@ -1,0 +1,216 @@
+import type { DatabaseUnavailable } from "@platter/domain";
+import { Context, Effect, Layer } from "effect";
+import { Database } from "./database.ts";
+import { nowPlus } from "./database-clock.ts";
+import { ENDED_DELIVERY_OF_EXPIRED_HISTORY } from "./webhooks/attempt-record.ts";
+
+/**
+ * History partitioned by time: "families" of tables range-partitioned on a time column with the
+ * same bounds, made ahead of the clock and forgotten by dropping whole partitions (never by deleting
+ * rows). A partition is named `<table>_p<its lower bound, UTC, YYYYMMDDHHMMSS>`. A new partition
+ * always starts at the last one's upper bound, so processes with different widths never overlap; a
+ * partition made for older rows (`cover`) ends at the first one's lower bound. There is no DEFAULT
+ * partition (it would forbid `detach … concurrently`): a row no partition takes is refused
+ * (`database-availability.ts` answers it as an outage, 503, and the API logs it).
+ */
+
+/** A family: tables whose partitions share bounds and go together, the first one read for the bounds. */
+export interface HistoryFamily {
+  /** A short name for logs and the advisory lock. */
+  readonly name: string;
+  /** Its tables in drop order (the ones that refer to others first), each with its partitions' storage parameters, if any. */
+  readonly tables: ReadonlyArray<{ readonly table: string; readonly storage?: string }>;
+}
+
+/** Webhook history: messages, their deliveries (same `created_at`) and the deliveries' attempts (`delivery_created_at`). */
+export const WEBHOOK_HISTORY: HistoryFamily = {
+  name: "webhook history",
+  tables: [
+    { table: "webhook_attempts" },
+    // HOT claims: half of each page is left free for the claim's and the record's updates.
+    { table: "webhook_deliveries", storage: "fillfactor = 50" },
+    { table: "webhook_messages" },
+  ],
+};
+
+/** One partition of a family, by its bounds. */
+export interface HistoryPartition {
+  readonly from: Date;
+  readonly to: Date;
+}
+
+/** SQL for the bounds of every partition of `table`: `(name, lower, upper, detach_pending)`. */
+const partitionsOf = (table: string) => `
+  select c.relname as name,
+    (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz as lower,
+    (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz as upper,
+    i.inhdetachpending as detach_pending
+  from pg_inherits i join pg_class c on c.oid = i.inhrelid
+  where i.inhparent = '${table}'::regclass`;
+
+/** A table name or a number checked before it is written into DDL (DO blocks take no parameters). */
+const identifier = (name: string): string => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
+  return name;
+};
+const milliseconds = (ms: number): string => {
+  if (!Number.isFinite(ms) || ms < 1) throw new Error(`not a duration: ${ms}`);
+  return String(Math.trunc(ms));
+};
+
+/**
+ * A DO block that makes the family's partitions for `[lower, stop)` from `lower` on, `width` each,
+ * under the family's advisory lock (several processes may run it at once: the second finds the
+ * first's partitions and makes none). `start` is SQL for the first lower bound when none exists.
+ */
+const makePartitions = (family: HistoryFamily, widthMs: number, start: string, stop: string) => {
+  const first = identifier(family.tables[0]!.table);
+  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
+  return `do $$ declare
+      width interval := ${milliseconds(widthMs)} * interval '1 millisecond';
+      stop timestamptz := ${stop};
+      lower timestamptz;
+      t text[];
+    begin
+      perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
+      select max(p.upper) into lower from (${partitionsOf(first)}) p;
+      lower := coalesce(lower, ${start});
+      while lower < stop loop
+        foreach t slice 1 in array array[${tables.join(", ")}] loop
+          execute format('create table %I partition of %I for values from (%L) to (%L)%s',
+            t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS'), t[1], lower, lower + width, t[2]);
+        end loop;
+        lower := lower + width;
+      end loop;
+    end $$`;
+};
+
+/**
+ * The DO block behind `HistoryPartitions.cover`: partitions of `width` each, stepping back from the first
+ * partition's lower bound until `from` is held (after 100 of them, one partition takes the rest back to
+ * `from`'s width boundary). Nothing when a partition already holds `from`. (Exported for @platter/testing's backdating.)
+ */
+export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: number): string => {
+  const first = identifier(family.tables[0]!.table);
+  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
+  return `do $$ declare
+      width interval := ${milliseconds(widthMs)} * interval '1 millisecond';
+      target timestamptz := date_bin(width, '${from.toISOString()}'::timestamptz, timestamptz '2000-01-01 00:00:00+00');
+      lower timestamptz;
+      upper timestamptz;
+      made int := 0;
+      t text[];
+    begin
+      perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
+      select min(p.lower) into upper from (${partitionsOf(first)}) p;
+      if upper is null then return; end if;
+      while upper > target loop
+        lower := case when made >= 100 then target else greatest(target, upper - width) end;
+        foreach t slice 1 in array array[${tables.join(", ")}] loop
+          execute format('create table %I partition of %I for values from (%L) to (%L)%s',
+            t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS'), t[1], lower, upper, t[2]);
+        end loop;
+        upper := lower;
+        made := made + 1;
+      end loop;
+    end $$`;
+};
+
+export class HistoryPartitions extends Context.Service<
+  HistoryPartitions,
+  {
+    /**
+     * Makes the family's partitions, `widthMs` each from the last one's upper bound (from the
+     * current width's boundary when there is none), until `aheadMs` past the database's now.
+     * Idempotent; safe when several processes run it at once.
+     */
+    readonly makeAhead: (family: HistoryFamily, widthMs: number, aheadMs: number) => Effect.Effect<void, DatabaseUnavailable>;
+    /**
+     * Makes partitions for rows older than every partition, `widthMs` each back from the first
+     * one's lower bound until `from` is held (`coverPartitionSql`): seeded or backdated rows.
+     */
+    readonly cover: (family: HistoryFamily, from: Date, widthMs: number) => Effect.Effect<void, DatabaseUnavailable>;
+    /** The family's partitions, oldest first. */
+    readonly list: (family: HistoryFamily) => Effect.Effect<ReadonlyArray<HistoryPartition>, DatabaseUnavailable>;
+    /**
+     * Ends up to `batchSize` deliveries still pending (a listener's too) in the webhook history
+     * partitions whose lower bound is older than `retentionMs` (the database's clock): failed,
+     * `SETTLED_HISTORY_EXPIRED`, lease cleared, no attempt written and no notice; replayable until
+     * the partition goes. Returns how many.
+     */
+    readonly settleExpiring: (retentionMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
+    /**
+     * Detaches (concurrently: inserts and reads go on) and drops every partition of the family
+     * whose upper bound is older than `retentionMs`, each table's partition of the same bounds
+     * together. Returns how many bounds went.
+     */
+    readonly dropExpired: (family: HistoryFamily, retentionMs: number) => Effect.Effect<number, DatabaseUnavailable>;
+  }
+>()("platter/persistence/HistoryPartitions") {
+  static readonly layer = Layer.effect(
+    HistoryPartitions,
+    Effect.gen(function* () {
+      const { rows } = yield* Database;
+      const list = (family: HistoryFamily) =>
+        Effect.map(
+          rows<{ lower: Date; upper: Date }>(`select p.lower, p.upper from (${partitionsOf(identifier(family.tables[0]!.table))}) p order by p.lower`),
+          (found) => found.map((p) => ({ from: new Date(p.lower), to: new Date(p.upper) })),
+        );
+      return HistoryPartitions.of({
+        makeAhead: (family, widthMs, aheadMs) =>
+          Effect.asVoid(rows(makePartitions(
+            family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, nowPlus(aheadMs),
+          ))),
+        cover: (family, from, widthMs) => Effect.asVoid(rows(coverPartitionSql(family, from, widthMs))),
+        list,
+        settleExpiring: (retentionMs, batchSize) => {
+          const cutoff = nowPlus(-retentionMs);
+          return Effect.map(
+            rows<{ n: number }>(
+              `with edge as (
+                 -- The upper bound of the partition the cut-off falls in: every delivery before it is in a partition whose lower bound has passed.
+                 select coalesce(max(p.upper) filter (where p.lower <= ${cutoff}), '-infinity') as upper
+                 from (${partitionsOf("webhook_deliveries")}) p
+               ),
+               expiring as (
+                 select d.id, d.created_at from webhook_deliveries d
+                 where d.status = 'pending' and d.created_at < (select upper from edge)
+                 limit ? for update of d skip locked
+               ),
+               settled as (
+                 update webhook_deliveries d set ${ENDED_DELIVERY_OF_EXPIRED_HISTORY}
+                 from expiring e where d.id = e.id and d.created_at = e.created_at returning 1
+               )
+               select count(*)::int as n from settled`,
+              [batchSize],
+            ),
+            ([row]) => row?.n ?? 0,
+          );
+        },
+        dropExpired: Effect.fnUntraced(function* (family: HistoryFamily, retentionMs: number) {
+          const cutoff = nowPlus(-retentionMs);
+          let dropped = 0;
+          // Every table's: a drop stopped half-way (its process stopped) leaves the bounds in some tables only.
+          const [bounds] = yield* rows<{ uppers: Date[] }>(
+            `select coalesce(array_agg(distinct p.upper), '{}') as uppers
+             from (${family.tables.map(({ table }) => partitionsOf(identifier(table))).join(" union all ")}) p where p.upper <= ${cutoff}`,
+          );
+          for (const upper of bounds?.uppers ?? []) {
+            for (const { table } of family.tables) {
+              const [partition] = yield* rows<{ name: string; detach_pending: boolean }>(
+                `select p.name, p.detach_pending from (${partitionsOf(identifier(table))}) p where p.upper = ?::timestamptz`, [upper],
+              );
+              if (partition === undefined) continue;
+              const name = identifier(partition.name);
+              // A detach interrupted before (its process stopped) is finished; otherwise detached without blocking the parent's readers and writers.
+              yield* rows(`alter table ${table} detach partition ${name} ${partition.detach_pending ? "finalize" : "concurrently"}`);
+              yield* rows(`drop table ${name}`);
+            }
+            dropped++;
+          }
+          return dropped;
+        }),
+      });
+    }),
+  );
+}
