@@ -65,7 +65,8 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   // Webhook history's partitions made ahead now and hourly (the dispatcher's sweep makes them too): a create never finds none.
   const makePartitionsAhead = () =>
     runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs)));
-  await makePartitionsAhead();
+  // Made well ahead, so one not made now (a lock not had within its timeout) is made at the next try.
+  await makePartitionsAhead().catch((err) => logger.warn({ err }, "history partitions not made ahead at start: tried again hourly"));
   const pruneRequestLog = async () => {
     for (let batch = 0; batch < 100; batch++) {
       if ((await runtime.runPromise(RequestLog.use((log) => log.prune(config.requestHistory.retentionMs, 5_000)))) < 5_000) return;

@@ -101,8 +101,9 @@ export const startDispatcher = async (
       failedRound: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer round error")),
     },
   );
-  // Partitions ahead before anything is claimed or recorded (the API makes them too).
-  await runtime.runPromise(makeHistoryPartitionsAhead(config));
+  // Partitions ahead before anything is claimed or recorded (the API makes them too). They are made
+  // well ahead, so one not made now (a lock not had within its timeout) is made by the next sweep.
+  await runtime.runPromise(makeHistoryPartitionsAhead(config)).catch((err) => logger.warn({ err }, "history partitions not made ahead at start: the sweep tries again"));
   // Each endpoint's cap is shared out between the dispatchers live.
   const instance = await announceInstance((program) => runtime.runPromise(program), "dispatcher", (live) => dispatcher.shareBetween(live));
   dispatcher.start();

@@ -71,14 +71,21 @@ const makePartitions = (family: HistoryFamily, widthMs: number, start: string, s
       stop timestamptz := ${stop};
       lower timestamptz;
       t text[];
+      name text;
     begin
+      -- A lock it cannot have at once (a foreign key's on webhook_endpoints) is waited for at most 2 s, not queueing
+      -- the statements behind it; the next sweep tries again (partitions are made well ahead).
+      perform set_config('lock_timeout', '2000', true);
       perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
       select max(p.upper) into lower from (${partitionsOf(first)}) p;
       lower := coalesce(lower, ${start});
       while lower < stop loop
         foreach t slice 1 in array array[${tables.join(", ")}] loop
-          execute format('create table %I partition of %I for values from (%L) to (%L)%s',
-            t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS'), t[1], lower, lower + width, t[2]);
+          -- Made beside the table, then attached: attaching locks the parent only SHARE UPDATE EXCLUSIVE, so reads and
+          -- writes go on (a partition made with PARTITION OF would lock it ACCESS EXCLUSIVE).
+          name := t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS');
+          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
+          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, lower, lower + width);
         end loop;
         lower := lower + width;
       end loop;
@@ -100,15 +107,20 @@ export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: nu
       upper timestamptz;
       made int := 0;
       t text[];
+      name text;
     begin
+      -- A lock it cannot have at once (a foreign key's on webhook_endpoints) is waited for at most 2 s, not queueing
+      -- the statements behind it; the next sweep tries again (partitions are made well ahead).
+      perform set_config('lock_timeout', '2000', true);
       perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
       select min(p.lower) into upper from (${partitionsOf(first)}) p;
       if upper is null then return; end if;
       while upper > target loop
         lower := case when made >= 100 then target else greatest(target, upper - width) end;
         foreach t slice 1 in array array[${tables.join(", ")}] loop
-          execute format('create table %I partition of %I for values from (%L) to (%L)%s',
-            t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS'), t[1], lower, upper, t[2]);
+          name := t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS');
+          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
+          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, lower, upper);
         end loop;
         upper := lower;
         made := made + 1;

@@ -126,6 +126,57 @@ describe("HistoryPartitions", () => {
     expect(names.filter((n) => n.startsWith("webhook_messages_p")).length).toBe(made.length);
   });
 
+  it("makes each partition beside its table and attaches it: it takes rows with the parent's ids, indexes, trigger and fillfactor", async () => {
+    await db.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, DAY_MS, 20 * DAY_MS)));
+    const org = await organizationWithTriedDeliveries("Attached Caterers", 1);
+    // Moved 15 days ahead: into partitions made by `makeAhead` (attached), not by the migration.
+    await backdateHistory(db.url, "m.organization_id = $1", [org.id], "m.created_at + interval '15 days'");
+    const [moved] = await rows<{ messages: string[]; deliveries: string[]; attempts: string[] }>(
+      `select array(select tableoid::regclass::text from webhook_messages where organization_id = ?) as messages,
+         array(select tableoid::regclass::text from webhook_deliveries where organization_id = ?) as deliveries,
+         array(select tableoid::regclass::text from webhook_attempts where organization_id = ?) as attempts`,
+      [org.id, org.id, org.id],
+    );
+    const partitionsOf = (table: string) =>
+      rows<{ name: string; indexes: number; triggers: number; options: string[] | null }>(
+        `select c.relname as name, (select count(*)::int from pg_index x where x.indrelid = c.oid) as indexes,
+           (select count(*)::int from pg_trigger g where g.tgrelid = c.oid) as triggers, c.reloptions as options
+         from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ?::regclass order by c.relname`,
+        [table],
+      );
+    for (const [table, names] of [["webhook_messages", moved!.messages], ["webhook_deliveries", moved!.deliveries], ["webhook_attempts", moved!.attempts]] as const) {
+      const partitions = await partitionsOf(table);
+      const [target] = partitions.filter((p) => names.includes(p.name));
+      expect(names.length, table).toBe(1);
+      // Every partition has the same indexes and triggers, whether the migration or makeAhead made it.
+      expect(new Set(partitions.map((p) => `${p.indexes}/${p.triggers}`)).size, table).toBe(1);
+      expect(target!.options, table).toEqual(table === "webhook_deliveries" ? ["fillfactor=50"] : null);
+    }
+    // A new message's id continues the parent's identity there too.
+    const [before] = await rows<{ id: string }>("select max(id)::text as id from webhook_messages");
+    const [inserted] = await rows<{ id: string }>(
+      `insert into webhook_messages (organization_id, type, payload, created_at)
+       values (?, 'client.created', '{}'::jsonb, now() + interval '16 days') returning id::text as id`,
+      [org.id],
+    );
+    expect(BigInt(inserted!.id)).toBeGreaterThan(BigInt(before!.id));
+  });
+
+  it("makes partitions while a transaction that read the history is still open (attaching does not wait for readers)", async () => {
+    const reader = await db.rawClient();
+    try {
+      await reader.query("begin");
+      await reader.query("select count(*) from webhook_messages m join webhook_deliveries d on d.message_id = m.id join webhook_attempts a on a.delivery_id = d.id");
+      const before = (await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)))).length;
+      // PARTITION OF would wait for the reader's lock (ACCESS EXCLUSIVE on the parent) until its lock_timeout, and fail.
+      await db.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, DAY_MS, 40 * DAY_MS)));
+      expect((await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)))).length).toBeGreaterThan(before);
+    } finally {
+      await reader.query("rollback");
+      await reader.end();
+    }
+  });
+
   it("refuses a row no partition takes as the database being unavailable (503), never a defect", async () => {
     const org = await createOrganization(db, "Far Future Caterers");
     const failure = await db.run(Effect.flip(Database.use((d) =>
