@@ -178,7 +178,7 @@ describe.each(["examples/webhook-node-http.ts", "examples/webhook-koa.ts"])("%s"
   const deliver = (secret: string, bytes = body) =>
     attemptDelivery(
       agent,
-      { id: 1, organizationId: bed.org.id, endpointId: 1, url: receiver.url, origin: new URL(receiver.url).origin, secret, envelopeId, body: bytes, attempt: 1, leaseToken: "t", probe: false },
+      { id: 1, organizationId: bed.org.id, endpointId: 1, url: receiver.url, origin: new URL(receiver.url).origin, secret, envelopeId, body: bytes, attempt: 1, leaseToken: "t", probe: false, createdAt: new Date().toISOString() },
       settings,
     );
 

@@ -77,13 +77,15 @@ const recordAndCheck = async (
 ): Promise<{ notice: WrittenNoticeKind | undefined; health: EndpointHealth }> => {
   const leased = results.map((result, i) => ({ id: deliveryIds[i]!, ...result }));
   const tokens = new Map<number, string>();
+  const createdAts = new Map<number, string>();
   for (const delivery of leased) {
     const [row] = (await client.query(
       `update webhook_deliveries set status = 'pending', attempts = $2, next_attempt_at = now() - interval '1 second', completed_at = null,
-         lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' where id = $1 returning lease_token`,
+         lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' where id = $1 returning lease_token, created_at`,
       [delivery.id, delivery.attemptsBefore],
     )).rows;
     tokens.set(delivery.id, row.lease_token);
+    createdAts.set(delivery.id, new Date(row.created_at).toISOString());
   }
   const healthBefore = await readHealth();
   const noticesBefore = await lastNoticeId();
@@ -92,6 +94,7 @@ const recordAndCheck = async (
     delivery: {
       id: delivery.id, organizationId: org.id, endpointId, url: "https://198.51.100.61/hook", origin: "https://198.51.100.61",
       secret: "whsec_x", envelopeId: "evt_x", body: "{}", attempt: delivery.attemptsBefore + 1, leaseToken: tokens.get(delivery.id)!, probe: false,
+      createdAt: createdAts.get(delivery.id)!,
     },
     startedAt: new Date(), durationMs: 5, statusCode: delivery.outcome === "succeeded" ? 200 : 500, error: undefined,
     responseBody: undefined, outcome: delivery.outcome,

@@ -75,6 +75,7 @@ const deliveryTo = (url: string, overrides: Partial<DueDelivery> = {}): DueDeliv
   origin: new URL(url).origin,
   secret: "whsec_test-secret",
   envelopeId: "evt_0123456789abcdef",
+  createdAt: "2026-11-28T08:00:00.000Z",
   body: JSON.stringify({
     id: "evt_0123456789abcdef",
     type: "client.created",

@@ -153,6 +153,8 @@ export interface DueDelivery {
   readonly probe: boolean;
   /** The creating request's W3C `traceparent` (null when nothing traced it): the attempt's span is its child. */
   readonly traceparent?: string | null | undefined;
+  /** When its message was made (ISO, to the millisecond): its history's partition key, so its result is written to one partition. */
+  readonly createdAt: string;
 }
 
 /** What one try did. */

@@ -17,7 +17,7 @@ import { CLEAR_LEASE, heldBy } from "./lease.ts";
 /** The columns of one attempt's result, as `jsonb_to_recordset` reads them. */
 export const RESULT_COLUMNS = `result(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
   started_ms_ago bigint, duration_ms int, status_code int, error text, response_body text, outcome text,
-  retry_delay_ms bigint)`;
+  retry_delay_ms bigint, delivery_created_at timestamptz)`;
 
 /** jsonb (and text) cannot hold NUL: a receiver's bytes (or an error naming its host) must never make a result unwritable, nor unbounded. */
 const storable = (text: string | undefined): string | null => storableTextOrNull(text, ATTEMPT_TEXT_MAX_CHARACTERS);
@@ -37,6 +37,8 @@ export const toResultRow = (r: AttemptRecord, policy: DeliveryPolicy) => ({
   response_body: storable(r.responseBody),
   outcome: r.outcome,
   retry_delay_ms: retryDelayAfter(r.delivery.attempt, r.outcome, policy.retryScheduleMs) ?? null,
+  // Its history's partition key: the statement reads one partition of each table.
+  delivery_created_at: r.delivery.createdAt,
 });
 
 /** The delivery decision's inputs (`DELIVERY_INPUTS`) in the statement: a result and whether its endpoint is in `disabled_endpoints`. */
@@ -122,7 +124,10 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
       response_body, next_attempt_at, delivery_created_at)
     select organization_id, delivery_id, attempt, ${timeMinusSql("now()", "started_ms_ago")}, duration_ms, status_code, error, response_body,
       ${delivery("nextTry")}, owner.created_at
-    from results join lateral (select d.created_at from webhook_deliveries d where d.id = results.delivery_id limit 1) owner on true
+    from results join lateral (
+        select d.created_at from webhook_deliveries d
+        where d.id = results.delivery_id and d.created_at = results.delivery_created_at limit 1
+      ) owner on true
       left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
   -- Each delivery moved as the domain's \`DELIVERY_DECISION\` table says, by its lease holder only, and its lease cleared.
@@ -135,7 +140,7 @@ with results as materialized (select * from jsonb_to_recordset(?::jsonb) as ${RE
       settled_reason = ${delivery("settledReason")},
       ${CLEAR_LEASE}
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
-    where d.id = results.delivery_id and ${heldBy("d", "results.lease_token")}
+    where d.id = results.delivery_id and d.created_at = results.delivery_created_at and ${heldBy("d", "results.lease_token")}
   ),
   -- Each endpoint as the domain's \`ENDPOINT_DECISION\` says (circuit, failures in a row, disabled, notice stage), written only when something
   -- changes; a deleted endpoint's row is left as its deletion wrote it (a send in flight when it was deleted moves nothing, writes no notice).

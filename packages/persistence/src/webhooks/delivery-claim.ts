@@ -351,6 +351,7 @@ export const toDue = (
       leaseToken: row.lease_token,
       probe: row.probe,
       traceparent: row.traceparent,
+      createdAt: row.created_at,
     };
     (body === undefined ? unreadable : due).push(delivery);
   }

@@ -113,7 +113,7 @@ export const operatorNoticeStorage = (
     const origin = endpointOrigin(channel.url);
     const due: DueDelivery[] = found.map((row) => ({
       id: Number(row.id), organizationId: Number(row.organization_id), endpointId: Number(row.endpoint_id), url: channel.url, origin,
-      secret: channel.secret, envelopeId: row.envelope_id, attempt: row.attempt, leaseToken: row.lease_token, probe: false,
+      secret: channel.secret, envelopeId: row.envelope_id, attempt: row.attempt, leaseToken: row.lease_token, probe: false, createdAt: row.at,
       body: operationalEnvelopeBody({
         envelopeId: row.envelope_id, kind: row.kind, organizationId: Number(row.organization_id), endpointId: Number(row.endpoint_id),
         endpointUrl: row.endpoint_url, reason: row.reason, at: row.at, disablesAt: row.disables_at,

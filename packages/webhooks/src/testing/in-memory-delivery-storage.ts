@@ -113,7 +113,7 @@ export class InMemoryDeliveryStorage implements DeliveryStorage {
         due.push({
           id: delivery.id, organizationId: endpoint.organizationId, endpointId: endpoint.id, url: endpoint.url,
           origin: new URL(endpoint.url).origin, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", envelopeId: `evt_${delivery.id}`,
-          body: `{"id":"evt_${delivery.id}"}`, attempt: delivery.attempts + 1, leaseToken: delivery.leaseToken,
+          body: `{"id":"evt_${delivery.id}"}`, attempt: delivery.attempts + 1, leaseToken: delivery.leaseToken, createdAt: new Date(0).toISOString(),
           probe: circuitOpenUntilMs !== undefined,
         });
       }

@@ -1,7 +1,7 @@
 -- The batch's results, one row per attempt.
 with results as materialized (select * from jsonb_to_recordset($1::jsonb) as result(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
   started_ms_ago bigint, duration_ms int, status_code int, error text, response_body text, outcome text,
-  retry_delay_ms bigint)),
+  retry_delay_ms bigint, delivery_created_at timestamptz)),
   -- The delivery policy's numbers.
   policy as materialized (select $2::int as threshold, $3::bigint as cooldown_ms, $4::bigint as window_ms, $5::bigint as notice_ms,
     $6::boolean as notify_operator),
@@ -30,7 +30,10 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
       case when results.outcome = 'succeeded' or results.retry_delay_ms is null or disabled.id is not null then null
         else (now() + results.retry_delay_ms * interval '1 millisecond')
       end, owner.created_at
-    from results join lateral (select d.created_at from webhook_deliveries d where d.id = results.delivery_id limit 1) owner on true
+    from results join lateral (
+        select d.created_at from webhook_deliveries d
+        where d.id = results.delivery_id and d.created_at = results.delivery_created_at limit 1
+      ) owner on true
       left join disabled_endpoints disabled on disabled.id = results.endpoint_id
   ),
   -- Each delivery moved as the domain's `DELIVERY_DECISION` table says, by its lease holder only, and its lease cleared.
@@ -50,7 +53,7 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
       end,
       lease_token = null, lease_expires_at = null
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
-    where d.id = results.delivery_id and d.lease_token = results.lease_token
+    where d.id = results.delivery_id and d.created_at = results.delivery_created_at and d.lease_token = results.lease_token
   ),
   -- Each endpoint as the domain's `ENDPOINT_DECISION` says (circuit, failures in a row, disabled, notice stage), written only when something
   -- changes; a deleted endpoint's row is left as its deletion wrote it (a send in flight when it was deleted moves nothing, writes no notice).

@@ -1,7 +1,7 @@
 -- The batch's results, one row per attempt.
 with results as (select * from jsonb_to_recordset($1::jsonb) as result(delivery_id bigint, organization_id bigint, endpoint_id bigint, lease_token uuid, attempt int,
   started_ms_ago bigint, duration_ms int, status_code int, error text, response_body text, outcome text,
-  retry_delay_ms bigint))
+  retry_delay_ms bigint, delivery_created_at timestamptz))
 -- Each notice moved as `DELIVERY_DECISION` says, by its lease holder only, and its lease cleared.
 update endpoint_notices n set
   operator_status = case when results.outcome = 'succeeded' then 'succeeded'
