@@ -8,6 +8,9 @@ import { Effect } from "effect";
  * context lookup, nothing per call (docs/conventions.md, Storage).
  */
 
+/** The table a plain `insert into <table>` statement writes, for its span's `db.collection.name`. */
+const insertedTable = (text: string): string | undefined => /^\s*insert\s+into\s+([a-z_][a-z0-9_]*)/i.exec(text)?.[1];
+
 /** The operation a statement performs, as `db.operation.name` says it: its first keyword (`SELECT`, `INSERT`, `WITH`…). */
 const operationOf = (text: string): string => {
   const match = /^\s*\(?\s*([a-zA-Z]+)/.exec(text);
@@ -19,7 +22,7 @@ const operationOf = (text: string): string => {
  * `db.operation.name`, and `db.collection.name` when known); never its bound values nor its text.
  */
 export const inStatementSpan = <A, E, R>(
-  statement: Effect.Effect<A, E, R>, text: string, collection?: string,
+  statement: Effect.Effect<A, E, R>, text: string, collection: string | undefined = insertedTable(text),
 ): Effect.Effect<A, E, R> => {
   const operation = operationOf(text);
   const attributes: Record<string, unknown> = { "db.system.name": "postgresql", "db.operation.name": operation };
