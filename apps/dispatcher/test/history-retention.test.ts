@@ -48,7 +48,12 @@ describe("delivery history retention", () => {
       return counts.messages + counts.deliveries + counts.attempts === 0 ? counts : undefined;
     }, 30_000);
     expect(gone).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
-    expect(await rowCounts(recent.id)).toEqual({ messages: 5, deliveries: 5, attempts: 5 });
+    // Kept whole; each attempt is written once its batch's results are in (after the receiver has its delivery).
+    const kept = await waitFor("the recent attempts recorded", async () => {
+      const counts = await rowCounts(recent.id);
+      return counts.attempts === 5 ? counts : undefined;
+    }, 30_000);
+    expect(kept).toEqual({ messages: 5, deliveries: 5, attempts: 5 });
     // Partitions made ahead at its start: at least 2 hours past now.
     const partitions = await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)));
     const [now] = await sql<{ now: Date }>(db, "select now() as now");
