@@ -1,5 +1,5 @@
 import { ERROR_TEXT_MAX_CHARACTERS, keepsRequest, type RequestLogRecord, storableText } from "@platter/domain";
-import { isDatabaseUnavailable, isDataRefusal, RequestLog, type RequestRuntime } from "@platter/persistence";
+import { hasMissingPartition, isDatabaseUnavailable, isDataRefusal, RequestLog, type RequestRuntime } from "@platter/persistence";
 import { readRequestHistorySettings, type RequestHistorySettings } from "@platter/ops";
 import type { Logger } from "pino";
 
@@ -14,6 +14,14 @@ import type { Logger } from "pino";
  * every good row is written, so no row can sink the others' (`RequestLogDrops.refused`). What is
  * dropped is counted (metrics), never waited for.
  */
+
+/**
+ * Whether the database refused some rows of a batch rather than being unavailable: their data
+ * (`isDataRefusal`), or a time no partition of the log takes (`hasMissingPartition`: a request's
+ * clock far off the database's, or partitions not made ahead), which answers other requests as an
+ * outage but here is about those rows only.
+ */
+const refusesRows = (error: unknown): boolean => hasMissingPartition(error) || (isDataRefusal(error) && !isDatabaseUnavailable(error));
 
 /** How the request log is kept (`REQUEST_HISTORY_*`, read by ops). */
 export type RequestLogSettings = RequestHistorySettings;
@@ -118,7 +126,7 @@ export class RequestLogWriter {
       } catch (error) {
         // Only a refusal of some rows' data is worth splitting for; anything else (an outage, a full disk,
         // a deadlock) drops the batch as failed rather than adding statements while the server struggles.
-        if (isDataRefusal(error) && !isDatabaseUnavailable(error)) await this.writeSplitting(batch, error);
+        if (refusesRows(error)) await this.writeSplitting(batch, error);
         else this.unavailable(error, batch.length);
       }
     });
@@ -164,7 +172,7 @@ export class RequestLogWriter {
         try {
           this.written += await this.append(piece);
         } catch (error) {
-          if (!isDataRefusal(error) || isDatabaseUnavailable(error)) {
+          if (!refusesRows(error)) {
             this.unavailable(error, [...pieces.slice(index), ...parts].reduce((sum, left) => sum + left.length, 0));
             this.countRefused(refused, firstError);
             return;

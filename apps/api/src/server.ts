@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { createOpsServer, KeyRateLimits, listenOn, type TraceExport } from "@platter/ops";
-import { announceInstance, HistoryPartitions, Housekeeping, pingDatabase, RequestLog, WEBHOOK_HISTORY } from "@platter/persistence";
+import { announceInstance, HistoryPartitions, Housekeeping, pingDatabase, REQUEST_HISTORY, WEBHOOK_HISTORY } from "@platter/persistence";
 import type { Logger } from "pino";
 import { type ApiAppOptions, createApiApp } from "./app.ts";
 import { answerBelowKoa } from "./http-edge.ts";
@@ -60,21 +60,21 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
     ...(config.replicas.urls.length === 0 ? {} : { replicaReads: { readYourWritesMs: config.replicas.readYourWritesMs } }),
   });
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
-  // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space. The
-  // request log's old requests go in batches (every API instance may take a batch; they skip each other's rows).
-  // Webhook history's partitions made ahead now and hourly (the dispatcher's sweep makes them too): a create never finds none.
+  // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
+  // Webhook history's and the request log's partitions made ahead now and hourly (the dispatcher's sweep makes webhook history's too):
+  // a write never finds none. The request log's expired partitions go whole on the same turn (every API instance tries; what one dropped the others no longer find).
   const makePartitionsAhead = () =>
-    runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs)));
+    Promise.all([
+      runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs))),
+      runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(REQUEST_HISTORY, config.requestHistory.partitionMs, config.requestHistory.aheadMs))),
+    ]);
   // Made well ahead, so one not made now (a lock not had within its timeout) is made at the next try.
   await makePartitionsAhead().catch((err) => logger.warn({ err }, "history partitions not made ahead at start: tried again hourly"));
-  const pruneRequestLog = async () => {
-    for (let batch = 0; batch < 100; batch++) {
-      if ((await runtime.runPromise(RequestLog.use((log) => log.prune(config.requestHistory.retentionMs, 5_000)))) < 5_000) return;
-    }
-  };
+  const dropExpiredRequestLog = () =>
+    runtime.runPromise(HistoryPartitions.use((h) => h.dropExpired(REQUEST_HISTORY, config.requestHistory.retentionMs)));
   const prune = setInterval(
     () =>
-      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), pruneRequestLog(), makePartitionsAhead()])
+      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), makePartitionsAhead(), dropExpiredRequestLog()])
         .catch((err) => logger.warn({ err }, "prune failed")),
     3_600_000,
   );

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { UNTHROTTLED } from "@platter/ops";
-import { RequestLogWriter } from "../src/request-log.ts";
+import { REQUEST_HISTORY_DEFAULTS, RequestLogWriter } from "../src/request-log.ts";
 import { type ApiClient, serveAnother } from "./api-harness.ts";
 
 /**
@@ -34,7 +34,7 @@ const logged = (organizationId: number) =>
 
 /** An API whose request log keeps `successPercent` of successes, within `bounds`; flushed by hand. */
 const serve = async (successPercent: number, bounds = { flushEveryMs: 60_000, maxBuffered: 10_000, perOrganization: 5_000 }) => {
-  const writer = new RequestLogWriter(db.runtime, pino({ level: "silent" }), { successPercent, retentionMs: 3_600_000 }, bounds);
+  const writer = new RequestLogWriter(db.runtime, pino({ level: "silent" }), { ...REQUEST_HISTORY_DEFAULTS, successPercent }, bounds);
   const api = await serveAnother(db, UNTHROTTLED, {}, writer);
   return { api, writer };
 };
@@ -174,6 +174,8 @@ describe("the request log", () => {
     ["a time PostgreSQL cannot read", { at: "not a time" }],
     ["a status beyond PostgreSQL's int", { status: 2 ** 40 }],
     ["a year PostgreSQL cannot store", { at: "+275760-09-13T00:00:00.000Z" }],
+    // The log is partitioned by time, made ahead days at most: a clock a year off is no partition's.
+    ["a time no partition of the log takes", { at: new Date(Date.now() + 400 * 24 * 3600_000).toISOString() }],
   ])("writes every good row of a flush when the database refuses one organization's row (%s), and counts that one refused", async (_label, poison) => {
     await cleanLog();
     const { writer } = await serve(100);

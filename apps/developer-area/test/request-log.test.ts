@@ -1,4 +1,4 @@
-import { RequestLog } from "@platter/persistence";
+import { HistoryPartitions, REQUEST_HISTORY, RequestLog } from "@platter/persistence";
 import { createOrganization, type OrganizationFixture } from "@platter/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -23,6 +23,8 @@ beforeAll(async () => {
   a = await createOrganization(area.db, "Requests of A Catering");
   b = await createOrganization(area.db, "Requests of B Catering");
   const start = Date.parse("2026-11-20T10:00:00.000Z");
+  // The log is partitioned by time: partitions back to then (the migration made them back to yesterday).
+  await area.db.run(HistoryPartitions.use((h) => h.cover(REQUEST_HISTORY, new Date(start), 24 * 3600_000)));
   await area.db.run(RequestLog.use((log) => log.append([
     ...Array.from({ length: 60 }, (_, i) => ({
       organization_id: a.id, api_key_id: i % 2 === 0 ? a.readKeyId : a.writeKeyId, at: new Date(start + i * 60_000).toISOString(),

@@ -265,20 +265,6 @@ export const readReplicaReadSettings = (env: Environment): ReplicaReadSettings =
   return { urls, maxLagMs, timeoutMs: readDuration(env, "DATABASE_REPLICA_TIMEOUT", 1_000, 50), readYourWritesMs };
 };
 
-/** How the organizations' request log is kept (the API writes it, the Developer area shows it). */
-export interface RequestHistorySettings {
-  /** Share of successful requests kept, in percent (0 to 100); every 4xx and 5xx is kept. */
-  readonly successPercent: number;
-  /** How long requests are kept. */
-  readonly retentionMs: number;
-}
-
-/** `REQUEST_HISTORY_SUCCESS_PERCENT` (1) and `REQUEST_HISTORY_RETENTION` (14d, at least 1h). */
-export const readRequestHistorySettings = (env: Environment): RequestHistorySettings => ({
-  successPercent: readInteger(env, "REQUEST_HISTORY_SUCCESS_PERCENT", 1, 0, 100),
-  retentionMs: readDuration(env, "REQUEST_HISTORY_RETENTION", 14 * 24 * 3600_000, 3600_000),
-});
-
 /** How webhook history (messages, deliveries, attempts) is kept: partitions of a fixed width, dropped whole after the retention. */
 export interface WebhookHistorySettings {
   /** `WEBHOOK_RETENTION`: how long a message's history is kept, counted from its creation. */
@@ -299,6 +285,33 @@ export const readWebhookHistorySettings = (env: Environment): WebhookHistorySett
   const retentionMs = readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS);
   const partitionMs = readDuration(env, "WEBHOOK_HISTORY_PARTITION", defaultPartitionWidth(retentionMs), 60_000);
   return { retentionMs, partitionMs, aheadMs: Math.max(2 * 3600_000, 8 * partitionMs) };
+};
+
+/** How the organizations' request log is kept (the API writes it, the Developer area shows it). */
+export interface RequestHistorySettings {
+  /** Share of successful requests kept, in percent (0 to 100); every 4xx and 5xx is kept. */
+  readonly successPercent: number;
+  /** How long requests are kept. */
+  readonly retentionMs: number;
+  /** `REQUEST_HISTORY_PARTITION`: the width of each time partition of the log (dropped whole once past the retention). */
+  readonly partitionMs: number;
+  /** How far past now partitions are made ahead: 8 widths or 2 hours (twice the API's hourly turn), whichever is more. */
+  readonly aheadMs: number;
+}
+
+/**
+ * `REQUEST_HISTORY_SUCCESS_PERCENT` (1), `REQUEST_HISTORY_RETENTION` (14d, at least 1h) and
+ * `REQUEST_HISTORY_PARTITION` (the retention / 8, from 1m to 1d; at least 1m).
+ */
+export const readRequestHistorySettings = (env: Environment): RequestHistorySettings => {
+  const retentionMs = readDuration(env, "REQUEST_HISTORY_RETENTION", 14 * DAY_MS, 3600_000);
+  const partitionMs = readDuration(env, "REQUEST_HISTORY_PARTITION", defaultPartitionWidth(retentionMs), 60_000);
+  return {
+    successPercent: readInteger(env, "REQUEST_HISTORY_SUCCESS_PERCENT", 1, 0, 100),
+    retentionMs,
+    partitionMs,
+    aheadMs: Math.max(2 * 3600_000, 8 * partitionMs),
+  };
 };
 
 /** What every server process reads the same way: where to listen, how much to log, its pool. */

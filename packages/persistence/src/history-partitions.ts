@@ -33,6 +33,12 @@ export const WEBHOOK_HISTORY: HistoryFamily = {
   ],
 };
 
+/** The organizations' request log (`api_requests`), by the time its request arrived (`at`). */
+export const REQUEST_HISTORY: HistoryFamily = {
+  name: "request history",
+  tables: [{ table: "api_requests" }],
+};
+
 /** One partition of a family, by its bounds. */
 export interface HistoryPartition {
   readonly from: Date;

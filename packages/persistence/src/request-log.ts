@@ -9,8 +9,9 @@ import { orgSql, type Statement, sql } from "./org-sql.ts";
 
 /**
  * The request log's storage: the API appends batches of many organizations' requests in one
- * statement (off the request path), each organization reads its own through its scope, and
- * requests older than the retention are removed in batches.
+ * statement (off the request path) and each organization reads its own through its scope. The
+ * table is partitioned by `at` (`REQUEST_HISTORY`): requests older than the retention go with their
+ * partition (`HistoryPartitions.dropExpired`), never row by row.
  */
 
 const COLUMNS = `r.id, ${isoTimestamp("r.at")} as at, r.method, r.route, r.status, r.duration_ms, r.api_key_id, r.request_id, r.error`;
@@ -37,7 +38,7 @@ export class RequestLog extends Context.Service<
     /**
      * Appends requests of any organizations in one statement, ids in the order given. Each row keeps the organization its
      * request's scope named, and is written only when its key belongs to that organization; its error text is
-     * written storable and bounded (`storableText`). A row the database refuses fails the whole statement: the
+     * written storable and bounded (`storableText`). A row the database refuses (or no partition takes) fails the whole statement: the
      * API's writer splits such a batch.
      * Returns how many were written.
      */
@@ -46,8 +47,6 @@ export class RequestLog extends Context.Service<
     readonly list: (
       scope: OrgScope, filter: RequestLogFilter, page: PageRequest<readonly [string, number]>,
     ) => Effect.Effect<ListPage<RequestLogEntry>, DatabaseUnavailable>;
-    /** Removes up to `batchSize` requests older than `retentionMs` (of every organization); returns how many. */
-    readonly prune: (retentionMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
   }
 >()("platter/persistence/RequestLog") {
   static readonly layer = Layer.effect(
@@ -88,17 +87,6 @@ export class RequestLog extends Context.Service<
             },
             page,
             (row: Row): RequestLogEntry => ({ ...row, id: Number(row.id), api_key_id: Number(row.api_key_id) }),
-          ),
-        prune: (retentionMs: number, batchSize: number) =>
-          Effect.map(
-            database.rows<{ n: number }>(
-              `with doomed as (
-                 select id from api_requests where at < now() - ?::bigint * interval '1 millisecond' order by at limit ? for update skip locked
-               ), removed as (delete from api_requests r using doomed where r.id = doomed.id returning 1)
-               select count(*)::int as n from removed`,
-              [retentionMs, batchSize],
-            ),
-            ([row]) => row?.n ?? 0,
           ),
       });
     }),

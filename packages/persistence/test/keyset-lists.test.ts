@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
-  AuditLog, ClientRepository, DeliveryRepository, EventRepository, HistoryPartitions, InvoiceRepository, type Persistence, RecipeRepository, RequestLog, WEBHOOK_HISTORY, WebhookMessages,
+  AuditLog, ClientRepository, DeliveryRepository, EventRepository, HistoryPartitions, InvoiceRepository, type Persistence, RecipeRepository, REQUEST_HISTORY, RequestLog, WEBHOOK_HISTORY, WebhookMessages,
 } from "../src/index.ts";
 import { Seeding } from "@platter/seeds";
 import { createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase } from "@platter/testing";
@@ -195,8 +195,9 @@ const PAGED_LISTS: ReadonlyArray<PagedList> = [
 
 beforeAll(async () => {
   db = await createTestDatabase(inject("pgAdminUrl"));
-  // History written in March: partitions back to then (a month each).
+  // History and requests written in March: partitions back to then (a month each).
   await db.run(HistoryPartitions.use((h) => h.cover(WEBHOOK_HISTORY, new Date(BASE), 30 * 24 * 3600_000)));
+  await db.run(HistoryPartitions.use((h) => h.cover(REQUEST_HISTORY, new Date(BASE), 30 * 24 * 3600_000)));
   a = await createOrganization(db, "Lists A");
   b = await createOrganization(db, "Lists B");
   for (const list of PAGED_LISTS) {

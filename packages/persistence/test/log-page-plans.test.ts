@@ -61,7 +61,8 @@ describe.each([
   {
     log: "request log",
     table: "api_requests r",
-    index: /Index Scan using api_requests_organization_idx on api_requests r/,
+    // Partitioned by time (REQUEST_HISTORY): each partition's copy of `(organization_id, at desc, id desc)`, partitions newest first (an ordered Append).
+    index: /Index Scan using api_requests_p\d+_organization_id_at_id_idx\d* on api_requests_p\d+ r_\d+/,
     sorted: /Sort Key: r\.at/,
     pages: () => RequestLog.use((r) => Effect.all([
       // With every filter at once the generic plan (estimating each filter selective) collects the few rows and sorts

@@ -243,8 +243,6 @@ const cases = (scope: OrgScope) => ({
       organization_id: a.id, api_key_id: b.readKeyId, at: new Date().toISOString(), method: "GET", route: "/v1/me", status: 200,
       duration_ms: 1, request_id: "req_crossed", error: null,
     }])))).toBe(0),
-    // Across organizations by age only: nothing of today goes.
-    prune: async () => expect(await run(RequestLog.use((r) => r.prune(24 * 3600_000, 100)))).toBe(0),
   },
   AuditLog: {
     record: () => notFound(AuditLog.use((r) => r.record({ ...sessionOfA, scope }, "api_key.revoked", "api_key 1"))),

@@ -21,7 +21,7 @@ const BUSINESS_RECORD: Bound = {
 };
 
 const HOUSEKEEPING = "src/housekeeping.ts";
-/** Webhook history's time partitions, dropped whole (`WEBHOOK_HISTORY`'s tables). */
+/** History's time partitions, dropped whole (`WEBHOOK_HISTORY`'s and `REQUEST_HISTORY`'s tables). */
 const PARTITIONS = "src/history-partitions.ts";
 
 /** Every table of the migrated database, and how it is bounded. */
@@ -52,7 +52,8 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
   developer_sessions: { retention: "a day after it expires; one the audit log names, after AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },
   developer_sign_in_links: { retention: "a day after it expires; one a kept session or the audit log names, after those", sweptBy: [HOUSEKEEPING] },
   idempotency_keys: { retention: "IDEMPOTENCY_WINDOW_HOURS (24 h)", sweptBy: [HOUSEKEEPING] },
-  api_requests: { retention: "REQUEST_HISTORY_RETENTION", sweptBy: ["src/request-log.ts"] },
+  // Time partitions of REQUEST_HISTORY_PARTITION, dropped whole once past the retention.
+  api_requests: { retention: "REQUEST_HISTORY_RETENTION", sweptBy: [PARTITIONS] },
   clients: BUSINESS_RECORD,
   recipes: BUSINESS_RECORD,
   ingredients: BUSINESS_RECORD,
