@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { Seeding } from "@platter/seeds";
+import {
+  backdateHistory, createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, withRawClient,
+} from "@platter/testing";
+import { coverPartitionSql, WEBHOOK_HISTORY } from "../src/index.ts";
+import { RECORD } from "../src/webhooks/attempt-record.ts";
+
+/**
+ * The dispatcher's statements on history partitioned by time at about the default retention's number of
+ * partitions (a day each, about 40): a claim and a batch of results read only the partitions of the deliveries
+ * they name (run-time pruning on the partition key they carry), never an Append of every partition. 8,000
+ * deliveries spread over a few weeks' partitions, some pending and due, analyzed.
+ */
+
+let db: TestDatabase;
+let org: OrganizationFixture;
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  org = await createOrganization(db, "Partitions");
+  await db.run(Seeding.deliveryLog(org.scope, { deliveries: 8_000, endpoints: 2 }));
+  await withRawClient(db.url, (client) => client.query(coverPartitionSql(WEBHOOK_HISTORY, new Date(Date.now() - 31 * 86_400_000), 86_400_000)));
+  await backdateHistory(db.url, "m.organization_id = $1 and m.id % 4 = 1", [org.id], "m.created_at - interval '3 days'");
+  await backdateHistory(db.url, "m.organization_id = $1 and m.id % 4 = 2", [org.id], "m.created_at - interval '10 days'");
+  // A few due deliveries in every partition with rows.
+  await rows("update webhook_deliveries set status = 'pending', next_attempt_at = now() - interval '1 hour', attempts = 1 where id % 97 = 0");
+  await rows("analyze");
+}, 300_000);
+afterAll(() => db?.dispose());
+
+interface PlanNode {
+  readonly "Node Type": string;
+  readonly "Relation Name"?: string;
+  readonly "Subplan Name"?: string;
+  readonly "Actual Loops": number;
+  readonly Plans?: ReadonlyArray<PlanNode>;
+}
+
+/** `statement`'s plan as it ran (EXPLAIN ANALYZE, in a transaction rolled back), and the rows it returned when run (also rolled back). */
+const ranPlan = (statement: string, values: ReadonlyArray<unknown>) => withRawClient(db.url, async (client) => {
+  let n = 0;
+  const text = statement.replace(/\?/g, () => `$${++n}`);
+  await client.query("begin");
+  try {
+    const { rows: returned } = await client.query<{ id: string }>(text, [...values]);
+    await client.query("rollback");
+    await client.query("begin");
+    const { rows: [explained] } = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
+      `explain (analyze, buffers, format json) ${text}`, [...values]);
+    return { plan: explained!["QUERY PLAN"][0]!.Plan, returned };
+  } finally {
+    await client.query("rollback");
+  }
+});
+
+/** The node of `plan` for the CTE or subplan `name`. */
+const subplan = (plan: PlanNode, name: string): PlanNode | undefined =>
+  plan["Subplan Name"] === name ? plan : (plan.Plans ?? []).map((child) => subplan(child, name)).find((found) => found !== undefined);
+
+/** The partitions of webhook_deliveries `plan` read (a scan node that ran), leaving out its CTEs and subplans (`Subplan Name`). */
+const partitionsRead = (plan: PlanNode): string[] => {
+  const read = new Set<string>();
+  const walk = (node: PlanNode) => {
+    if (node["Relation Name"]?.startsWith("webhook_deliveries_p") && node["Node Type"].includes("Scan") && node["Actual Loops"] > 0) read.add(node["Relation Name"]);
+    for (const child of node.Plans ?? []) if (child["Subplan Name"] === undefined) walk(child);
+  };
+  walk(plan);
+  return [...read].sort();
+};
+
+/** The partitions holding the deliveries `ids`. */
+const partitionsOf = async (ids: ReadonlyArray<string>): Promise<string[]> =>
+  (await rows<{ partition: string }>(
+    "select distinct tableoid::regclass::text as partition from webhook_deliveries where id = any(?::bigint[]) order by 1", [`{${ids.join(",")}}`],
+  )).map((row) => row.partition);
+
+it("has about the default retention's partitions", async () => {
+  const [count] = await rows<{ n: number }>("select count(*)::int as n from pg_inherits where inhparent = 'webhook_deliveries'::regclass");
+  expect(count!.n).toBeGreaterThanOrEqual(38);
+});
+
+describe("recording a batch of results", () => {
+  it("moves each delivery reading only its partition", async () => {
+    const due = await rows<{ id: string; endpoint_id: string; created_at: string }>(
+      `select d.id, d.endpoint_id, d.created_at from webhook_deliveries d
+       where d.status = 'pending' and d.tableoid = (select tableoid from webhook_deliveries where status = 'pending' order by created_at desc limit 1)
+       limit 10`);
+    expect(due.length).toBeGreaterThan(1);
+    const results = due.map((d) => ({
+      delivery_id: d.id, organization_id: org.id, endpoint_id: d.endpoint_id, lease_token: "00000000-0000-4000-8000-000000000000", attempt: 2,
+      started_ms_ago: 10, duration_ms: 5, status_code: 200, error: null, response_body: null, outcome: "succeeded", retry_delay_ms: null,
+      delivery_created_at: new Date(d.created_at).toISOString(),
+    }));
+    const { plan } = await ranPlan(RECORD, [JSON.stringify(results), 5, 30_000, 86_400_000, 3_600_000, false]);
+    const [partition] = await partitionsOf(due.map((d) => d.id));
+    expect(partitionsRead(subplan(plan, "CTE moved_deliveries")!)).toEqual([partition]);
+    expect(partitionsRead(subplan(plan, "CTE recorded_attempts")!)).toEqual([partition]);
+  });
+});
