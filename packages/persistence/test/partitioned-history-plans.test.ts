@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Seeding } from "@platter/seeds";
 import {
-  backdateHistory, createOrganization, createTestDatabase, type OrganizationFixture, type TestDatabase, withRawClient,
+  backdateHistory, createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, testDeliveryPolicy, withRawClient,
 } from "@platter/testing";
 import { coverPartitionSql, WEBHOOK_HISTORY } from "../src/index.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
+import { claimStatement } from "../src/webhooks/delivery-claim.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -97,5 +98,20 @@ describe("recording a batch of results", () => {
     const [partition] = await partitionsOf(due.map((d) => d.id));
     expect(partitionsRead(subplan(plan, "CTE moved_deliveries")!)).toEqual([partition]);
     expect(partitionsRead(subplan(plan, "CTE recorded_attempts")!)).toEqual([partition]);
+  });
+});
+describe("a claim", () => {
+  it("leases what it picked reading only the picked deliveries' partitions", async () => {
+    const claim = claimStatement(10, 60_000, testDeliveryPolicy, nothingHeld);
+    const { plan, returned } = await ranPlan(claim.text, claim.values);
+    expect(returned.length).toBe(10);
+    const pending = await rows<{ n: number }>(
+      "select count(distinct tableoid)::int as n from webhook_deliveries where status = 'pending'");
+    const picked = await partitionsOf(returned.map((row) => row.id));
+    // The claim's own update (its CTEs left out): the partitions from the oldest picked delivery's to the newest's, not every one.
+    expect(picked.length).toBeLessThan(pending[0]!.n);
+    const read = partitionsRead(plan);
+    expect(read).toEqual(expect.arrayContaining(picked));
+    expect(read.filter((partition) => partition < picked[0]! || partition > picked.at(-1)!)).toEqual([]);
   });
 });
