@@ -1,16 +1,22 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Seeding } from "@platter/seeds";
 import {
-  backdateHistory, createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, testDeliveryPolicy, withRawClient,
+  backdateHistory, createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
+  testDeliveryPolicy, withRawClient,
 } from "@platter/testing";
+import { Effect } from "effect";
+import { type Database, DeliveryRepository, openPlatform } from "../src/index.ts";
 import { coverPartitionSql, WEBHOOK_HISTORY } from "../src/index.ts";
+import { Database as DatabaseService } from "../src/database.ts";
+import { isoTimestamp } from "../src/keyset-page.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement } from "../src/webhooks/delivery-claim.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
  * partitions (a day each, about 40): a claim and a batch of results read only the partitions of the deliveries
- * they name (run-time pruning on the partition key they carry), never an Append of every partition. 8,000
+ * they name (run-time pruning on the partition key they carry), never an Append of every partition, and a log page after
+ * a cursor reads no partition newer than it. 8,000
  * deliveries spread over a few weeks' partitions, some pending and due, analyzed.
  */
 
@@ -60,11 +66,11 @@ const ranPlan = (statement: string, values: ReadonlyArray<unknown>) => withRawCl
 const subplan = (plan: PlanNode, name: string): PlanNode | undefined =>
   plan["Subplan Name"] === name ? plan : (plan.Plans ?? []).map((child) => subplan(child, name)).find((found) => found !== undefined);
 
-/** The partitions of webhook_deliveries `plan` read (a scan node that ran), leaving out its CTEs and subplans (`Subplan Name`). */
-const partitionsRead = (plan: PlanNode): string[] => {
+/** The partitions of `table` `plan` read (a scan node that ran), leaving out its CTEs and subplans (`Subplan Name`). */
+const partitionsRead = (plan: PlanNode, table = "webhook_deliveries"): string[] => {
   const read = new Set<string>();
   const walk = (node: PlanNode) => {
-    if (node["Relation Name"]?.startsWith("webhook_deliveries_p") && node["Node Type"].includes("Scan") && node["Actual Loops"] > 0) read.add(node["Relation Name"]);
+    if (node["Relation Name"]?.startsWith(`${table}_p`) && node["Node Type"].includes("Scan") && node["Actual Loops"] > 0) read.add(node["Relation Name"]);
     for (const child of node.Plans ?? []) if (child["Subplan Name"] === undefined) walk(child);
   };
   walk(plan);
@@ -113,5 +119,32 @@ describe("a claim", () => {
     const read = partitionsRead(plan);
     expect(read).toEqual(expect.arrayContaining(picked));
     expect(read.filter((partition) => partition < picked[0]! || partition > picked.at(-1)!)).toEqual([]);
+  });
+});
+
+describe("a page of the delivery log after a cursor", () => {
+  it("reads no partition of deliveries newer than its cursor", async () => {
+    const [cursor] = await rows<{ id: string; created_at: string }>(
+      `select d.id, ${isoTimestamp("d.created_at")} as created_at from webhook_deliveries d
+       where d.organization_id = ? order by d.created_at, d.id offset 4000 limit 1`, [org.id]);
+    const after = [cursor!.created_at, Number(cursor!.id)] as const;
+    // The page's statement as the repository sends it, from its connection's prepared statements (a pool of one).
+    const platform = await openPlatform({
+      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
+    });
+    const statement = await platform.runPromise(Effect.gen(function* () {
+      const database: Database["Service"] = yield* DatabaseService;
+      yield* DeliveryRepository.use((r) => r.log(org.scope, {}, { limit: 50, after }));
+      const [found] = yield* database.rows<{ statement: string }>(
+        "select statement from pg_prepared_statements where statement like '% from webhook_deliveries d %' and statement like '%limit $%'");
+      return found!.statement;
+    })).finally(() => platform.dispose());
+    // Its parameters: the cursor's time and id, the limit, the organization's id.
+    const values = [...statement.matchAll(/(limit )?\$(\d+)(::\w+)?/g)]
+      .map((m) => m[1] !== undefined ? 51 : m[3] === "::timestamptz" ? after[0] : m[3] === "::bigint" ? after[1] : org.id);
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), values);
+    expect(returned.length).toBe(51);
+    const [own] = await partitionsOf([cursor!.id]);
+    expect(partitionsRead(plan).filter((partition) => partition > own!)).toEqual([]);
   });
 });
