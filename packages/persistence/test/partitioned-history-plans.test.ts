@@ -122,23 +122,27 @@ describe("a claim", () => {
   });
 });
 
+/** The statement `read` sends on webhook_deliveries (its text also `like`), from its connection's prepared statements (a pool of one). */
+const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepository>, like: string): Promise<string> => {
+  const platform = await openPlatform({
+    databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
+  });
+  return platform.runPromise(Effect.gen(function* () {
+    const database: Database["Service"] = yield* DatabaseService;
+    yield* Effect.ignore(read);
+    const [found] = yield* database.rows<{ statement: string }>(
+      "select statement from pg_prepared_statements where statement like '% from webhook_deliveries d %' and statement like ?", [like]);
+    return found!.statement;
+  })).finally(() => platform.dispose());
+};
+
 describe("a page of the delivery log after a cursor", () => {
   it("reads no partition of deliveries newer than its cursor", async () => {
     const [cursor] = await rows<{ id: string; created_at: string }>(
       `select d.id, ${isoTimestamp("d.created_at")} as created_at from webhook_deliveries d
        where d.organization_id = ? order by d.created_at, d.id offset 4000 limit 1`, [org.id]);
     const after = [cursor!.created_at, Number(cursor!.id)] as const;
-    // The page's statement as the repository sends it, from its connection's prepared statements (a pool of one).
-    const platform = await openPlatform({
-      databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
-    });
-    const statement = await platform.runPromise(Effect.gen(function* () {
-      const database: Database["Service"] = yield* DatabaseService;
-      yield* DeliveryRepository.use((r) => r.log(org.scope, {}, { limit: 50, after }));
-      const [found] = yield* database.rows<{ statement: string }>(
-        "select statement from pg_prepared_statements where statement like '% from webhook_deliveries d %' and statement like '%limit $%'");
-      return found!.statement;
-    })).finally(() => platform.dispose());
+    const statement = await sentStatement(DeliveryRepository.use((r) => r.log(org.scope, {}, { limit: 50, after })), "%limit $%");
     // Its parameters: the cursor's time and id, the limit, the organization's id.
     const values = [...statement.matchAll(/(limit )?\$(\d+)(::\w+)?/g)]
       .map((m) => m[1] !== undefined ? 51 : m[3] === "::timestamptz" ? after[0] : m[3] === "::bigint" ? after[1] : org.id);
@@ -146,5 +150,16 @@ describe("a page of the delivery log after a cursor", () => {
     expect(returned.length).toBe(51);
     const [own] = await partitionsOf([cursor!.id]);
     expect(partitionsRead(plan).filter((partition) => partition > own!)).toEqual([]);
+  });
+});
+
+describe("one delivery by id (a detail page, a replay)", () => {
+  it("reads its message in the delivery's partition only", async () => {
+    const [delivery] = await rows<{ id: string }>("select id from webhook_deliveries where organization_id = ? order by id limit 1 offset 3000", [org.id]);
+    const statement = await sentStatement(DeliveryRepository.use((r) => r.find(org.scope, Number(delivery!.id))), "%d.id = $%");
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), [...statement.matchAll(/\$\d+/g)].map((_, i, all) => i === all.length - 1 ? delivery!.id : org.id));
+    expect(returned.map((row) => row.id)).toEqual([delivery!.id]);
+    const [own] = await partitionsOf([delivery!.id]);
+    expect(partitionsRead(plan, "webhook_messages")).toEqual([own!.replace("webhook_deliveries", "webhook_messages")]);
   });
 });
