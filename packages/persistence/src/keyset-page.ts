@@ -74,7 +74,12 @@ const keysetSelect = <Row, Key extends SortKey>(listing: Listing<Row, Key>, quer
     ...(to === undefined ? [] : [sql`${raw(first)} < ${to}::${raw(firstCast)}`]),
     ...(page.after === undefined
       ? []
-      : [sql`(${raw(`${first}, ${second}`)}) ${raw(direction === "asc" ? ">" : "<")} (${page.after[0]}::${raw(firstCast)}, ${page.after[1]}::${raw(secondCast)})`]),
+      : [
+        sql`(${raw(`${first}, ${second}`)}) ${raw(direction === "asc" ? ">" : "<")} (${page.after[0]}::${raw(firstCast)}, ${page.after[1]}::${raw(secondCast)})`,
+        // The same bound on the first column alone (a row comparison prunes no partition): a table partitioned by it
+        // reads no partition past the cursor.
+        sql`${raw(first)} ${raw(direction === "asc" ? ">=" : "<=")} ${page.after[0]}::${raw(firstCast)}`,
+      ]),
   ]);
   return {
     columns: query.columns,

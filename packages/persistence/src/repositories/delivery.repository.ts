@@ -76,8 +76,22 @@ export interface MessageView {
   readonly deliveries: ReadonlyArray<DeliveryView & { readonly endpoint_url: string; readonly endpoint_deleted: boolean }>;
 }
 
-/** Delivery `d`'s message `m`: its envelope id and type. */
-export const MESSAGE_OF_DELIVERY: Join = { to: { table: "webhook_messages" }, as: "m", on: "m.id = d.message_id" };
+/**
+ * Delivery `d`'s message `m`: its envelope id, type, payload and time. Read in its own partition (a delivery has its
+ * message's `created_at`), by a lateral with a limit, which the planner never flattens: joined as a table, it hashed the
+ * organization's every message (in every partition) to find one delivery's.
+ */
+export const MESSAGE_OF_DELIVERY: Join = {
+  to: {
+    select: {
+      columns: "m.envelope_id, m.type, m.payload, m.created_at", from: "webhook_messages", as: "m",
+      where: raw("m.id = d.message_id and m.created_at = d.created_at"), rest: raw("limit 1"),
+    },
+    lateral: true,
+  },
+  as: "m",
+  on: "true",
+};
 /** Delivery `d`'s endpoint `w`. */
 /** Why a delivery of a deleted endpoint is not sent again. */
 const DELETED_ENDPOINT_REPLAY = "Its endpoint was deleted: nothing is sent to it again. Its history stays readable until retention.";

@@ -242,10 +242,10 @@ export const CLAIM = `with recursive
   -- Per endpoint, its oldest due deliveries within its free slots and its part of its organization's, locked (skipping rows another claim holds).
   locked as (
     select due.id, slot.id as endpoint_id, slot.throttled, slot.organization_id, slot.organization_held, slot.organization_free, slot.origin,
-      slot.origin_free, slot.organization_origin_free, due.next_attempt_at
+      slot.origin_free, slot.organization_origin_free, due.next_attempt_at, due.created_at
     from open_slots slot cross join share cross join params
     cross join lateral (
-      select d.id, d.next_attempt_at
+      select d.id, d.next_attempt_at, d.created_at
       from webhook_deliveries d
       where ${DUE("d", "slot.organization_id", "slot.id")}
       order by d.next_attempt_at, d.id
@@ -257,20 +257,20 @@ export const CLAIM = `with recursive
   -- Each locked delivery's turn within its endpoint.
   ranked as (
     select id, endpoint_id, throttled, organization_id, organization_held, organization_free, origin, origin_free, organization_origin_free,
-      next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
+      next_attempt_at, created_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank_in_endpoint
     from locked
   ),
   -- Its turn within its organization: the endpoints' first ones first.
   turns as (
-    select id, endpoint_id, throttled, organization_id, next_attempt_at, rank_in_endpoint, organization_held, organization_free, origin,
+    select id, endpoint_id, throttled, organization_id, next_attempt_at, created_at, rank_in_endpoint, organization_held, organization_free, origin,
       origin_free, organization_origin_free,
       row_number() over (partition by organization_id order by rank_in_endpoint, next_attempt_at, id) as rank_in_organization
     from ranked
   ),
   -- Organizations take turns (those holding fewer first), within their free slots, their origins' and their share of each origin's.
   picked as materialized (
-    select id, endpoint_id, throttled from (
-      select id, endpoint_id, throttled, next_attempt_at, rank_in_endpoint, rank_in_organization, organization_held,
+    select id, endpoint_id, throttled, created_at from (
+      select id, endpoint_id, throttled, next_attempt_at, created_at, rank_in_endpoint, rank_in_organization, organization_held,
         row_number() over (partition by origin
           order by organization_held + rank_in_organization, rank_in_endpoint, next_attempt_at, id) as rank_in_origin,
         row_number() over (partition by organization_id, origin order by rank_in_organization) as rank_at_origin,
@@ -292,7 +292,10 @@ export const CLAIM = `with recursive
 update webhook_deliveries d
   set ${takeLease("params.lease_ms")}
 from webhook_endpoints e, webhook_messages m, params
-where d.id = any(array(select id from picked)) and e.id = d.endpoint_id and m.id = d.message_id and m.created_at = d.created_at
+where d.id = any(array(select id from picked))
+  -- The picked deliveries' times as a range: pruned at run time to the partitions they span (the locked rows' created_at, read with them).
+  and d.created_at between (select min(created_at) from picked) and (select max(created_at) from picked)
+  and e.id = d.endpoint_id and m.id = d.message_id and m.created_at = d.created_at
 returning d.id, d.organization_id, d.endpoint_id, e.url, e.origin, e.secret,
   case when e.previous_secret_until > params.now_at then e.previous_secret end as previous_secret,
   m.envelope_id, m.type, ${isoTimestamp("m.created_at")} as created_at, m.payload, d.attempts + 1 as attempt, d.lease_token,

@@ -54,6 +54,10 @@ with results as materialized (select * from jsonb_to_recordset($1::jsonb) as res
       lease_token = null, lease_expires_at = null
     from results left join disabled_endpoints disabled on disabled.id = results.endpoint_id
     where d.id = results.delivery_id and d.created_at = results.delivery_created_at and d.lease_token = results.lease_token
+      -- The batch's times as a range and its ids as an array too: pruned at run time to the partitions the results span, read
+      -- by primary key there (joined to the results alone, the planner hashed them against a scan of every partition).
+      and d.created_at between (select min(delivery_created_at) from results) and (select max(delivery_created_at) from results)
+      and d.id = any(array(select delivery_id from results))
   ),
   -- Each endpoint as the domain's `ENDPOINT_DECISION` says (circuit, failures in a row, disabled, notice stage), written only when something
   -- changes; a deleted endpoint's row is left as its deletion wrote it (a send in flight when it was deleted moves nothing, writes no notice).

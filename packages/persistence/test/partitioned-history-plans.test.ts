@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { Seeding } from "@platter/seeds";
+import {
+  backdateHistory, createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, TEST_DATABASE_LIMITS, TEST_SECRET_KEYS, type TestDatabase,
+  testDeliveryPolicy, withRawClient,
+} from "@platter/testing";
+import { Effect } from "effect";
+import { type Database, DeliveryRepository, openPlatform } from "../src/index.ts";
+import { coverPartitionSql, WEBHOOK_HISTORY } from "../src/index.ts";
+import { Database as DatabaseService } from "../src/database.ts";
+import { isoTimestamp } from "../src/keyset-page.ts";
+import { RECORD } from "../src/webhooks/attempt-record.ts";
+import { claimStatement } from "../src/webhooks/delivery-claim.ts";
+
+/**
+ * The dispatcher's statements on history partitioned by time at about the default retention's number of
+ * partitions (a day each, about 40): a claim and a batch of results read only the partitions of the deliveries
+ * they name (run-time pruning on the partition key they carry), never an Append of every partition, and a log page after
+ * a cursor reads no partition newer than it. 8,000
+ * deliveries spread over a few weeks' partitions, some pending and due, analyzed.
+ */
+
+let db: TestDatabase;
+let org: OrganizationFixture;
+const rows = <Row>(statement: string, params: unknown[] = []) => db.orm.em.getConnection().execute<Row[]>(statement, params);
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject("pgAdminUrl"));
+  org = await createOrganization(db, "Partitions");
+  await db.run(Seeding.deliveryLog(org.scope, { deliveries: 8_000, endpoints: 2 }));
+  await withRawClient(db.url, (client) => client.query(coverPartitionSql(WEBHOOK_HISTORY, new Date(Date.now() - 31 * 86_400_000), 86_400_000)));
+  await backdateHistory(db.url, "m.organization_id = $1 and m.id % 4 = 1", [org.id], "m.created_at - interval '3 days'");
+  await backdateHistory(db.url, "m.organization_id = $1 and m.id % 4 = 2", [org.id], "m.created_at - interval '10 days'");
+  // A few due deliveries in every partition with rows.
+  await rows("update webhook_deliveries set status = 'pending', next_attempt_at = now() - interval '1 hour', attempts = 1 where id % 97 = 0");
+  await rows("analyze");
+}, 300_000);
+afterAll(() => db?.dispose());
+
+interface PlanNode {
+  readonly "Node Type": string;
+  readonly "Relation Name"?: string;
+  readonly "Subplan Name"?: string;
+  readonly "Actual Loops": number;
+  readonly Plans?: ReadonlyArray<PlanNode>;
+}
+
+/** `statement`'s plan as it ran (EXPLAIN ANALYZE, in a transaction rolled back), and the rows it returned when run (also rolled back). */
+const ranPlan = (statement: string, values: ReadonlyArray<unknown>) => withRawClient(db.url, async (client) => {
+  let n = 0;
+  const text = statement.replace(/\?/g, () => `$${++n}`);
+  await client.query("begin");
+  try {
+    const { rows: returned } = await client.query<{ id: string }>(text, [...values]);
+    await client.query("rollback");
+    await client.query("begin");
+    const { rows: [explained] } = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
+      `explain (analyze, buffers, format json) ${text}`, [...values]);
+    return { plan: explained!["QUERY PLAN"][0]!.Plan, returned };
+  } finally {
+    await client.query("rollback");
+  }
+});
+
+/** The node of `plan` for the CTE or subplan `name`. */
+const subplan = (plan: PlanNode, name: string): PlanNode | undefined =>
+  plan["Subplan Name"] === name ? plan : (plan.Plans ?? []).map((child) => subplan(child, name)).find((found) => found !== undefined);
+
+/** The partitions of `table` `plan` read (a scan node that ran), leaving out its CTEs and subplans (`Subplan Name`). */
+const partitionsRead = (plan: PlanNode, table = "webhook_deliveries"): string[] => {
+  const read = new Set<string>();
+  const walk = (node: PlanNode) => {
+    if (node["Relation Name"]?.startsWith(`${table}_p`) && node["Node Type"].includes("Scan") && node["Actual Loops"] > 0) read.add(node["Relation Name"]);
+    for (const child of node.Plans ?? []) if (child["Subplan Name"] === undefined) walk(child);
+  };
+  walk(plan);
+  return [...read].sort();
+};
+
+/** The partitions holding the deliveries `ids`. */
+const partitionsOf = async (ids: ReadonlyArray<string>): Promise<string[]> =>
+  (await rows<{ partition: string }>(
+    "select distinct tableoid::regclass::text as partition from webhook_deliveries where id = any(?::bigint[]) order by 1", [`{${ids.join(",")}}`],
+  )).map((row) => row.partition);
+
+it("has about the default retention's partitions", async () => {
+  const [count] = await rows<{ n: number }>("select count(*)::int as n from pg_inherits where inhparent = 'webhook_deliveries'::regclass");
+  expect(count!.n).toBeGreaterThanOrEqual(38);
+});
+
+describe("recording a batch of results", () => {
+  it("moves each delivery reading only its partition", async () => {
+    const due = await rows<{ id: string; endpoint_id: string; created_at: string }>(
+      `select d.id, d.endpoint_id, d.created_at from webhook_deliveries d
+       where d.status = 'pending' and d.tableoid = (select tableoid from webhook_deliveries where status = 'pending' order by created_at desc limit 1)
+       limit 10`);
+    expect(due.length).toBeGreaterThan(1);
+    const results = due.map((d) => ({
+      delivery_id: d.id, organization_id: org.id, endpoint_id: d.endpoint_id, lease_token: "00000000-0000-4000-8000-000000000000", attempt: 2,
+      started_ms_ago: 10, duration_ms: 5, status_code: 200, error: null, response_body: null, outcome: "succeeded", retry_delay_ms: null,
+      delivery_created_at: new Date(d.created_at).toISOString(),
+    }));
+    const { plan } = await ranPlan(RECORD, [JSON.stringify(results), 5, 30_000, 86_400_000, 3_600_000, false]);
+    const [partition] = await partitionsOf(due.map((d) => d.id));
+    expect(partitionsRead(subplan(plan, "CTE moved_deliveries")!)).toEqual([partition]);
+    expect(partitionsRead(subplan(plan, "CTE recorded_attempts")!)).toEqual([partition]);
+  });
+});
+describe("a claim", () => {
+  it("leases what it picked reading only the picked deliveries' partitions", async () => {
+    const claim = claimStatement(10, 60_000, testDeliveryPolicy, nothingHeld);
+    const { plan, returned } = await ranPlan(claim.text, claim.values);
+    expect(returned.length).toBe(10);
+    const pending = await rows<{ n: number }>(
+      "select count(distinct tableoid)::int as n from webhook_deliveries where status = 'pending'");
+    const picked = await partitionsOf(returned.map((row) => row.id));
+    // The claim's own update (its CTEs left out): the partitions from the oldest picked delivery's to the newest's, not every one.
+    expect(picked.length).toBeLessThan(pending[0]!.n);
+    const read = partitionsRead(plan);
+    expect(read).toEqual(expect.arrayContaining(picked));
+    expect(read.filter((partition) => partition < picked[0]! || partition > picked.at(-1)!)).toEqual([]);
+  });
+});
+
+/** The statement `read` sends on webhook_deliveries (its text also `like`), from its connection's prepared statements (a pool of one). */
+const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepository>, like: string): Promise<string> => {
+  const platform = await openPlatform({
+    databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
+  });
+  return platform.runPromise(Effect.gen(function* () {
+    const database: Database["Service"] = yield* DatabaseService;
+    yield* Effect.ignore(read);
+    const [found] = yield* database.rows<{ statement: string }>(
+      "select statement from pg_prepared_statements where statement like '% from webhook_deliveries d %' and statement like ?", [like]);
+    return found!.statement;
+  })).finally(() => platform.dispose());
+};
+
+describe("a page of the delivery log after a cursor", () => {
+  it("reads no partition of deliveries newer than its cursor", async () => {
+    const [cursor] = await rows<{ id: string; created_at: string }>(
+      `select d.id, ${isoTimestamp("d.created_at")} as created_at from webhook_deliveries d
+       where d.organization_id = ? order by d.created_at, d.id offset 4000 limit 1`, [org.id]);
+    const after = [cursor!.created_at, Number(cursor!.id)] as const;
+    const statement = await sentStatement(DeliveryRepository.use((r) => r.log(org.scope, {}, { limit: 50, after })), "%limit $%");
+    // Its parameters: the cursor's time and id, the limit, the organization's id.
+    const values = [...statement.matchAll(/(limit )?\$(\d+)(::\w+)?/g)]
+      .map((m) => m[1] !== undefined ? 51 : m[3] === "::timestamptz" ? after[0] : m[3] === "::bigint" ? after[1] : org.id);
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), values);
+    expect(returned.length).toBe(51);
+    const [own] = await partitionsOf([cursor!.id]);
+    expect(partitionsRead(plan).filter((partition) => partition > own!)).toEqual([]);
+  });
+});
+
+describe("one delivery by id (a detail page, a replay)", () => {
+  it("reads its message in the delivery's partition only", async () => {
+    const [delivery] = await rows<{ id: string }>("select id from webhook_deliveries where organization_id = ? order by id limit 1 offset 3000", [org.id]);
+    const statement = await sentStatement(DeliveryRepository.use((r) => r.find(org.scope, Number(delivery!.id))), "%d.id = $%");
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), [...statement.matchAll(/\$\d+/g)].map((_, i, all) => i === all.length - 1 ? delivery!.id : org.id));
+    expect(returned.map((row) => row.id)).toEqual([delivery!.id]);
+    const [own] = await partitionsOf([delivery!.id]);
+    expect(partitionsRead(plan, "webhook_messages")).toEqual([own!.replace("webhook_deliveries", "webhook_messages")]);
+  });
+});
