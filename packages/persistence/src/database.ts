@@ -11,6 +11,7 @@ import {
 import { type DatabaseUnavailable, makeSecretCipher, type SecretCipher, type SecretKey, SecretUnreadable } from "@platter/domain";
 import { inStatementSpan } from "./statement-spans.ts";
 import { checkKeysAndSealClearSecrets, localSecretKeys, resealInBatches, type SealedCounts, type StatementRunner } from "./stored-secrets.ts";
+import { DELIVERIES_NOTIFY, deliveryWaker } from "./webhooks/delivery-listener.ts";
 
 export type { DatabaseConnection, DatabaseLimits } from "@platter/postgres";
 
@@ -180,6 +181,8 @@ export class Database extends Context.Service<
     readonly readStats: () => ReadStats | undefined;
     /** Succeeds when the database answers a trivial query. */
     readonly ping: Effect.Effect<void, DatabaseUnavailable>;
+    /** Wakes the dispatchers for deliveries that have committed: a coalesced NOTIFY on the pool (`deliveryWaker`). */
+    readonly wakeDispatchers: () => void;
     /** The pool right now: connections open, idle, and callers waiting for one. */
     readonly poolStats: () => PoolStats;
     /** Seals the secrets stores write and opens those they read (`SecretCipher`). */
@@ -273,7 +276,7 @@ export class Database extends Context.Service<
         const listenUrl = options.listenUrl ?? (options.pooler === "transaction" ? undefined : url);
         return Database.of({
           orm, statementSpans, url, listenUrl, rows, replicaRows, valueRows, replicaValueRows, readStats: () => replicas?.stats(), ping: Effect.asVoid(rows("select 1")), poolStats,
-          secrets,
+          wakeDispatchers: deliveryWaker(() => pool.query(DELIVERIES_NOTIFY)), secrets,
         });
       }),
     );

@@ -5,4 +5,6 @@
  */
 export * from "./webhooks/delivery-queue.ts";
 export type { DeliveryListener } from "./webhooks/delivery-listener.ts";
+/** The dispatchers' wake-up NOTIFY and its coalescing (for tools/bench-webhooks' notify-commits.ts). */
+export { DELIVERIES_NOTIFY, deliveryWaker } from "./webhooks/delivery-listener.ts";
 export { OPENED_SECRETS_CAPACITY, type OpenedSecrets, openedSecrets } from "./webhooks/opened-secrets.ts";

@@ -136,6 +136,11 @@ export interface OrgSql {
   /** Whether the process traces (each statement in a span of its own): a message is then written with its trace context. */
   readonly traced: boolean;
   readonly select: <Row>(query: Select) => Effect.Effect<Row[], DatabaseUnavailable>;
+  /**
+   * Wakes the dispatchers once what was written commits: at the end of the transaction this runs
+   * in, or at once outside one (`Database.wakeDispatchers`). For the writer of new deliveries.
+   */
+  readonly wakeDispatchersOnCommit: Effect.Effect<void>;
   /** The first row, or `NotFound`: a record that does not exist and another organization's look alike. */
   readonly one: <Row>(query: Select) => Effect.Effect<Row, NotFound | DatabaseUnavailable>;
   /**
@@ -189,7 +194,12 @@ interface Executor {
   readonly transaction: <A, E, R>(work: (em: EntityManager) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>;
   /** Whether each statement runs in a span of its own (`Database.statementSpans`). */
   readonly spans: boolean;
+  /** `OrgSql.wakeDispatchersOnCommit`. */
+  readonly wakeDispatchersOnCommit: Effect.Effect<void>;
 }
+
+/** The open transactions that wrote deliveries: `ownTransaction` wakes the dispatchers once each commits. */
+const wakeOnCommit = new WeakSet<EntityManager>();
 
 /**
  * The transaction this fiber's storage statements join, if any (see `inOneTransaction`): every
@@ -258,6 +268,10 @@ class ScopedSql implements OrgSql {
 
   get traced(): boolean {
     return this.executor.spans;
+  }
+
+  get wakeDispatchersOnCommit(): Effect.Effect<void> {
+    return this.executor.wakeDispatchersOnCommit;
   }
 
   select<Row>(query: Select): Effect.Effect<Row[], DatabaseUnavailable> {
@@ -368,12 +382,22 @@ const transactionExecutor = (em: EntityManager, spans: boolean): Executor => {
     // Nested: the outer transaction already holds everything together.
     transaction: (work) => work(em),
     spans,
+    wakeDispatchersOnCommit: Effect.sync(() => void wakeOnCommit.add(em)),
   };
 };
 
-/** Runs `work` in a transaction of its own, which the storage calls inside it join. */
+/** Runs `work` in a transaction of its own, which the storage calls inside it join; wakes the dispatchers after its commit when it asked to. */
 const ownTransaction = <A, E, R>(database: Database["Service"], work: (em: EntityManager) => Effect.Effect<A, E, R>) =>
-  inTransaction(database.orm.em, (em) => Effect.provideService(work(em), CurrentTransaction, em));
+  Effect.suspend(() => {
+    let transaction: EntityManager | undefined;
+    return Effect.tap(
+      inTransaction(database.orm.em, (em) => {
+        transaction = em;
+        return Effect.provideService(work(em), CurrentTransaction, em);
+      }),
+      () => Effect.sync(() => (transaction !== undefined && wakeOnCommit.has(transaction) ? database.wakeDispatchers() : undefined)),
+    );
+  });
 
 /** Each database's pool executor, made once (it depends on nothing else). */
 const poolExecutors = new WeakMap<Database["Service"], Executor>();
@@ -410,6 +434,8 @@ const makePoolExecutor = (database: Database["Service"]): Executor => ({
   em: Effect.map(CurrentTransaction, (em) => em ?? database.orm.em.fork()),
   transaction: (work) => Effect.flatMap(CurrentTransaction, (em) => (em === undefined ? ownTransaction(database, work) : work(em))),
   spans: database.statementSpans,
+  wakeDispatchersOnCommit: Effect.flatMap(CurrentTransaction, (em) =>
+    Effect.sync(() => (em === undefined ? database.wakeDispatchers() : void wakeOnCommit.add(em)))),
 });
 
 /**

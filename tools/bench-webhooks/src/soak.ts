@@ -191,13 +191,16 @@ export const runSoak = async (settings: SoakSettings): Promise<SoakResult> => {
 
     // Limits the load never reaches: the soak measures the API's work, not its refusals.
     const unlimited = String(Math.max(1_000, settings.rate * 10));
+    // Both processes read the retention: whichever starts first makes the history's partitions, at its width.
+    const retention = { WEBHOOK_RETENTION: `${settings.retentionMs}ms` };
     const api = await startApiProcess(db.url, {
+      ...retention,
       RATE_LIMIT: unlimited, RATE_LIMIT_BURST: unlimited, RATE_LIMIT_CREATES: unlimited, RATE_LIMIT_CREATES_BURST: unlimited,
     });
     stops.push(() => api.stop());
     const dispatcher: WorkerProcess = await startDispatcherProcess(db.url, loadDispatcherConfig({}).concurrency, {
       endpointCap: "production",
-      env: { WEBHOOK_RETENTION: `${settings.retentionMs}ms`, WEBHOOK_RETENTION_SWEEP: `${settings.sweepMs}ms` },
+      env: { ...retention, WEBHOOK_RETENTION_SWEEP: `${settings.sweepMs}ms` },
     });
     stops.push(() => dispatcher.stop());
     await Promise.all([api.ready, dispatcher.ready]);

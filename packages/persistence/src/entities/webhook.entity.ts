@@ -181,10 +181,7 @@ export const WebhookDeliveryEntity = defineEntity({
     { name: "webhook_deliveries_failed_idx", properties: ["endpoint", "createdAt", "id"], where: { status: "failed" } },
     // (Retention drops whole partitions. Each partition's fillfactor 50, for HOT claims, is set where it is made: `HistoryPartitions`.)
   ],
-  // Wakes dispatchers (LISTEN platter_deliveries) as soon as deliveries commit.
-  triggers: [
-    { name: "webhook_deliveries_notify", timing: "after", events: ["insert"], forEach: "row", body: "perform pg_notify('platter_deliveries', ''); return null;" },
-  ],
+  // No trigger NOTIFYs: the writer wakes the dispatchers after its commit (`DELIVERIES_NOTIFY`).
   checks: [{ name: "webhook_deliveries_status_check", expression: "status in ('pending', 'succeeded', 'failed')" }],
 });
 

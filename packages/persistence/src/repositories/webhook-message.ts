@@ -11,7 +11,8 @@ import { currentTraceparent } from "../statement-spans.ts";
 /**
  * Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the
  * scope matching `endpoints`, a local listener's marked `via_listener` (forwarded by `platter
- * listen`, never sent by a dispatcher); returns the message's id.
+ * listen`, never sent by a dispatcher); returns the message's id. The dispatchers are woken once
+ * the transaction commits.
  */
 const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number, DatabaseUnavailable> => {
   const { type, payload } = storedMessage(message);
@@ -22,14 +23,17 @@ const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement)
       ([row]) => Number(row!.id),
     );
   return Effect.tap(tx.traced ? Effect.flatMap(currentTraceparent, insert) : insert(null), (messageId) =>
-    tx.insertFrom({
-      into: "webhook_deliveries",
-      columns: "endpoint_id, message_id, via_listener",
-      values: sql`e.id, ${messageId}::bigint, e.listener_key_id is not null`,
-      from: "webhook_endpoints",
-      as: "e",
-      where: endpoints,
-    }));
+    Effect.flatMap(
+      tx.insertFrom({
+        into: "webhook_deliveries",
+        columns: "endpoint_id, message_id, via_listener",
+        values: sql`e.id, ${messageId}::bigint, e.listener_key_id is not null`,
+        from: "webhook_endpoints",
+        as: "e",
+        where: endpoints,
+      }),
+      (deliveries) => (deliveries > 0 ? tx.wakeDispatchersOnCommit : Effect.void),
+    ));
 };
 
 /**

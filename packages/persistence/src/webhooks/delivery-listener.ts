@@ -2,7 +2,7 @@ import pg from "pg";
 
 /**
  * Wakes a dispatcher's loops when their work commits, on one connection of its own: deliveries
- * (LISTEN platter_deliveries; a trigger on webhook_deliveries NOTIFYs) and endpoint notices, the
+ * (LISTEN platter_deliveries; the process that wrote them NOTIFYs once they commit, `deliveryWaker`) and endpoint notices, the
  * alert mailer's work (LISTEN platter_notices; a trigger on endpoint_notices). NOTIFYs are sent once
  * per transaction and channel. A dropped connection is re-established, and every loop woken once it
  * is (catching up on what committed meanwhile); polling covers the gap meanwhile.
@@ -19,8 +19,40 @@ export interface DispatcherWakers {
   readonly notices?: () => void;
 }
 
-/** The channel each waker listens on (its trigger's `pg_notify`). */
+/** The channel each waker listens on (`DELIVERIES_NOTIFY`'s, and the notices trigger's `pg_notify`). */
 const CHANNELS: Readonly<Record<keyof DispatcherWakers, string>> = { deliveries: "platter_deliveries", notices: "platter_notices" };
+
+/**
+ * The NOTIFY that wakes dispatchers for new deliveries, sent after the deliveries' transaction has
+ * committed and in a transaction of its own that does not wait for its commit to be flushed. Not in
+ * the writing transaction: PostgreSQL holds one lock per database from a notifying transaction's
+ * commit until its flush, so every create's commit would wait in line behind every other's (no
+ * group commit: 1,890 → 409 transactions a second measured here, `docs/performance.md`).
+ */
+export const DELIVERIES_NOTIFY = "select set_config('synchronous_commit', 'off', true), pg_notify('platter_deliveries', '')";
+
+/**
+ * A process's wake-up for dispatchers, coalesced: one NOTIFY in flight at a time, and all the wakes
+ * asked while it is in flight answered by one more after it. So a burst of creates, whatever its
+ * organizations, sends a handful of NOTIFYs, and never one that comes before its deliveries commit.
+ * A NOTIFY that fails is not retried: the dispatchers' poll finds the deliveries.
+ */
+export const deliveryWaker = (notify: () => Promise<unknown>): (() => void) => {
+  let sending = false;
+  let again = false;
+  const send = async () => {
+    sending = true;
+    do {
+      again = false;
+      await notify().catch(() => {});
+    } while (again);
+    sending = false;
+  };
+  return () => {
+    if (sending) again = true;
+    else void send();
+  };
+};
 
 export const listenForDeliveries = (url: string, wakers: DispatcherWakers, onError: (error: unknown) => void): DeliveryListener => {
   let client: pg.Client | undefined;
