@@ -133,4 +133,34 @@ describe("the outbox runner", () => {
     expect(outbox.calls.sent).toEqual([1, 2, 3]);
     expect(runner.turns).toBe(3);
   });
+
+  it("keeps a wake-up that comes during a turn which found nothing: the item committed meanwhile goes in the next turn, not after the poll", async () => {
+    const outbox = listOutbox(20);
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((done) => (release = done));
+    let holdNextClaim = false;
+    const channel: OutboxChannel<number, number> = {
+      ...outbox.channel,
+      claim: async () => {
+        if (holdNextClaim) {
+          holdNextClaim = false;
+          await held;
+          return [];
+        }
+        return outbox.channel.claim();
+      },
+    };
+    const runner = await start(channel);
+    holdNextClaim = true;
+    runner.wake();
+    await clock.adjust(50);
+    expect(runner.turns).toBe(2);
+    // Committed (and NOTIFYd) while that turn's claim was on its way, after it had looked.
+    outbox.due.push(7);
+    runner.wake();
+    release!();
+    await clock.adjust(50);
+    expect(outbox.calls.sent).toEqual([7]);
+    expect(runner.turns).toBe(4);
+  });
 });
