@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { createOpsServer, listenOn, type TraceExport, watchOutages } from "@platter/ops";
 import { announceInstance, HistoryPartitions, Housekeeping, isDatabaseUnavailable, pingDatabase, WEBHOOK_HISTORY, type DispatcherRuntime } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { AlertMailer, smtpMailSender, WebhookDispatcher } from "@platter/webhooks";
+import { alertMailChannel, operatorWebhookChannel, OutboxRunner, smtpMailSender, WebhookDispatcher } from "@platter/webhooks";
 import type { Logger } from "pino";
 import type { DispatcherConfig } from "./config.ts";
 import { recordAttemptSpan, tracedDeliveryStorage } from "./delivery-traces.ts";
@@ -46,29 +46,6 @@ export const startDispatcher = async (
       logger.error({ deliveries: count }, "signing secrets this process's SECRET_ENCRYPTION_KEYS do not open: their deliveries are left unsent under their lease");
     },
   }, { isOutage: isDatabaseUnavailable });
-  // The operator channel: a second loop with its own few slots on the endpoint notices, sending each
-  // to the operator's URL through the same attempt, signing, lease and retry code (never a business slot).
-  const operatorChannel = config.operatorWebhook === undefined ? undefined : new WebhookDispatcher(
-    store.operatorNotices({ url: config.operatorWebhook.url, secret: config.operatorWebhook.secret }),
-    {
-      ...config, concurrency: config.operatorWebhook.concurrency, endpointConcurrency: config.operatorWebhook.concurrency,
-      organizationConcurrency: undefined, originConnections: config.operatorWebhook.concurrency,
-      // The operator's own URL, which may well be an internal alerting service: the SSRF guard is for organizations' URLs.
-      allowPrivateNetworks: true,
-    },
-    {
-      attempted: (outcome, durationMs, notice) => {
-        metrics.operatorObserver.attempted?.(outcome, durationMs, notice);
-        logger[outcome === "succeeded" ? "debug" : "warn"]({ notice: notice.id, attempt: notice.attempt, outcome, durationMs }, "operational webhook attempt");
-      },
-      failedLoop: (error) => {
-        metrics.operatorObserver.failedLoop?.(error);
-        if (isDatabaseUnavailable(error)) outages.down(error);
-        else logger.error({ err: error }, "operator channel loop error");
-      },
-    },
-    { isOutage: isDatabaseUnavailable },
-  );
   const ops = createOpsServer({
     isReady: () => runtime.runPromise(pingDatabase).then(() => true),
     metrics: metrics.registry,
@@ -76,9 +53,9 @@ export const startDispatcher = async (
   // The port first: a taken one stops the start before any delivery is claimed.
   const opsPort = await listenOn(ops, config.opsPort, config.opsHost, "DISPATCHER_OPS_PORT");
   // Its connection lost with the database is part of the outage (said once); it reconnects every second meanwhile.
-  // New notices wake the mailer (declared below: a NOTIFY arrives only after this start has run on).
+  // New notices wake both outbox runners (declared below: a NOTIFY arrives only after this start has run on).
   const listener = store.listen(
-    { deliveries: () => dispatcher.wake(), notices: () => mailer?.wake() },
+    { deliveries: () => dispatcher.wake(), notices: () => { mailer?.wake(); operatorChannel?.wake(); } },
     (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.warn({ err: error }, "delivery listener")),
   );
   if (!listener.listening) {
@@ -87,18 +64,40 @@ export const startDispatcher = async (
       "DATABASE_URL is a transaction pooler and DATABASE_LISTEN_URL is unset: no LISTEN, new deliveries are found by polling every DISPATCHER_POLL_INTERVAL",
     );
   }
-  // Alert e-mails to organizations' developers: a small loop of its own on the mail outbox, each mail
-  // committed `sending` under its lease before its SMTP call, so none is sent twice. Woken by new
-  // notices, it looks by itself only rarely (for retries and abandoned mails), unless nothing wakes it.
-  const mailer = config.mailServer === undefined ? undefined : new AlertMailer(
-    store.alertMails(),
-    smtpMailSender(config.mailServer),
-    { developerAreaUrl: config.developerAreaUrl, leaseMs: ALERT_MAIL_LEASE_MS, pollIntervalMs: listener.listening ? ALERT_MAILER_IDLE_POLL_MS : config.pollIntervalMs },
-    {
+  // The stored notices' two outboxes, each on its own `OutboxRunner` (so a slow SMTP relay never holds
+  // the operator's webhooks, nor the other way round), woken by new notices (NOTIFY platter_notices)
+  // and looking by themselves only rarely (retries, a stopped holder's items), unless nothing wakes them.
+  const idlePollMs = listener.listening ? OUTBOX_IDLE_POLL_MS : config.pollIntervalMs;
+  // Alert e-mails to organizations' developers: each mail committed `sending` under its lease before its SMTP call, so none is sent twice.
+  const mailer = config.mailServer === undefined ? undefined : new OutboxRunner(
+    alertMailChannel(store.alertMails(), smtpMailSender(config.mailServer), { developerAreaUrl: config.developerAreaUrl, leaseMs: ALERT_MAIL_LEASE_MS }, {
       mailed: (mail, outcome) =>
         logger[outcome.outcome === "sent" ? "debug" : "warn"]({ mail: mail.id, attempt: mail.attempt, ...outcome }, "alert e-mail"),
       abandoned: (count) => logger.warn({ mails: count }, "alert e-mails whose sender stopped during the SMTP call: not sent again"),
-      failedRound: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer round error")),
+    }),
+    { pollIntervalMs: idlePollMs, leaseMs: ALERT_MAIL_LEASE_MS },
+    { failedTurn: (error) => (isDatabaseUnavailable(error) ? outages.down(error) : logger.error({ err: error }, "alert mailer turn error")) },
+  );
+  // The operator channel: the endpoint notices sent to the operator's URL with its own few slots (never
+  // a business slot), through the same signed POST as a delivery, retried on the retry schedule.
+  const operatorChannel = config.operatorWebhook === undefined ? undefined : new OutboxRunner(
+    operatorWebhookChannel(
+      store.operatorNotices({ url: config.operatorWebhook.url, secret: config.operatorWebhook.secret }),
+      { ...config, concurrency: config.operatorWebhook.concurrency },
+      {
+        attempted: (outcome, durationMs, notice) => {
+          metrics.operatorObserver.attempted?.(outcome, durationMs, notice);
+          logger[outcome === "succeeded" ? "debug" : "warn"]({ notice: notice.id, attempt: notice.attempt, outcome, durationMs }, "operational webhook attempt");
+        },
+      },
+    ),
+    { pollIntervalMs: idlePollMs, leaseMs: config.leaseMs, isOutage: isDatabaseUnavailable },
+    {
+      failedTurn: (error) => {
+        metrics.operatorObserver.failedLoop?.(error);
+        if (isDatabaseUnavailable(error)) outages.down(error);
+        else logger.error({ err: error }, "operator channel turn error");
+      },
     },
   );
   // Partitions ahead before anything is claimed or recorded (the API makes them too). They are made
@@ -130,10 +129,11 @@ export const startDispatcher = async (
 };
 
 /**
- * How often a mailer woken by new notices (LISTEN) looks for work by itself: retries (a minute or
- * more apart) and mails abandoned by a stopped sender are found within this.
+ * How often an outbox runner woken by new notices (LISTEN) looks for work by itself: alert mails'
+ * retries (a minute or more apart), mails abandoned by a stopped sender and notices whose holder
+ * stopped are found within this (the operator channel's retries wake it when due).
  */
-const ALERT_MAILER_IDLE_POLL_MS = 30_000;
+const OUTBOX_IDLE_POLL_MS = 30_000;
 /** Makes webhook history's partitions ahead (`WEBHOOK_HISTORY_PARTITION`): at start and at every sweep. */
 const makeHistoryPartitionsAhead = (config: DispatcherConfig) =>
   HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs));

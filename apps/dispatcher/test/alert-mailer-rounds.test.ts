@@ -2,13 +2,13 @@ import { type AlertMailStorage, generateSigningSecret, type OrgScope } from "@pl
 import { WebhookEndpointRepository } from "@platter/persistence";
 import { DeliveryQueue } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, startTestSmtpServer, type TestDatabase, type TestSmtpServer } from "@platter/testing";
-import { AlertMailer, smtpMailSender } from "@platter/webhooks";
+import { alertMailChannel, OutboxRunner, smtpMailSender } from "@platter/webhooks";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sql } from "./dispatcher-harness.ts";
 
 /**
- * The mailer's rounds on the real outbox: a notice fanned out to many addresses is one read of its
+ * The mailer's turns on the real outbox: a notice fanned out to many addresses is one read of its
  * endpoint's last errors, not one per mail. The store is the real one; only its `lastErrors` calls
  * are counted on the way through.
  */
@@ -33,7 +33,7 @@ const failingEndpoint = async (scope: OrgScope, url: string) => {
   return endpoint.id;
 };
 
-describe("a mailer round", () => {
+describe("a mailer turn", () => {
   it("reads each endpoint's last errors once for all the addresses its notice goes to", async () => {
     const org = await createOrganization(db, "Many addresses");
     await sql(db,
@@ -50,11 +50,11 @@ describe("a mailer round", () => {
         return store.lastErrors(organizationId, endpointId);
       },
     };
-    const mailer = new AlertMailer(counted, smtpMailSender({ smtpUrl: smtp.url, from: "alerts@platter.test" }), {
-      developerAreaUrl: "https://area.platter.test", leaseMs: 60_000, pollIntervalMs: 1000,
-    });
+    const mailer = new OutboxRunner(alertMailChannel(counted, smtpMailSender({ smtpUrl: smtp.url, from: "alerts@platter.test" }), {
+      developerAreaUrl: "https://area.platter.test", leaseMs: 60_000,
+    }), { pollIntervalMs: 1000, leaseMs: 60_000 });
 
-    expect(await mailer.round()).toBe(12);
+    expect(await mailer.turn()).toBe(12);
     await mailer.stop();
 
     expect(smtp.received).toHaveLength(12);

@@ -8,6 +8,7 @@ import { WebhookEndpointRepository } from "../src/index.ts";
  * The alert mail outbox is every organization's, and one mailer sends it in claims of twenty:
  * organizations take turns in a claim, so one organization's many notices (many endpoints failing
  * at once, ten addresses each) cannot hold back another organization's mail until they are all sent.
+ * The fan-out that writes the mails of new notices takes turns the same way.
  */
 
 let db: TestDatabase;
@@ -45,5 +46,26 @@ describe("claiming alert mails", () => {
     expect(claimed).toHaveLength(20);
     expect(claimed.filter((mail) => mail.organizationId === quiet.id)).toHaveLength(1);
     expect(claimed.filter((mail) => mail.organizationId === busy.id)).toHaveLength(19);
+  });
+
+  it("fans out by organization turns: another organization's newer notice is in the first fan-out behind 300 older ones", async () => {
+    const busy = await createOrganization(db, "Bursting");
+    const quiet = await createOrganization(db, "Quiet");
+    for (const org of [busy, quiet]) {
+      await rows("insert into alert_recipients (organization_id, email, confirmed_at) values (?, ?, now())", [org.id, `dev@org-${org.id}.example`]);
+    }
+    const noticeOf = async (org: OrganizationFixture, count: number) => {
+      const endpoint = (await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://198.51.100.71/${org.id}`, [], generateSigningSecret())))).id;
+      await rows(
+        `insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, operator_status, mail_status)
+         select ?, ?, 'failing', 'HTTP 500', 'https://198.51.100.71/', 'unsent', 'pending' from generate_series(1, ?)`, [org.id, endpoint, count]);
+    };
+    await noticeOf(busy, 300);
+    await noticeOf(quiet, 1);
+
+    expect(await db.run(DeliveryQueue.use((queue) => queue.alertMails().fanOut()))).toBe(200);
+    const written = await rows<{ organization_id: string; n: number }>(
+      "select organization_id::text, count(*)::int as n from alert_mails where organization_id in (?, ?) group by organization_id order by 1", [busy.id, quiet.id]);
+    expect(written).toEqual([{ organization_id: String(busy.id), n: 199 }, { organization_id: String(quiet.id), n: 1 }].sort((a, b) => a.organization_id.localeCompare(b.organization_id)));
   });
 });

@@ -3,12 +3,13 @@ import {
 } from "@platter/domain";
 import { Effect } from "effect";
 import { createTransport } from "nodemailer";
+import type { OutboxChannel } from "./outbox-runner.ts";
 
 /**
- * E-mail alerts to organizations' developers over SMTP (nodemailer): the sender, and the mailer loop
- * a dispatcher runs on the alert mail outbox (`AlertMailStorage`). Each mail is committed `sending`
- * under its lease before the SMTP call and settled after it, so a mail is sent at most once per
- * notice and address whatever happens to dispatchers.
+ * E-mail alerts to organizations' developers over SMTP (nodemailer): the sender, and the alert mail
+ * outbox (`AlertMailStorage`) as a channel of the dispatcher's `OutboxRunner`. Each mail is committed
+ * `sending` under its lease before the SMTP call and settled after it, so a mail is sent at most once
+ * per notice and address whatever happens to dispatchers.
  */
 
 /** `SMTP_URL` and `SMTP_FROM`: where mail goes (`smtp://`, `smtps://`, with credentials if the relay wants them) and who it is from. */
@@ -61,124 +62,79 @@ export const failedMailOutcome = (error: unknown, attempt: number): AlertMailOut
     : { outcome: "failed", error: text };
 };
 
-/** What the mailer loop tells its process: each mail's outcome, and a round that failed. */
-export interface AlertMailerObserver {
+/** What the alert mail channel tells its process: each mail's outcome, and mails given up by a stopped sender. */
+export interface AlertMailObserver {
   readonly mailed?: (mail: ClaimedAlertMail, outcome: AlertMailOutcome) => void;
   readonly abandoned?: (count: number) => void;
-  readonly failedRound?: (error: unknown) => void;
 }
 
-/** The mailer's settings: the Developer area's public origin (for the endpoint's link), a mail's lease, how often it looks for work. */
-export interface AlertMailerOptions {
+/** The alert mail channel's settings: the Developer area's public origin (for the endpoint's link) and a mail's lease. */
+export interface AlertMailChannelOptions {
   readonly developerAreaUrl: string;
   readonly leaseMs: number;
-  readonly pollIntervalMs: number;
+}
+
+/** A mail claimed and what came of its SMTP call. */
+export interface MailedAlert {
+  readonly mail: ClaimedAlertMail;
+  readonly outcome: AlertMailOutcome;
 }
 
 /**
- * The mailer loop: each round marks mails whose sender stopped mid-send abandoned, writes the mails
- * of new notices (one per confirmed address), claims due ones (committed `sending`), sends them and
- * settles each by its lease. It rounds again at once while there is work, else after
- * `pollIntervalMs` (or a `wake`).
+ * The alert e-mails as an `OutboxRunner` channel: each turn marks mails whose sender stopped
+ * mid-send abandoned, writes the mails of new notices (one per confirmed address, organizations
+ * taking turns), claims due ones (committed `sending` under the one lease), sends them over SMTP and
+ * settles each by its lease (sent, failed for good, or pending again after `ALERT_MAIL_RETRY_MS`).
  */
-export class AlertMailer {
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-
-  private readonly storage: AlertMailStorage;
-  private readonly sender: MailSender;
-  private readonly options: AlertMailerOptions;
-  private readonly observer: AlertMailerObserver;
-
-  constructor(storage: AlertMailStorage, sender: MailSender, options: AlertMailerOptions, observer: AlertMailerObserver = {}) {
-    this.storage = storage;
-    this.sender = sender;
-    this.options = options;
-    this.observer = observer;
-  }
-
-  /** Starts the loop. */
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
-  }
-
-  /** Looks for work now rather than after the poll interval. */
-  wake(): void {
-    this.wakeUp?.();
-  }
-
-  /** Stops after the round in progress (its mails settled), and closes the sender. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
-    this.sender.close();
-  }
-
-  /** One round; returns how many mails it claimed. */
-  async round(): Promise<number> {
-    const abandoned = await Effect.runPromise(this.storage.abandonStopped());
-    if (abandoned > 0) this.observer.abandoned?.(abandoned);
-    await Effect.runPromise(this.storage.fanOut());
-    const claimed = await Effect.runPromise(this.storage.claim(this.options.leaseMs));
-    const lastErrors = this.lastErrorsOnce();
-    await Promise.all(claimed.map((mail) => this.send(mail, lastErrors)));
-    return claimed.length;
-  }
-
+export const alertMailChannel = (
+  storage: AlertMailStorage, sender: MailSender, options: AlertMailChannelOptions, observer: AlertMailObserver = {},
+): OutboxChannel<ClaimedAlertMail, MailedAlert> => {
+  /** Sends one mail (its endpoint's last errors read once per turn) and says how its SMTP call ended. */
+  const mailOne = async (mail: ClaimedAlertMail, lastErrorsOf: (mail: ClaimedAlertMail) => Promise<ReadonlyArray<AlertError>>): Promise<MailedAlert> => {
+    const lastErrors = await lastErrorsOf(mail);
+    const content = alertMail({ ...mail.notice, lastErrors, endpointPage: `${options.developerAreaUrl}/webhooks/${mail.notice.endpointId}` });
+    try {
+      await sender.send(mail.email, content);
+      return { mail, outcome: { outcome: "sent" } };
+    } catch (error) {
+      return { mail, outcome: failedMailOutcome(error, mail.attempt) };
+    }
+  };
   /**
-   * An endpoint's last errors for a round's mails, read once per endpoint however many addresses
+   * An endpoint's last errors for a turn's mails, read once per endpoint however many addresses
    * its notices go to. They are a courtesy: a mail already committed `sending` goes out without
    * them rather than not at all.
    */
-  private lastErrorsOnce(): (mail: ClaimedAlertMail) => Promise<ReadonlyArray<AlertError>> {
+  const lastErrorsOnce = (): ((mail: ClaimedAlertMail) => Promise<ReadonlyArray<AlertError>>) => {
     const read = new Map<string, Promise<ReadonlyArray<AlertError>>>();
     return (mail) => {
       if (mail.notice.kind === "recovered") return Promise.resolve([]);
       const key = `${mail.organizationId}:${mail.notice.endpointId}`;
       let errors = read.get(key);
       if (errors === undefined) {
-        errors = Effect.runPromise(this.storage.lastErrors(mail.organizationId, mail.notice.endpointId)).catch(() => []);
+        errors = Effect.runPromise(storage.lastErrors(mail.organizationId, mail.notice.endpointId)).catch(() => []);
         read.set(key, errors);
       }
       return errors;
     };
-  }
-
-  private async send(mail: ClaimedAlertMail, lastErrorsOf: (mail: ClaimedAlertMail) => Promise<ReadonlyArray<AlertError>>): Promise<void> {
-    const lastErrors = await lastErrorsOf(mail);
-    const content = alertMail({ ...mail.notice, lastErrors, endpointPage: `${this.options.developerAreaUrl}/webhooks/${mail.notice.endpointId}` });
-    let outcome: AlertMailOutcome;
-    try {
-      await this.sender.send(mail.email, content);
-      outcome = { outcome: "sent" };
-    } catch (error) {
-      outcome = failedMailOutcome(error, mail.attempt);
-    }
-    await Effect.runPromise(this.storage.settle(mail, outcome));
-    this.observer.mailed?.(mail, outcome);
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let claimed = 0;
-      try {
-        claimed = await this.round();
-      } catch (error) {
-        this.observer.failedRound?.(error);
-      }
-      if (claimed > 0 || !this.running) continue;
-      await new Promise<void>((done) => {
-        const timer = setTimeout(done, this.options.pollIntervalMs);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          done();
-        };
-      });
-      this.wakeUp = undefined;
-    }
-  }
-}
+  };
+  return {
+    prepare: async () => {
+      const abandoned = await Effect.runPromise(storage.abandonStopped());
+      if (abandoned > 0) observer.abandoned?.(abandoned);
+      await Effect.runPromise(storage.fanOut());
+    },
+    claim: () => Effect.runPromise(storage.claim(options.leaseMs)),
+    send: (mails) => {
+      const lastErrorsOf = lastErrorsOnce();
+      return Promise.all(mails.map((mail) => mailOne(mail, lastErrorsOf)));
+    },
+    record: async (mailed) => {
+      await Promise.all(mailed.map(async ({ mail, outcome }) => {
+        await Effect.runPromise(storage.settle(mail, outcome));
+        observer.mailed?.(mail, outcome);
+      }));
+    },
+    close: () => sender.close(),
+  };
+};

@@ -5,3 +5,5 @@ export * from "./ssrf-guard.ts";
 export * from "./webhook-dispatcher.ts";
 export * from "./webhook-resolver.ts";
 export * from "./alert-mailer.ts";
+export * from "./outbox-runner.ts";
+export * from "./operator-webhooks.ts";

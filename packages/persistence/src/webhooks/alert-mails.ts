@@ -23,11 +23,20 @@ const RECENT_DELIVERIES = 50;
 /**
  * Writes the mails of up to `limit` notices not yet fanned out: one per address of the notice's
  * organization confirmed now (an unconfirmed address gets none), and marks those notices done.
+ * Organizations take turns (each one's oldest notice first, then each one's second…), so one
+ * organization's burst of notices cannot hold back another's mails past this fan-out.
  * Parameter: limit. Returns how many notices and mails.
  */
-export const ALERT_FAN_OUT = `-- Notices whose mails are not written yet, oldest first, locked so two dispatchers fan out different ones.
-with notices as (
-    select n.id, n.organization_id from endpoint_notices n where n.mail_status = 'pending' order by n.id limit ? for update skip locked
+export const ALERT_FAN_OUT = `-- Notices whose mails are not written yet, numbered within their organization, oldest first.
+with waiting as (
+    select n.id, row_number() over (partition by n.organization_id order by n.id) as turn
+    from endpoint_notices n where n.mail_status = 'pending'
+  ),
+  -- Organizations take turns: every one's first, then every one's second; locked, so two dispatchers fan out different ones.
+  notices as (
+    select n.id, n.organization_id from endpoint_notices n
+    where n.id in (select waiting.id from waiting order by waiting.turn, waiting.id limit ?) and n.mail_status = 'pending'
+    for update skip locked
   ),
   -- One mail per notice and confirmed address of its organization (never twice: unique notice and address).
   mails as (

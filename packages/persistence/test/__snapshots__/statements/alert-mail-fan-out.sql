@@ -1,6 +1,13 @@
--- Notices whose mails are not written yet, oldest first, locked so two dispatchers fan out different ones.
-with notices as (
-    select n.id, n.organization_id from endpoint_notices n where n.mail_status = 'pending' order by n.id limit $1 for update skip locked
+-- Notices whose mails are not written yet, numbered within their organization, oldest first.
+with waiting as (
+    select n.id, row_number() over (partition by n.organization_id order by n.id) as turn
+    from endpoint_notices n where n.mail_status = 'pending'
+  ),
+  -- Organizations take turns: every one's first, then every one's second; locked, so two dispatchers fan out different ones.
+  notices as (
+    select n.id, n.organization_id from endpoint_notices n
+    where n.id in (select waiting.id from waiting order by waiting.turn, waiting.id limit $1) and n.mail_status = 'pending'
+    for update skip locked
   ),
   -- One mail per notice and confirmed address of its organization (never twice: unique notice and address).
   mails as (
