@@ -65,17 +65,13 @@ const milliseconds = (ms: number): string => {
 };
 
 /**
- * A DO block that makes the family's partitions for `[lower, stop)` from `lower` on, `width` each,
- * under the family's advisory lock (several processes may run it at once: the second finds the
- * first's partitions and makes none). `start` is SQL for the first lower bound when none exists.
+ * A DO block on the family's tables under its advisory lock (several processes may run it at once: the
+ * second waits, then finds the first's partitions). It declares `width` (`widthMs`), `t` and `name`
+ * for `makeAndAttach`, and `declarations` of its own; `body` runs after the lock is had.
  */
-const makePartitions = (family: HistoryFamily, widthMs: number, start: string, stop: string) => {
-  const first = identifier(family.tables[0]!.table);
-  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
-  return `do $$ declare
+const familyBlock = (family: HistoryFamily, widthMs: number, declarations: string, body: string) => `do $$ declare
       width interval := ${milliseconds(widthMs)} * interval '1 millisecond';
-      stop timestamptz := ${stop};
-      lower timestamptz;
+      ${declarations}
       t text[];
       name text;
     begin
@@ -83,56 +79,64 @@ const makePartitions = (family: HistoryFamily, widthMs: number, start: string, s
       -- the statements behind it; the next sweep tries again (partitions are made well ahead).
       perform set_config('lock_timeout', '2000', true);
       perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
-      select max(p.upper) into lower from (${partitionsOf(first)}) p;
+      ${body}
+    end $$`;
+
+/**
+ * PL/pgSQL (inside `familyBlock`) making each of the family's tables a partition for `[lower, upper)`
+ * (SQL expressions of the block's variables), named for `lower`: made beside the table, then attached.
+ */
+const makeAndAttach = (family: HistoryFamily, lower: string, upper: string) => {
+  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
+  return `foreach t slice 1 in array array[${tables.join(", ")}] loop
+          -- Attaching locks the parent only SHARE UPDATE EXCLUSIVE, so reads and writes go on (a partition
+          -- made with PARTITION OF would lock it ACCESS EXCLUSIVE).
+          name := t[1] || '_p' || to_char(${lower} at time zone 'UTC', 'YYYYMMDDHH24MISS');
+          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
+          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, ${lower}, ${upper});
+        end loop;`;
+};
+
+/**
+ * A DO block that makes the family's partitions for `[lower, stop)` from `lower` on, `width` each,
+ * under the family's advisory lock (`familyBlock`). `start` is SQL for the first lower bound when none exists.
+ */
+const makePartitions = (family: HistoryFamily, widthMs: number, start: string, stop: string) =>
+  familyBlock(
+    family,
+    widthMs,
+    `stop timestamptz := ${stop};
+      lower timestamptz;`,
+    `select max(p.upper) into lower from (${partitionsOf(identifier(family.tables[0]!.table))}) p;
       lower := coalesce(lower, ${start});
       while lower < stop loop
-        foreach t slice 1 in array array[${tables.join(", ")}] loop
-          -- Made beside the table, then attached: attaching locks the parent only SHARE UPDATE EXCLUSIVE, so reads and
-          -- writes go on (a partition made with PARTITION OF would lock it ACCESS EXCLUSIVE).
-          name := t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS');
-          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
-          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, lower, lower + width);
-        end loop;
+        ${makeAndAttach(family, "lower", "lower + width")}
         lower := lower + width;
-      end loop;
-    end $$`;
-};
+      end loop;`,
+  );
 
 /**
  * The DO block behind `HistoryPartitions.cover`: partitions of `width` each, stepping back from the first
  * partition's lower bound until `from` is held (after 100 of them, one partition takes the rest back to
  * `from`'s width boundary). Nothing when a partition already holds `from`. (Exported for @platter/testing's backdating.)
  */
-export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: number): string => {
-  const first = identifier(family.tables[0]!.table);
-  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
-  return `do $$ declare
-      width interval := ${milliseconds(widthMs)} * interval '1 millisecond';
-      target timestamptz := date_bin(width, '${from.toISOString()}'::timestamptz, timestamptz '2000-01-01 00:00:00+00');
+export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: number): string =>
+  familyBlock(
+    family,
+    widthMs,
+    `target timestamptz := date_bin(width, '${from.toISOString()}'::timestamptz, timestamptz '2000-01-01 00:00:00+00');
       lower timestamptz;
       upper timestamptz;
-      made int := 0;
-      t text[];
-      name text;
-    begin
-      -- A lock it cannot have at once (a foreign key's on webhook_endpoints) is waited for at most 2 s, not queueing
-      -- the statements behind it; the next sweep tries again (partitions are made well ahead).
-      perform set_config('lock_timeout', '2000', true);
-      perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
-      select min(p.lower) into upper from (${partitionsOf(first)}) p;
+      made int := 0;`,
+    `select min(p.lower) into upper from (${partitionsOf(identifier(family.tables[0]!.table))}) p;
       if upper is null then return; end if;
       while upper > target loop
         lower := case when made >= 100 then target else greatest(target, upper - width) end;
-        foreach t slice 1 in array array[${tables.join(", ")}] loop
-          name := t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS');
-          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
-          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, lower, upper);
-        end loop;
+        ${makeAndAttach(family, "lower", "upper")}
         upper := lower;
         made := made + 1;
-      end loop;
-    end $$`;
-};
+      end loop;`,
+  );
 
 export class HistoryPartitions extends Context.Service<
   HistoryPartitions,
