@@ -1,5 +1,6 @@
 import type { DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { driverCall } from "@platter/postgres";
 import { Database } from "./database.ts";
 import { nowPlus } from "./database-clock.ts";
 import { ENDED_DELIVERY_OF_EXPIRED_HISTORY } from "./webhooks/attempt-record.ts";
@@ -53,6 +54,9 @@ const partitionsOf = (table: string) => `
     i.inhdetachpending as detach_pending
   from pg_inherits i join pg_class c on c.oid = i.inhrelid
   where i.inhparent = '${table}'::regclass`;
+
+/** The first half of the advisory lock key held while a family's partitions are dropped (making them holds 32's). */
+const DROP_LOCK = 33;
 
 /** A table name or a number checked before it is written into DDL (DO blocks take no parameters). */
 const identifier = (name: string): string => {
@@ -164,7 +168,10 @@ export class HistoryPartitions extends Context.Service<
     /**
      * Detaches (concurrently: inserts and reads go on) and drops every partition of the family
      * whose upper bound is older than `retentionMs`, each table's partition of the same bounds
-     * together. Returns how many bounds went.
+     * together. One process at a time: under the family's drop lock, tried and never waited for (held by a
+     * transaction of its own that touches no table, beside the statements, which run on the pool: a detach
+     * `concurrently` cannot run in a transaction); a process that finds it held drops nothing this turn and
+     * returns 0. Needs two of the pool's connections. Returns how many bounds went.
      */
     readonly dropExpired: (family: HistoryFamily, retentionMs: number) => Effect.Effect<number, DatabaseUnavailable>;
   }
@@ -172,7 +179,7 @@ export class HistoryPartitions extends Context.Service<
   static readonly layer = Layer.effect(
     HistoryPartitions,
     Effect.gen(function* () {
-      const { rows } = yield* Database;
+      const { rows, orm } = yield* Database;
       const list = (family: HistoryFamily) =>
         Effect.map(
           rows<{ lower: Date; upper: Date }>(`select p.lower, p.upper from (${partitionsOf(identifier(family.tables[0]!.table))}) p order by p.lower`),
@@ -209,29 +216,47 @@ export class HistoryPartitions extends Context.Service<
             ([row]) => row?.n ?? 0,
           );
         },
-        dropExpired: Effect.fnUntraced(function* (family: HistoryFamily, retentionMs: number) {
-          const cutoff = nowPlus(-retentionMs);
-          let dropped = 0;
-          // Every table's: a drop stopped half-way (its process stopped) leaves the bounds in some tables only.
-          const [bounds] = yield* rows<{ uppers: Date[] }>(
-            `select coalesce(array_agg(distinct p.upper), '{}') as uppers
-             from (${family.tables.map(({ table }) => partitionsOf(identifier(table))).join(" union all ")}) p where p.upper <= ${cutoff}`,
-          );
-          for (const upper of bounds?.uppers ?? []) {
-            for (const { table } of family.tables) {
-              const [partition] = yield* rows<{ name: string; detach_pending: boolean }>(
-                `select p.name, p.detach_pending from (${partitionsOf(identifier(table))}) p where p.upper = ?::timestamptz`, [upper],
+        dropExpired: (family, retentionMs) =>
+          Effect.acquireUseRelease(
+            driverCall(async () => {
+              const fork = orm.em.fork();
+              await fork.begin();
+              return fork;
+            }),
+            (lock) => Effect.gen(function* () {
+              const [held] = yield* driverCall(() =>
+                lock.execute<Array<{ locked: boolean }>>(`select pg_try_advisory_xact_lock(${DROP_LOCK}, hashtext(?)) as locked`, [family.name]));
+              // Another process is dropping the family's partitions this turn: what it leaves, the next turn finds.
+              if (held?.locked !== true) return 0;
+              // Between statements the lock's connection answers something: the silence watchdog gives up a checked-out
+              // connection that reads nothing for longer than a statement may run, and these may run that long together.
+              const onPool = (text: string, values?: ReadonlyArray<unknown>) =>
+                Effect.andThen(driverCall(() => lock.execute("select 1")), rows<{ name: string; detach_pending: boolean }>(text, values));
+              const cutoff = nowPlus(-retentionMs);
+              let dropped = 0;
+              // Every table's: a drop stopped half-way (its process stopped) leaves the bounds in some tables only.
+              const [bounds] = yield* rows<{ uppers: Date[] }>(
+                `select coalesce(array_agg(distinct p.upper), '{}') as uppers
+                 from (${family.tables.map(({ table }) => partitionsOf(identifier(table))).join(" union all ")}) p where p.upper <= ${cutoff}`,
               );
-              if (partition === undefined) continue;
-              const name = identifier(partition.name);
-              // A detach interrupted before (its process stopped) is finished; otherwise detached without blocking the parent's readers and writers.
-              yield* rows(`alter table ${table} detach partition ${name} ${partition.detach_pending ? "finalize" : "concurrently"}`);
-              yield* rows(`drop table ${name}`);
-            }
-            dropped++;
-          }
-          return dropped;
-        }),
+              for (const upper of bounds?.uppers ?? []) {
+                for (const { table } of family.tables) {
+                  const [partition] = yield* onPool(
+                    `select p.name, p.detach_pending from (${partitionsOf(identifier(table))}) p where p.upper = ?::timestamptz`, [upper],
+                  );
+                  if (partition === undefined) continue;
+                  const name = identifier(partition.name);
+                  // A detach interrupted before (its process stopped) is finished; otherwise detached without blocking the parent's readers and writers.
+                  yield* onPool(`alter table ${table} detach partition ${name} ${partition.detach_pending ? "finalize" : "concurrently"}`);
+                  yield* onPool(`drop table ${name}`);
+                }
+                dropped++;
+              }
+              return dropped;
+            }),
+            // It wrote nothing: ending its transaction lets the lock go.
+            (lock) => driverCall(() => lock.rollback()),
+          ),
       });
     }),
   );
