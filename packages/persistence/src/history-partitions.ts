@@ -21,11 +21,14 @@ export interface HistoryFamily {
   readonly name: string;
   /** Its tables in drop order (the ones that refer to others first), each with its partitions' storage parameters, if any. */
   readonly tables: ReadonlyArray<{ readonly table: string; readonly storage?: string }>;
+  /** Whether it holds webhook deliveries, whose pending ones are settled before their partition goes (`settleExpiring`). */
+  readonly pendingDeliveries?: boolean;
 }
 
 /** Webhook history: messages, their deliveries (same `created_at`) and the deliveries' attempts (`delivery_created_at`). */
 export const WEBHOOK_HISTORY: HistoryFamily = {
   name: "webhook history",
+  pendingDeliveries: true,
   tables: [
     { table: "webhook_attempts" },
     // HOT claims: half of each page is left free for the claim's and the record's updates.
@@ -54,6 +57,9 @@ const partitionsOf = (table: string) => `
     i.inhdetachpending as detach_pending
   from pg_inherits i join pg_class c on c.oid = i.inhrelid
   where i.inhparent = '${table}'::regclass`;
+
+/** Batches of pending deliveries `forgetExpired` settles in one turn at most, so a turn never runs long. */
+const SETTLE_BATCHES_PER_TURN = 100;
 
 /** The first half of the advisory lock key held while a family's partitions are dropped (making them holds 32's). */
 const DROP_LOCK = 33;
@@ -174,6 +180,16 @@ export class HistoryPartitions extends Context.Service<
      * returns 0. Needs two of the pool's connections. Returns how many bounds went.
      */
     readonly dropExpired: (family: HistoryFamily, retentionMs: number) => Effect.Effect<number, DatabaseUnavailable>;
+    /**
+     * Retention's turn for the family, the one every process runs (the dispatcher's sweep, the API's
+     * request log, the benchmark): where the family has deliveries, those pending in partitions
+     * reaching `retentionMs` settled in batches of `batchSize` (`settleExpiring`, at most
+     * `SETTLE_BATCHES_PER_TURN` of them: the next turn goes on), then the expired partitions
+     * dropped (`dropExpired`). Returns how many deliveries were settled and how many bounds went.
+     */
+    readonly forgetExpired: (
+      family: HistoryFamily, retentionMs: number, batchSize: number,
+    ) => Effect.Effect<{ readonly settled: number; readonly dropped: number }, DatabaseUnavailable>;
   }
 >()("platter/persistence/HistoryPartitions") {
   static readonly layer = Layer.effect(
@@ -185,7 +201,7 @@ export class HistoryPartitions extends Context.Service<
           rows<{ lower: Date; upper: Date }>(`select p.lower, p.upper from (${partitionsOf(identifier(family.tables[0]!.table))}) p order by p.lower`),
           (found) => found.map((p) => ({ from: new Date(p.lower), to: new Date(p.upper) })),
         );
-      return HistoryPartitions.of({
+      const steps: Omit<HistoryPartitions["Service"], "forgetExpired"> = {
         makeAhead: (family, widthMs, aheadMs) =>
           Effect.asVoid(rows(makePartitions(
             family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, nowPlus(aheadMs),
@@ -257,6 +273,20 @@ export class HistoryPartitions extends Context.Service<
             // It wrote nothing: ending its transaction lets the lock go.
             (lock) => driverCall(() => lock.rollback()),
           ),
+      };
+      return HistoryPartitions.of({
+        ...steps,
+        forgetExpired: Effect.fnUntraced(function* (family: HistoryFamily, retentionMs: number, batchSize: number) {
+          let settled = 0;
+          if (family.pendingDeliveries === true) {
+            for (let batch = 0; batch < SETTLE_BATCHES_PER_TURN; batch++) {
+              const ended = yield* steps.settleExpiring(retentionMs, batchSize);
+              settled += ended;
+              if (ended < batchSize) break;
+            }
+          }
+          return { settled, dropped: yield* steps.dropExpired(family, retentionMs) };
+        }),
       });
     }),
   );
