@@ -113,7 +113,7 @@ describe("the request log's retention", () => {
 const waitForWaitingDetach = async () => {
   for (let tries = 0; tries < 100; tries++) {
     const [row] = await rows<{ n: number }>(
-      "select count(*)::int as n from pg_stat_activity where query ilike 'alter table % detach partition %' and wait_event_type = 'Lock'");
+      "select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'alter table % detach partition %' and wait_event_type = 'Lock'");
     if (row!.n > 0) return;
     await new Promise((resume) => setTimeout(resume, 100));
   }
