@@ -46,6 +46,9 @@ export const createApiServer = (
   return { server, drain: () => (draining = true) };
 };
 
+/** Batch size for retention's turn on the request log (`forgetExpired`): it has no deliveries to settle, so only its partitions go. */
+const REQUEST_HISTORY_BATCH = 500;
+
 /** Serves the public API and its ops port on the platform's storage services. */
 export const startApi = async (config: ApiConfig, logger: Logger, runtime: RequestRuntime, traces?: TraceExport): Promise<RunningApi> => {
   const limits = new KeyRateLimits(config.rateLimits);
@@ -62,7 +65,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
   // Webhook history's and the request log's partitions made ahead now and hourly (the dispatcher's sweep makes webhook history's too):
-  // a write never finds none. The request log's expired partitions go whole on the same turn (every API instance tries; what one dropped the others no longer find).
+  // a write never finds none. The request log's expired partitions go whole on the same turn (`forgetExpired`: one API instance at a time, the others skip that turn).
   const makePartitionsAhead = () =>
     Promise.all([
       runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, config.webhookHistory.partitionMs, config.webhookHistory.aheadMs))),
@@ -70,11 +73,11 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
     ]);
   // Made well ahead, so one not made now (a lock not had within its timeout) is made at the next try.
   await makePartitionsAhead().catch((err) => logger.warn({ err }, "history partitions not made ahead at start: tried again hourly"));
-  const dropExpiredRequestLog = () =>
-    runtime.runPromise(HistoryPartitions.use((h) => h.dropExpired(REQUEST_HISTORY, config.requestHistory.retentionMs)));
+  const forgetExpiredRequestLog = () =>
+    runtime.runPromise(HistoryPartitions.use((h) => h.forgetExpired(REQUEST_HISTORY, config.requestHistory.retentionMs, REQUEST_HISTORY_BATCH)));
   const prune = setInterval(
     () =>
-      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), makePartitionsAhead(), dropExpiredRequestLog()])
+      void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), makePartitionsAhead(), forgetExpiredRequestLog()])
         .catch((err) => logger.warn({ err }, "prune failed")),
     3_600_000,
   );

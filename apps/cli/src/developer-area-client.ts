@@ -51,7 +51,7 @@ export const connectionOf = (flags: ConnectionFlags, keyNeeded: string, env: Env
   return { origin, apiKey };
 };
 
-/** The Developer area refused a request (a 4xx other than 400, which is a `UsageError`): its sentence, exit 1. */
+/** The Developer area refused a request (a 4xx other than 400, which is a `UsageError`, or a 503 without Retry-After): its sentence, exit 1. */
 export class DeveloperAreaRefused extends CommandFailed {
   readonly status: number;
   constructor(status: number, message: string) {
@@ -347,6 +347,9 @@ export class DeveloperAreaClient {
       sentence = undefined;
     }
     const status = response.status;
+    // A 503 without Retry-After is the catalogue's refusal of something the operator left off (no SMTP_URL, a
+    // missing secret key): waiting changes nothing, so it is said as the area's refusal, not as the area being down.
+    if (status === 503 && sentence !== undefined && !response.headers.has("retry-after")) return new DeveloperAreaRefused(status, sentence);
     if (status >= 500) return new DeveloperAreaUnavailable(this.connection.origin, sentence === undefined ? `HTTP ${status}` : `${status}: ${sentence}`);
     if (status === 400) return new UsageError(sentence ?? `the Developer area refused the request (HTTP 400)`);
     if (status === 404 || sentence === undefined) {

@@ -15,6 +15,9 @@ const UNREADABLE_DATABASE = "not-a-database-url";
 let db: TestDatabase;
 let org: OrganizationFixture;
 let area: Server;
+/** The same area without SMTP_URL: it sends no e-mail. */
+let mailless: Server;
+let maillessOrigin: string;
 let smtp: TestSmtpServer;
 let env: Record<string, string>;
 
@@ -30,11 +33,17 @@ beforeAll(async () => {
   area = createServer(app.callback());
   await new Promise<void>((done) => area.listen(port, "127.0.0.1", done));
   env = { DATABASE_URL: UNREADABLE_DATABASE, PLATTER_API_KEY: org.writeKey, PLATTER_DEVELOPER_AREA_URL: origin };
+  const maillessPort = await freePort();
+  maillessOrigin = `http://127.0.0.1:${maillessPort}`;
+  mailless = createServer(createDeveloperAreaApp(db.runtime, { developerAreaUrl: maillessOrigin, frameAncestors: "'self'" }, pino({ level: "silent" })).callback());
+  await new Promise<void>((done) => mailless.listen(maillessPort, "127.0.0.1", done));
 });
 
 afterAll(async () => {
   area?.closeAllConnections();
   await new Promise((done) => area?.close(done));
+  mailless?.closeAllConnections();
+  await new Promise((done) => mailless?.close(done));
   await smtp?.close();
   await db?.dispose();
 });
@@ -57,5 +66,18 @@ describe("platter alerts", () => {
     const refused = await runCliFailing(["alerts", "add", "--email", "ro@alerting.example", "--api-key", org.readKey], env);
     expect(refused.code).toBe(1);
     expect(smtp.to("ro@alerting.example")).toEqual([]);
+  });
+
+  it("lists only with a read/write key, as every key command (a read-only key: exit 1)", async () => {
+    const refused = await runCliFailing(["alerts", "list", "--api-key", org.readKey], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("This API key is read-only");
+  });
+
+  it("says the area sends no e-mail (exit 1), not that the area cannot be reached, where SMTP_URL is not set", async () => {
+    const refused = await runCliFailing(["alerts", "add", "--email", "dev@nomail.example"], { ...env, PLATTER_DEVELOPER_AREA_URL: maillessOrigin });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("This Platter sends no e-mail: ask your Platter contact to set SMTP_URL.");
+    expect(refused.stderr).not.toContain("cannot reach");
   });
 });

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { AlertRecipients } from "@platter/application";
-import { confirmationMail, isAccessToken, UnknownPage } from "@platter/domain";
+import { confirmationMail, errorAnswer, isAccessToken, MailNotConfigured, UnknownPage } from "@platter/domain";
 import type { DeveloperSession, RequestStorage } from "@platter/persistence";
 import type { MailSender } from "@platter/webhooks";
 import type { Effect } from "effect";
@@ -26,9 +26,6 @@ export const mailConfirmationLink = (mailer: MailSender, origin: string, added: 
     mailer.send(added.email, confirmationMail(`${origin}/alerts/confirm/${added.token}`)).then(() => true, () => false),
     new Promise<false>((done) => setTimeout(() => done(false), CONFIRMATION_MAIL_WAIT_MS).unref()),
   ]);
-
-/** The refusal to add an address when this Platter sends no e-mail (no `SMTP_URL`): the form shows it beside its field, `/cli/alerts` answers it (409). */
-export const NO_MAIL_SENT = "This Platter sends no e-mail: ask your Platter contact to set SMTP_URL.";
 
 /**
  * The Alerts routes: the organization's alert e-mail addresses (`AlertRecipients`, audited
@@ -82,7 +79,9 @@ export const addAlertRoutes = (router: Router, kit: AlertRouteKit): void => {
     const email = form["email"] ?? "";
     const mailer = alerts.mailer;
     if (mailer === undefined) {
-      return listPage(ctx, 409, { email, emailError: NO_MAIL_SENT });
+      // No SMTP_URL: the catalogue's refusal, shown beside the field.
+      const refusal = errorAnswer(new MailNotConfigured());
+      return listPage(ctx, refusal.status, { email, emailError: refusal.text });
     }
     const added = await run(ctx, shownOnForm(AlertRecipients.add(session, email, alerts.recipientsPerOrganization), "AlertRecipientLimitReached", "InvalidInput"));
     if (!added.done) return listPage(ctx, added.refusal.status, { email, emailError: added.refusal.text });

@@ -5,13 +5,13 @@ import {
   readJsonBody, type TrustedProxies,
 } from "@platter/ops";
 import {
-  type ApiKeyActor, Forbidden, InvalidTransition, parseAlertAddressBody, parseListenerReport, parseListenRequest, parseMessageFeedRequest, parseTriggerBody, ShuttingDown,
+  type ApiKeyActor, Forbidden, MailNotConfigured, parseAlertAddressBody, parseListenerReport, parseListenRequest, parseMessageFeedRequest, parseTriggerBody, ShuttingDown,
 } from "@platter/domain";
 import { type RequestRuntime, type RequestStorage, requestOutcome, runRequest } from "@platter/persistence";
 import { Effect, Result } from "effect";
 import type { Context } from "koa";
 import type { Logger } from "pino";
-import { type AlertSettings, mailConfirmationLink, NO_MAIL_SENT } from "./alerts-routes.ts";
+import { type AlertSettings, mailConfirmationLink } from "./alerts-routes.ts";
 import { ListenerStreams } from "./listener-streams.ts";
 import { declareRouteLimit, limited, type OrganizationLimits, type RouteLimit, unlimited } from "./organization-limits.ts";
 import { recordIdOf } from "./page-responses.ts";
@@ -23,7 +23,8 @@ import { recordIdOf } from "./page-responses.ts";
  * events) and its reports of what the local URL answered (`POST /cli/listen/attempts`),
  * `platter trigger` in a sandbox (`POST /cli/trigger`), and the message feed a receiver pulls
  * (`GET /cli/messages`: the SDK's `messages.list`, `platter messages tail`), and the organization's alert
- * e-mail addresses (`/cli/alerts`: `platter alerts`, as the Alerts page keeps them). Answers and errors are JSON (error-pages.ts).
+ * e-mail addresses (`/cli/alerts`: `platter alerts`, as the Alerts page keeps them). Each needs a read/write key (a
+ * listener's report, a lease that only such a key's listener holds). Answers and errors are JSON (error-pages.ts).
  */
 
 /** What these routes need besides the runtime. */
@@ -118,9 +119,12 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     ctx.body = await run(MessageFeed.page(actor, filter, page));
   });
 
-  // The organization's alert e-mail addresses, as the Alerts page keeps them: any key reads, a read/write key changes.
+  // The organization's alert e-mail addresses, as the Alerts page keeps them, with a read/write key only, as every
+  // other /cli/ route: who is mailed when an endpoint fails is the organization's webhook settings, which a
+  // read-only key (for the /v1 reads) never sees.
   router.get("/cli/alerts", async (ctx) => {
     const actor = await actorOf(ctx);
+    if (actor.scope.access !== "read_write") throw new Forbidden();
     ctx.status = 200;
     ctx.set("cache-control", "no-store");
     ctx.body = { recipients: await run(AlertRecipients.list(actor)) };
@@ -130,7 +134,7 @@ export const addListenRoutes = (router: Router, runtime: RequestRuntime, setting
     if (actor.scope.access !== "read_write") throw new Forbidden();
     const email = Result.getOrThrow(parseAlertAddressBody(await readJsonBody(ctx)));
     const mailer = settings.alerts.mailer;
-    if (mailer === undefined) throw new InvalidTransition({ message: NO_MAIL_SENT });
+    if (mailer === undefined) throw new MailNotConfigured();
     const added = await run(AlertRecipients.add(actor, email, settings.alerts.recipientsPerOrganization));
     const mailed = await mailConfirmationLink(mailer, settings.origin, added);
     ctx.status = 201;

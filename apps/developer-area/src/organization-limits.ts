@@ -15,8 +15,8 @@ import { errorAnswer, isPlatterError, TooManyActions } from "@platter/domain";
  * Every POST route of the area and of the CLI declares where it is registered what it costs
  * (`limited(action, back)`, or `unlimited(reason)`), and the registration counts it
  * (`OrganizationLimits.counted`): once the session and form token (or the key) are checked, before
- * the route's work, so a refusal does nothing and audits nothing. A route's own refusal (a 4xx
- * answer: a bad field, an unknown record, a refused transition) gives the count back, so bad input
+ * the route's work, so a refusal does nothing and audits nothing. A route's own refusal (an error
+ * status it answers: a bad field, an unknown record, a refused transition, mail not configured) gives the count back, so bad input
  * never spends the organization's allowance, unless the route says its refusal cost work
  * (`refusalCostWork`: a URL the SSRF guard refused after looking its name up). `postRouteLimits`
  * lists every POST route of a router with what it declared.
@@ -115,8 +115,9 @@ export class OrganizationLimits {
 
   /**
    * Runs `work`, the route's action, as `limit` says: a limited one is counted first
-   * (`TooManyActions` over the limit, `work` not run), and given back when `work` refuses (a 4xx
-   * answer, or an expected error it throws), since a refusal does nothing; but for one that cost
+   * (`TooManyActions` over the limit, `work` not run), and given back when `work` refuses (an error
+   * status it answers: a route answers only the refusals it shows beside a field, at the catalogue's
+   * status, such as 503 for mail not configured, and throws the rest; or an expected error it throws), since a refusal does nothing; but for one that cost
    * work (`refusalCostWork`).
    */
   async counted(limit: RouteLimit, organizationId: number, ctx: Context, form: Readonly<Record<string, string>>, work: () => Promise<void>): Promise<void> {
@@ -125,7 +126,7 @@ export class OrganizationLimits {
     let refused = false;
     try {
       await work();
-      refused = ctx.status >= 400 && ctx.status < 500;
+      refused = ctx.status >= 400;
     } catch (thrown) {
       refused = isRefusal(thrown);
       throw thrown;

@@ -1,7 +1,7 @@
 import { UNTHROTTLED } from "@platter/ops";
 import { WEBHOOK_EVENT_TYPES } from "@platter/domain";
 import { Seeding } from "@platter/seeds";
-import { createOrganization, createSandbox, type OrganizationFixture } from "@platter/testing";
+import { createOrganization, createSandbox, type OrganizationFixture, startTestSmtpServer, type TestSmtpServer } from "@platter/testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_DEVELOPER_AREA_LIMITS } from "../src/index.ts";
@@ -26,6 +26,8 @@ const CLI_STATUSES = [200, 201, 400, 401, 403, 404, 409, 413, 415, 429];
 const SESSION_COOKIE = "platter_developer_session=";
 
 let area: RunningArea;
+/** Where the Alerts form mails its links: with mail configured, random input reaches the form's handler (without it, every add is refused 503). */
+let smtp: TestSmtpServer;
 let live: OrganizationFixture;
 let sandbox: OrganizationFixture;
 /** A signed-in browser of the live organization, and one of its sandbox (where the sandbox's own forms are reached). */
@@ -39,9 +41,11 @@ let ownIds: Readonly<Record<string, ReadonlyArray<string>>>;
 
 beforeAll(async () => {
   // Limits far out of the way, so that random input reaches the handlers rather than a 429 (the limits have tests of their own).
+  smtp = await startTestSmtpServer();
   area = await startArea(inject("pgAdminUrl"), "'self'", {
     limits: { ...DEFAULT_DEVELOPER_AREA_LIMITS, testEvents: 10_000, endpointCreates: 10_000, replays: 10_000 },
     rateLimits: UNTHROTTLED,
+    mailServer: { smtpUrl: smtp.url, from: "alerts@platter.test" },
   });
   live = await createOrganization(area.db, "Fuzzed Catering");
   sandbox = await createSandbox(area.db, live);
@@ -64,7 +68,10 @@ beforeAll(async () => {
   sessions.live = await signIn(area, await area.link(live.id));
   sessions.sandbox = await signIn(area, await area.link(sandbox.id));
 });
-afterAll(() => area?.stop());
+afterAll(async () => {
+  await area?.stop();
+  await smtp?.close();
+});
 
 /** Strings that have broken parsers, Unicode and database layers before. */
 const nastyString = fc.oneof(

@@ -165,10 +165,7 @@ const sweepHistoryEvery = (config: DispatcherConfig, runtime: DispatcherRuntime,
     // Webhook history by partition: the next ones made, the pending deliveries of those reaching the
     // retention settled ("history expired"), and the expired ones dropped whole.
     await runtime.runPromise(makeHistoryPartitionsAhead(config));
-    for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
-      if ((await runtime.runPromise(HistoryPartitions.use((h) => h.settleExpiring(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;
-    }
-    await runtime.runPromise(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, config.retentionMs)));
+    await runtime.runPromise(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, config.retentionMs, HISTORY_BATCH)));
     // Endpoint notices go after the same retention, once the operator's copy has settled.
     for (let batch = 0; batch < HISTORY_BATCHES_PER_SWEEP; batch++) {
       if ((await runtime.runPromise(Housekeeping.use((h) => h.pruneNotices(config.retentionMs, HISTORY_BATCH)))) < HISTORY_BATCH) break;

@@ -87,6 +87,8 @@ export const ERROR_CATALOGUE: ErrorCatalogue = {
   }),
   // The server lacks a key a stored secret was sealed with: nothing the caller can change, the operator must configure it.
   SecretKeyUnavailable: (error) => ({ status: 503, text: error.message, kind: "refusal" }),
+  // A capability the operator left off (no SMTP_URL): as a missing key, nothing the caller can change, and no Retry-After (waiting changes nothing).
+  MailNotConfigured: () => ({ status: 503, text: "This Platter sends no e-mail: ask your Platter contact to set SMTP_URL.", kind: "refusal" }),
   SignInRefused: (error) => ({ ...REFUSED_SIGN_IN_LINK[error.reason], kind: "refusal" }),
   EndpointLimitReached: (error) => ({ status: 409, text: error.message, kind: "limit" }),
   ApiKeyLimitReached: (error) => ({ status: 409, text: error.message, kind: "limit" }),

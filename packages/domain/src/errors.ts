@@ -100,6 +100,13 @@ export class AlertRecipientLimitReached extends Schema.TaggedError<AlertRecipien
   message: Schema.String,
 }) {}
 
+/**
+ * This Platter sends no e-mail (its operator set no `SMTP_URL`), so nothing that must mail (adding
+ * an alert address, whose confirmation link is mailed) can be done: nothing was written. The
+ * caller cannot change it; the operator can.
+ */
+export class MailNotConfigured extends Schema.TaggedError<MailNotConfigured>()("MailNotConfigured", {}) {}
+
 /** `ALERT_RECIPIENTS_PER_ORGANIZATION` when unset: a team's few developers and a shared inbox. */
 export const DEFAULT_ALERT_RECIPIENTS_PER_ORGANIZATION = 10;
 
@@ -218,7 +225,7 @@ export class TooManyPageLoads extends Schema.TaggedError<TooManyPageLoads>()("To
 
 /** Every expected failure of Platter: each has its entry in the error catalogue (`ERROR_CATALOGUE`). */
 export type PlatterError =
-  | DomainError | SignInRefused | EndpointLimitReached | EndpointUrlRefused | ApiKeyLimitReached | EndpointUrlTaken | AlertRecipientLimitReached
+  | DomainError | SignInRefused | EndpointLimitReached | EndpointUrlRefused | ApiKeyLimitReached | EndpointUrlTaken | AlertRecipientLimitReached | MailNotConfigured
   | UnknownEndpoint | PayloadTooLarge | UnsupportedMediaType | DatabaseUnavailable | ShuttingDown | RateLimited
   | SignInRequired | FormRefused | UnreadableForm | UnknownPage | TooManyActions | TooManyFailedSignIns | TooManyPageLoads;
 

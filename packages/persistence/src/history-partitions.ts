@@ -1,5 +1,6 @@
 import type { DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
+import { driverCall } from "@platter/postgres";
 import { Database } from "./database.ts";
 import { nowPlus } from "./database-clock.ts";
 import { ENDED_DELIVERY_OF_EXPIRED_HISTORY } from "./webhooks/attempt-record.ts";
@@ -20,11 +21,14 @@ export interface HistoryFamily {
   readonly name: string;
   /** Its tables in drop order (the ones that refer to others first), each with its partitions' storage parameters, if any. */
   readonly tables: ReadonlyArray<{ readonly table: string; readonly storage?: string }>;
+  /** Whether it holds webhook deliveries, whose pending ones are settled before their partition goes (`settleExpiring`). */
+  readonly pendingDeliveries?: boolean;
 }
 
 /** Webhook history: messages, their deliveries (same `created_at`) and the deliveries' attempts (`delivery_created_at`). */
 export const WEBHOOK_HISTORY: HistoryFamily = {
   name: "webhook history",
+  pendingDeliveries: true,
   tables: [
     { table: "webhook_attempts" },
     // HOT claims: half of each page is left free for the claim's and the record's updates.
@@ -54,6 +58,12 @@ const partitionsOf = (table: string) => `
   from pg_inherits i join pg_class c on c.oid = i.inhrelid
   where i.inhparent = '${table}'::regclass`;
 
+/** Batches of pending deliveries `forgetExpired` settles in one turn at most, so a turn never runs long. */
+const SETTLE_BATCHES_PER_TURN = 100;
+
+/** The first half of the advisory lock key held while a family's partitions are dropped (making them holds 32's). */
+const DROP_LOCK = 33;
+
 /** A table name or a number checked before it is written into DDL (DO blocks take no parameters). */
 const identifier = (name: string): string => {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
@@ -65,17 +75,13 @@ const milliseconds = (ms: number): string => {
 };
 
 /**
- * A DO block that makes the family's partitions for `[lower, stop)` from `lower` on, `width` each,
- * under the family's advisory lock (several processes may run it at once: the second finds the
- * first's partitions and makes none). `start` is SQL for the first lower bound when none exists.
+ * A DO block on the family's tables under its advisory lock (several processes may run it at once: the
+ * second waits, then finds the first's partitions). It declares `width` (`widthMs`), `t` and `name`
+ * for `makeAndAttach`, and `declarations` of its own; `body` runs after the lock is had.
  */
-const makePartitions = (family: HistoryFamily, widthMs: number, start: string, stop: string) => {
-  const first = identifier(family.tables[0]!.table);
-  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
-  return `do $$ declare
+const familyBlock = (family: HistoryFamily, widthMs: number, declarations: string, body: string) => `do $$ declare
       width interval := ${milliseconds(widthMs)} * interval '1 millisecond';
-      stop timestamptz := ${stop};
-      lower timestamptz;
+      ${declarations}
       t text[];
       name text;
     begin
@@ -83,56 +89,64 @@ const makePartitions = (family: HistoryFamily, widthMs: number, start: string, s
       -- the statements behind it; the next sweep tries again (partitions are made well ahead).
       perform set_config('lock_timeout', '2000', true);
       perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
-      select max(p.upper) into lower from (${partitionsOf(first)}) p;
+      ${body}
+    end $$`;
+
+/**
+ * PL/pgSQL (inside `familyBlock`) making each of the family's tables a partition for `[lower, upper)`
+ * (SQL expressions of the block's variables), named for `lower`: made beside the table, then attached.
+ */
+const makeAndAttach = (family: HistoryFamily, lower: string, upper: string) => {
+  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
+  return `foreach t slice 1 in array array[${tables.join(", ")}] loop
+          -- Attaching locks the parent only SHARE UPDATE EXCLUSIVE, so reads and writes go on (a partition
+          -- made with PARTITION OF would lock it ACCESS EXCLUSIVE).
+          name := t[1] || '_p' || to_char(${lower} at time zone 'UTC', 'YYYYMMDDHH24MISS');
+          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
+          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, ${lower}, ${upper});
+        end loop;`;
+};
+
+/**
+ * A DO block that makes the family's partitions for `[lower, stop)` from `lower` on, `width` each,
+ * under the family's advisory lock (`familyBlock`). `start` is SQL for the first lower bound when none exists.
+ */
+const makePartitions = (family: HistoryFamily, widthMs: number, start: string, stop: string) =>
+  familyBlock(
+    family,
+    widthMs,
+    `stop timestamptz := ${stop};
+      lower timestamptz;`,
+    `select max(p.upper) into lower from (${partitionsOf(identifier(family.tables[0]!.table))}) p;
       lower := coalesce(lower, ${start});
       while lower < stop loop
-        foreach t slice 1 in array array[${tables.join(", ")}] loop
-          -- Made beside the table, then attached: attaching locks the parent only SHARE UPDATE EXCLUSIVE, so reads and
-          -- writes go on (a partition made with PARTITION OF would lock it ACCESS EXCLUSIVE).
-          name := t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS');
-          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
-          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, lower, lower + width);
-        end loop;
+        ${makeAndAttach(family, "lower", "lower + width")}
         lower := lower + width;
-      end loop;
-    end $$`;
-};
+      end loop;`,
+  );
 
 /**
  * The DO block behind `HistoryPartitions.cover`: partitions of `width` each, stepping back from the first
  * partition's lower bound until `from` is held (after 100 of them, one partition takes the rest back to
  * `from`'s width boundary). Nothing when a partition already holds `from`. (Exported for @platter/testing's backdating.)
  */
-export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: number): string => {
-  const first = identifier(family.tables[0]!.table);
-  const tables = family.tables.map(({ table, storage }) => `['${identifier(table)}', '${storage === undefined ? "" : ` with (${storage})`}']`);
-  return `do $$ declare
-      width interval := ${milliseconds(widthMs)} * interval '1 millisecond';
-      target timestamptz := date_bin(width, '${from.toISOString()}'::timestamptz, timestamptz '2000-01-01 00:00:00+00');
+export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: number): string =>
+  familyBlock(
+    family,
+    widthMs,
+    `target timestamptz := date_bin(width, '${from.toISOString()}'::timestamptz, timestamptz '2000-01-01 00:00:00+00');
       lower timestamptz;
       upper timestamptz;
-      made int := 0;
-      t text[];
-      name text;
-    begin
-      -- A lock it cannot have at once (a foreign key's on webhook_endpoints) is waited for at most 2 s, not queueing
-      -- the statements behind it; the next sweep tries again (partitions are made well ahead).
-      perform set_config('lock_timeout', '2000', true);
-      perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
-      select min(p.lower) into upper from (${partitionsOf(first)}) p;
+      made int := 0;`,
+    `select min(p.lower) into upper from (${partitionsOf(identifier(family.tables[0]!.table))}) p;
       if upper is null then return; end if;
       while upper > target loop
         lower := case when made >= 100 then target else greatest(target, upper - width) end;
-        foreach t slice 1 in array array[${tables.join(", ")}] loop
-          name := t[1] || '_p' || to_char(lower at time zone 'UTC', 'YYYYMMDDHH24MISS');
-          execute format('create table %I (like %I including defaults including constraints)%s', name, t[1], t[2]);
-          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t[1], name, lower, upper);
-        end loop;
+        ${makeAndAttach(family, "lower", "upper")}
         upper := lower;
         made := made + 1;
-      end loop;
-    end $$`;
-};
+      end loop;`,
+  );
 
 export class HistoryPartitions extends Context.Service<
   HistoryPartitions,
@@ -160,21 +174,34 @@ export class HistoryPartitions extends Context.Service<
     /**
      * Detaches (concurrently: inserts and reads go on) and drops every partition of the family
      * whose upper bound is older than `retentionMs`, each table's partition of the same bounds
-     * together. Returns how many bounds went.
+     * together. One process at a time: under the family's drop lock, tried and never waited for (held by a
+     * transaction of its own that touches no table, beside the statements, which run on the pool: a detach
+     * `concurrently` cannot run in a transaction); a process that finds it held drops nothing this turn and
+     * returns 0. Needs two of the pool's connections. Returns how many bounds went.
      */
     readonly dropExpired: (family: HistoryFamily, retentionMs: number) => Effect.Effect<number, DatabaseUnavailable>;
+    /**
+     * Retention's turn for the family, the one every process runs (the dispatcher's sweep, the API's
+     * request log, the benchmark): where the family has deliveries, those pending in partitions
+     * reaching `retentionMs` settled in batches of `batchSize` (`settleExpiring`, at most
+     * `SETTLE_BATCHES_PER_TURN` of them: the next turn goes on), then the expired partitions
+     * dropped (`dropExpired`). Returns how many deliveries were settled and how many bounds went.
+     */
+    readonly forgetExpired: (
+      family: HistoryFamily, retentionMs: number, batchSize: number,
+    ) => Effect.Effect<{ readonly settled: number; readonly dropped: number }, DatabaseUnavailable>;
   }
 >()("platter/persistence/HistoryPartitions") {
   static readonly layer = Layer.effect(
     HistoryPartitions,
     Effect.gen(function* () {
-      const { rows } = yield* Database;
+      const { rows, orm } = yield* Database;
       const list = (family: HistoryFamily) =>
         Effect.map(
           rows<{ lower: Date; upper: Date }>(`select p.lower, p.upper from (${partitionsOf(identifier(family.tables[0]!.table))}) p order by p.lower`),
           (found) => found.map((p) => ({ from: new Date(p.lower), to: new Date(p.upper) })),
         );
-      return HistoryPartitions.of({
+      const steps: Omit<HistoryPartitions["Service"], "forgetExpired"> = {
         makeAhead: (family, widthMs, aheadMs) =>
           Effect.asVoid(rows(makePartitions(
             family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, nowPlus(aheadMs),
@@ -205,28 +232,60 @@ export class HistoryPartitions extends Context.Service<
             ([row]) => row?.n ?? 0,
           );
         },
-        dropExpired: Effect.fnUntraced(function* (family: HistoryFamily, retentionMs: number) {
-          const cutoff = nowPlus(-retentionMs);
-          let dropped = 0;
-          // Every table's: a drop stopped half-way (its process stopped) leaves the bounds in some tables only.
-          const [bounds] = yield* rows<{ uppers: Date[] }>(
-            `select coalesce(array_agg(distinct p.upper), '{}') as uppers
-             from (${family.tables.map(({ table }) => partitionsOf(identifier(table))).join(" union all ")}) p where p.upper <= ${cutoff}`,
-          );
-          for (const upper of bounds?.uppers ?? []) {
-            for (const { table } of family.tables) {
-              const [partition] = yield* rows<{ name: string; detach_pending: boolean }>(
-                `select p.name, p.detach_pending from (${partitionsOf(identifier(table))}) p where p.upper = ?::timestamptz`, [upper],
+        dropExpired: (family, retentionMs) =>
+          Effect.acquireUseRelease(
+            driverCall(async () => {
+              const fork = orm.em.fork();
+              await fork.begin();
+              return fork;
+            }),
+            (lock) => Effect.gen(function* () {
+              const [held] = yield* driverCall(() =>
+                lock.execute<Array<{ locked: boolean }>>(`select pg_try_advisory_xact_lock(${DROP_LOCK}, hashtext(?)) as locked`, [family.name]));
+              // Another process is dropping the family's partitions this turn: what it leaves, the next turn finds.
+              if (held?.locked !== true) return 0;
+              // Between statements the lock's connection answers something: the silence watchdog gives up a checked-out
+              // connection that reads nothing for longer than a statement may run, and these may run that long together.
+              const onPool = (text: string, values?: ReadonlyArray<unknown>) =>
+                Effect.andThen(driverCall(() => lock.execute("select 1")), rows<{ name: string; detach_pending: boolean }>(text, values));
+              const cutoff = nowPlus(-retentionMs);
+              let dropped = 0;
+              // Every table's: a drop stopped half-way (its process stopped) leaves the bounds in some tables only.
+              const [bounds] = yield* rows<{ uppers: Date[] }>(
+                `select coalesce(array_agg(distinct p.upper), '{}') as uppers
+                 from (${family.tables.map(({ table }) => partitionsOf(identifier(table))).join(" union all ")}) p where p.upper <= ${cutoff}`,
               );
-              if (partition === undefined) continue;
-              const name = identifier(partition.name);
-              // A detach interrupted before (its process stopped) is finished; otherwise detached without blocking the parent's readers and writers.
-              yield* rows(`alter table ${table} detach partition ${name} ${partition.detach_pending ? "finalize" : "concurrently"}`);
-              yield* rows(`drop table ${name}`);
+              for (const upper of bounds?.uppers ?? []) {
+                for (const { table } of family.tables) {
+                  const [partition] = yield* onPool(
+                    `select p.name, p.detach_pending from (${partitionsOf(identifier(table))}) p where p.upper = ?::timestamptz`, [upper],
+                  );
+                  if (partition === undefined) continue;
+                  const name = identifier(partition.name);
+                  // A detach interrupted before (its process stopped) is finished; otherwise detached without blocking the parent's readers and writers.
+                  yield* onPool(`alter table ${table} detach partition ${name} ${partition.detach_pending ? "finalize" : "concurrently"}`);
+                  yield* onPool(`drop table ${name}`);
+                }
+                dropped++;
+              }
+              return dropped;
+            }),
+            // It wrote nothing: ending its transaction lets the lock go.
+            (lock) => driverCall(() => lock.rollback()),
+          ),
+      };
+      return HistoryPartitions.of({
+        ...steps,
+        forgetExpired: Effect.fnUntraced(function* (family: HistoryFamily, retentionMs: number, batchSize: number) {
+          let settled = 0;
+          if (family.pendingDeliveries === true) {
+            for (let batch = 0; batch < SETTLE_BATCHES_PER_TURN; batch++) {
+              const ended = yield* steps.settleExpiring(retentionMs, batchSize);
+              settled += ended;
+              if (ended < batchSize) break;
             }
-            dropped++;
           }
-          return dropped;
+          return { settled, dropped: yield* steps.dropExpired(family, retentionMs) };
         }),
       });
     }),

@@ -11,7 +11,7 @@ import { orgSql, type Statement, sql } from "./org-sql.ts";
  * The request log's storage: the API appends batches of many organizations' requests in one
  * statement (off the request path) and each organization reads its own through its scope. The
  * table is partitioned by `at` (`REQUEST_HISTORY`): requests older than the retention go with their
- * partition (`HistoryPartitions.dropExpired`), never row by row.
+ * partition (`HistoryPartitions.forgetExpired`, the API's hourly turn), never row by row.
  */
 
 const COLUMNS = `r.id, ${isoTimestamp("r.at")} as at, r.method, r.route, r.status, r.duration_ms, r.api_key_id, r.request_id, r.error`;

@@ -177,6 +177,29 @@ describe("HistoryPartitions", () => {
     }
   });
 
+  it("forgets in one turn, batch by batch: the expiring deliveries settled, the expired partitions dropped; two processes at once each do it once", async () => {
+    const dead = await organizationWithTriedDeliveries("Forgotten Caterers", 3);
+    const healthy = await organizationWithTriedDeliveries("Remembered Caterers", 2);
+    await backdateHistory(db.url, "m.organization_id = $1", [dead.id], "now() - interval '5 days'");
+    const [now] = await rows<{ now: Date }>("select now() as now");
+    const before = await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)));
+    const expired = before.filter((p) => p.to.getTime() <= new Date(now!.now).getTime() - 2 * DAY_MS).length;
+    expect(expired).toBeGreaterThanOrEqual(3);
+
+    // Batches of one: three deliveries take several statements each way.
+    const turns = await Promise.all([
+      db.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, 2 * DAY_MS, 1))),
+      db.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, 2 * DAY_MS, 1))),
+    ]);
+
+    expect(turns.reduce((sum, turn) => sum + turn.settled, 0)).toBe(3);
+    expect(turns.reduce((sum, turn) => sum + turn.dropped, 0)).toBe(expired);
+    expect(await db.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)))).toHaveLength(before.length - expired);
+    expect(await countsOf(dead.id)).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+    expect(await countsOf(healthy.id)).toEqual({ messages: 2, deliveries: 2, attempts: 2 });
+    expect(await db.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, 2 * DAY_MS, 1)))).toEqual({ settled: 0, dropped: 0 });
+  });
+
   it("refuses a row no partition takes as the database being unavailable (503), never a defect", async () => {
     const org = await createOrganization(db, "Far Future Caterers");
     const failure = await db.run(Effect.flip(Database.use((d) =>

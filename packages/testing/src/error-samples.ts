@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import {
   apiKeyLimitReached, alertRecipientLimitReached, DatabaseUnavailable, endpointLimitReached, EndpointUrlRefused, endpointUrlTaken, Forbidden, FormRefused, IdempotencyKeyInProgress,
-  IdempotencyKeyReused, InvalidCursor, InvalidInput, InvalidTransition, NotFound, PayloadTooLarge, type PlatterError, RateLimited, secretKeyUnavailable,
+  IdempotencyKeyReused, InvalidCursor, InvalidInput, InvalidTransition, MailNotConfigured, NotFound, PayloadTooLarge, type PlatterError, RateLimited, secretKeyUnavailable,
   ShuttingDown, SignInRefused, SignInRequired, TooManyActions, TooManyFailedSignIns, TooManyPageLoads, Unauthenticated, UnknownEndpoint, UnknownPage,
   UnreadableForm, UnsupportedMediaType,
 } from "@platter/domain";
@@ -32,6 +32,7 @@ export const ERROR_SAMPLES: { readonly [Tag in PlatterError["_tag"]]: Extract<Pl
   EndpointLimitReached: endpointLimitReached(3),
   ApiKeyLimitReached: apiKeyLimitReached(5),
   AlertRecipientLimitReached: alertRecipientLimitReached(3),
+  MailNotConfigured: new MailNotConfigured(),
   EndpointUrlRefused: new EndpointUrlRefused({ message: "localhost is not a public address" }),
   EndpointUrlTaken: endpointUrlTaken("https://example.com/hooks", 12),
   SignInRequired: new SignInRequired(),

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { generateSigningSecret } from "@platter/domain";
 import PgBoss from "pg-boss";
 import { loadDispatcherConfig } from "@platter/dispatcher";
-import { coverPartitionSql, HistoryPartitions, openPlatform, type PlatformRuntime, WEBHOOK_HISTORY, WebhookEndpointRepository } from "@platter/persistence";
+import { coverPartitionSql, HistoryPartitions, openPlatform, WEBHOOK_HISTORY, WebhookEndpointRepository } from "@platter/persistence";
 import { backdateHistory, createOrganization, createTestDatabase, TEST_SECRET_KEYS_TEXT } from "@platter/testing";
 import { checkpoint, CostMeter, type DatabaseCost, STATS_IDLE_FLUSH_MS } from "./database-cost.ts";
 import { type Bench, drainBacklog, type QueueSpec } from "./measurements.ts";
@@ -82,20 +82,10 @@ const HISTORY_BATCH = 500;
 /** The old sweep's ceiling (issue 32): 100 batches of 500 messages a minute per dispatcher. */
 export const OLD_SWEEP_CEILING_PER_SECOND = (100 * 500) / 60;
 /**
- * The bound the dispatcher's sweep puts on `forgetHistory`'s entry point; undefined: none. (Row by
+ * The bound the dispatcher's sweep puts on `HistoryPartitions.forgetExpired`; undefined: none. (Row by
  * row, it was 100 batches of 500 messages per `WEBHOOK_RETENTION_SWEEP`; partitions go whole.)
  */
 export const SWEEP_BOUND_PER_SECOND: number | undefined = undefined;
-
-/**
- * The retention the dispatcher runs (`sweepHistoryEvery` in apps/dispatcher/src/dispatcher-process.ts):
- * the pending deliveries of partitions reaching `retentionMs` settled, then the expired partitions
- * dropped whole (`HistoryPartitions`). The one place the benchmark forgets Platter's history.
- */
-export const forgetHistory = async (platform: PlatformRuntime, retentionMs: number): Promise<void> => {
-  while ((await platform.runPromise(HistoryPartitions.use((h) => h.settleExpiring(retentionMs, HISTORY_BATCH)))) === HISTORY_BATCH);
-  await platform.runPromise(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, retentionMs)));
-};
 
 /** Work to measure in this process: opened (unmeasured), run (measured), closed (its connections' statistics then counted). */
 interface OpenedWork {
@@ -144,7 +134,9 @@ const measureHere = async (bench: Bench, adminUrl: string, databaseUrl: string, 
 /** The retention on the dispatcher's platform, opened as its process opens it. */
 const retentionOnOwnPlatform = (databaseUrl: string, retentionMs: number) => async (): Promise<OpenedWork> => {
   const platform = await openPlatform(loadDispatcherConfig({ DATABASE_URL: databaseUrl, SECRET_ENCRYPTION_KEYS: TEST_SECRET_KEYS_TEXT }));
-  return { run: () => forgetHistory(platform, retentionMs), close: () => platform.dispose() };
+  // The retention the dispatcher's sweep runs: the one place the benchmark forgets Platter's history.
+  const run = () => platform.runPromise(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, retentionMs, HISTORY_BATCH)));
+  return { run: async () => void (await run()), close: () => platform.dispose() };
 };
 
 const platterHistoryRows = async (databaseUrl: string): Promise<number> => {

@@ -28,6 +28,38 @@ const bounds = (values: Iterable<number>): { first: number; last: number } => {
 const sum = (values: ReadonlyArray<number | undefined>): number | undefined =>
   values.some((v) => v === undefined) ? undefined : values.reduce<number>((a, v) => a + v!, 0);
 
+/** `after - before`, unless either could not be read. */
+const cpuBetween = (before: number | undefined, after: number | undefined): number | undefined =>
+  before === undefined || after === undefined ? undefined : after - before;
+
+/** What a run measured around its sending: from the release to the last arrival, and to every result written. */
+interface MeasuredSending {
+  readonly releasedAt: number;
+  readonly settledAt: number;
+  readonly workerCpuSeconds: number | undefined;
+  readonly postgresCpuSeconds: number | undefined;
+  readonly receiverCpu: NodeJS.CpuUsage;
+  readonly database: DatabaseCost;
+}
+
+/** A drain's result (a raw sender's too): its times from the receiver's arrivals, its costs as measured. */
+const throughputOf = (receiver: Receiver, name: string, deliveries: number, measured: MeasuredSending): ThroughputResult => {
+  const { first, last } = bounds(receiver.arrivals.values());
+  return {
+    name,
+    deliveries,
+    wallSeconds: (last - measured.releasedAt) / 1000,
+    drainSeconds: (last - first) / 1000,
+    settleSeconds: (measured.settledAt - measured.releasedAt) / 1000,
+    workerCpuSeconds: measured.workerCpuSeconds,
+    postgresCpuSeconds: measured.postgresCpuSeconds,
+    receiverCpuSeconds: (measured.receiverCpu.user + measured.receiverCpu.system) / 1e6,
+    database: measured.database,
+    duplicates: receiver.duplicates(),
+    badSignatures: receiver.badSignatures(),
+  };
+};
+
 /** Rejects if any worker fails to start; never resolves otherwise. */
 const startFailure = (workers: readonly WorkerProcess[]): Promise<never> =>
   Promise.all(workers.map((w) => w.ready)).then(() => new Promise<never>(() => {}));
@@ -104,21 +136,12 @@ export const drainBacklog = async (
       const receiverCpu = process.cpuUsage(receiverBefore);
       await Promise.all(workers.map((w) => w.stop()));
       await meter.waitForOthersToExit(ownBackends, 30_000);
-      const cost = await meter.between(rowsBefore, await meter.snapshot());
-      const { first, last } = bounds(receiver.arrivals.values());
-      return {
-        name,
-        deliveries,
-        wallSeconds: (last - releasedAt) / 1000,
-        drainSeconds: (last - first) / 1000,
-        settleSeconds: (settledAt - releasedAt) / 1000,
-        workerCpuSeconds: workerAfter === undefined || workerBefore === undefined ? undefined : workerAfter - workerBefore,
-        postgresCpuSeconds: postgresAfter === undefined || postgresBefore === undefined ? undefined : postgresAfter - postgresBefore,
-        receiverCpuSeconds: (receiverCpu.user + receiverCpu.system) / 1e6,
-        database: cost,
-        duplicates: receiver.duplicates(),
-        badSignatures: receiver.badSignatures(),
-      };
+      const database = await meter.between(rowsBefore, await meter.snapshot());
+      return throughputOf(receiver, name, deliveries, {
+        releasedAt, settledAt, receiverCpu, database,
+        workerCpuSeconds: cpuBetween(workerBefore, workerAfter),
+        postgresCpuSeconds: cpuBetween(postgresBefore, postgresAfter),
+      });
     } finally {
       if (!released) await gate.release().catch(() => {});
       await Promise.all(workers.map((w) => w.stop()));
@@ -156,20 +179,11 @@ export const sendRaw = async (
     const settledAt = Date.now();
     const after = processCpuSeconds(sender.pid);
     const receiverCpu = process.cpuUsage(receiverBefore);
-    const { first, last } = bounds(receiver.arrivals.values());
-    return {
-      name,
-      deliveries,
-      wallSeconds: (last - releasedAt) / 1000,
-      drainSeconds: (last - first) / 1000,
-      settleSeconds: (settledAt - releasedAt) / 1000,
-      workerCpuSeconds: before === undefined || after === undefined ? undefined : after - before,
+    return throughputOf(receiver, name, deliveries, {
+      releasedAt, settledAt, receiverCpu, database: NO_DATABASE,
+      workerCpuSeconds: cpuBetween(before, after),
       postgresCpuSeconds: undefined,
-      receiverCpuSeconds: (receiverCpu.user + receiverCpu.system) / 1e6,
-      database: NO_DATABASE,
-      duplicates: receiver.duplicates(),
-      badSignatures: receiver.badSignatures(),
-    };
+    });
   } finally {
     await sender.stop();
   }

@@ -6,20 +6,20 @@ import { report } from "../output.ts";
 
 /**
  * `platter alerts …`: the organization's alert e-mail addresses, with an API key through the
- * Developer area (`/cli/alerts`), as its Alerts page keeps them: listed with any key; added (the
- * area mails the confirmation link, and the address gets alerts once it is opened) and removed with
- * a read/write key, each audited as the key's.
+ * Developer area (`/cli/alerts`), as its Alerts page keeps them, with a read/write key (as every key
+ * command): listed; added (the area mails the confirmation link, and the address gets alerts once it
+ * is opened) and removed, each audited as the key's.
  */
 
 /** `--api-key` and `--developer-area-url`, as the other key commands take them. */
 const connectionArgs = {
-  "api-key": { type: "string", description: "An API key of the organization (default: PLATTER_API_KEY); add and remove need a read/write one" },
+  "api-key": { type: "string", description: "A read/write API key of the organization (default: PLATTER_API_KEY)" },
   "developer-area-url": { type: "string", description: "The Developer area's origin (default: PLATTER_DEVELOPER_AREA_URL, else http://localhost:3001)" },
 } as const;
 
 /** Runs `action` with a client of the area from the command's flags, closing it after. */
 const withArea = async <A>(flags: { readonly "api-key"?: string | undefined; readonly "developer-area-url"?: string | undefined }, action: (client: DeveloperAreaClient) => Promise<A>): Promise<A> => {
-  const client = new DeveloperAreaClient(connectionOf(flags, "an API key of the organization, a read/write one, platter_rw_…, to change its addresses"));
+  const client = new DeveloperAreaClient(connectionOf(flags, "a read/write API key of the organization, platter_rw_…"));
   try {
     return await action(client);
   } finally {
