@@ -10,7 +10,7 @@ import { coverPartitionSql, WEBHOOK_HISTORY } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { isoTimestamp } from "../src/keyset-page.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
-import { claimStatement } from "../src/webhooks/delivery-claim.ts";
+import { claimStatement, NEXT_DUE, nextDueValues } from "../src/webhooks/delivery-claim.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -77,6 +77,24 @@ const partitionsRead = (plan: PlanNode, table = "webhook_deliveries"): string[] 
   return [...read].sort();
 };
 
+/** The partitions of `table` any node of `plan` read, its CTEs and subplans too. */
+const partitionsReadAnywhere = (plan: PlanNode, table = "webhook_deliveries"): string[] => {
+  const read = new Set<string>();
+  const walk = (node: PlanNode) => {
+    if (node["Relation Name"]?.startsWith(`${table}_p`) && node["Node Type"].includes("Scan") && node["Actual Loops"] > 0) read.add(node["Relation Name"]);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk(plan);
+  return [...read].sort();
+};
+
+/** The partitions of `table` made ahead: their lower bound later than now. */
+const partitionsAhead = async (table = "webhook_deliveries"): Promise<string[]> =>
+  (await rows<{ name: string }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ?::regclass
+       and (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz > now() order by 1`, [table],
+  )).map((row) => row.name);
+
 /** The partitions holding the deliveries `ids`. */
 const partitionsOf = async (ids: ReadonlyArray<string>): Promise<string[]> =>
   (await rows<{ partition: string }>(
@@ -119,6 +137,22 @@ describe("a claim", () => {
     const read = partitionsRead(plan);
     expect(read).toEqual(expect.arrayContaining(picked));
     expect(read.filter((partition) => partition < picked[0]! || partition > picked.at(-1)!)).toEqual([]);
+  });
+});
+
+describe("a claim's and the idle dispatcher's searches of the due index", () => {
+  it("read no partition made ahead of now (nothing is created in the future)", async () => {
+    const ahead = await partitionsAhead();
+    expect(ahead.length).toBeGreaterThanOrEqual(7);
+    const claim = claimStatement(10, 60_000, testDeliveryPolicy, nothingHeld);
+    const { plan, returned } = await ranPlan(claim.text, claim.values);
+    expect(returned.length).toBe(10);
+    const read = partitionsReadAnywhere(plan);
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.filter((partition) => ahead.includes(partition))).toEqual([]);
+    const nextDue = await ranPlan(NEXT_DUE, nextDueValues(testDeliveryPolicy));
+    expect(nextDue.returned.length).toBe(1);
+    expect(partitionsReadAnywhere(nextDue.plan).filter((partition) => ahead.includes(partition))).toEqual([]);
   });
 });
 
