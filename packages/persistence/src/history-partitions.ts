@@ -62,6 +62,14 @@ const partitionsOf = (table: string) => `
   from pg_inherits i join pg_class c on c.oid = i.inhrelid
   where i.inhparent = '${table}'::regclass`;
 
+/**
+ * Bounds one `makeAhead` statement makes at most: a minute's width 2 hours ahead is 120 of them (360 tables), more
+ * than one statement makes within the statement timeout on a loaded host; `makeAhead` repeats it until it is done.
+ */
+const BOUNDS_PER_STATEMENT = 24;
+/** Statements one `makeAhead` runs at most (a process with another width may be remaking the same range meanwhile). */
+const MAKE_AHEAD_STATEMENTS = 100;
+
 /** Batches of pending deliveries `forgetExpired` settles in one turn at most, so a turn never runs long. */
 const SETTLE_BATCHES_PER_TURN = 100;
 
@@ -89,10 +97,11 @@ const familyBlock = (family: HistoryFamily, widthMs: number, declarations: strin
       t text[];
       name text;
     begin
-      -- A lock it cannot have at once (a foreign key's on webhook_endpoints) is waited for at most 2 s, not queueing
-      -- the statements behind it; the next sweep tries again (partitions are made well ahead).
-      perform set_config('lock_timeout', '2000', true);
+      -- Another process making the family's partitions is waited for (within the statement timeout: each block is
+      -- bounded, BOUNDS_PER_STATEMENT). Then a lock it cannot have at once (a foreign key's on webhook_endpoints) is
+      -- waited for at most 2 s, not queueing the statements behind it; the next sweep tries again (partitions are made well ahead).
       perform pg_advisory_xact_lock(32, hashtext('${family.name}'));
+      perform set_config('lock_timeout', '2000', true);
       ${body}
     end $$`;
 
@@ -112,20 +121,65 @@ const makeAndAttach = (family: HistoryFamily, lower: string, upper: string) => {
 };
 
 /**
+ * PL/pgSQL (inside `makePartitions`' block) replacing partitions made at a greater width that hold no
+ * row yet: those the migration made a day each, or ones made ahead before the retention was
+ * shortened. From the first partition not yet ended that is wider than `width` and empty in every
+ * table, with every later one empty too, all are dropped (the family's tables locked for it, within
+ * the block's lock timeout), and `resumed` is set where new ones start: the width's boundary 5 minutes
+ * before now (a transaction begun a little earlier still finds a partition for its rows). A
+ * partition holding a row is never touched: history already written keeps its bounds.
+ */
+const replaceWiderEmpty = (family: HistoryFamily) => {
+  const first = identifier(family.tables[0]!.table);
+  const tables = family.tables.map(({ table }) => `'${identifier(table)}'`).join(", ");
+  const fromWide = `select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+              join unnest(array[${tables}]) f(parent) on i.inhparent = f.parent::regclass
+              where (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz >= wide.lower`;
+  return `for wide in select p.lower from (${partitionsOf(first)}) p where p.upper > now() and p.upper - p.lower > width order by p.lower loop
+        -- It and every later partition must hold nothing, in every table: looked at first without a lock (a
+        -- partition with rows costs one page), then again with the tables locked, before they go.
+        for pass in 1..2 loop
+          if pass = 2 then
+            execute 'lock table ' || array_to_string(array[${tables}], ', ') || ' in access exclusive mode';
+          end if;
+          empty := true;
+          for name in ${fromWide} loop
+            execute format('select not exists (select 1 from %I)', name) into empty;
+            exit when not empty;
+          end loop;
+          exit when not empty;
+        end loop;
+        continue when not empty;
+        for name in ${fromWide} loop
+          execute format('drop table %I', name);
+        end loop;
+        resumed := date_bin(width, now() - interval '5 minutes', timestamptz '2000-01-01 00:00:00+00');
+        exit;
+      end loop;`;
+};
+
+/**
  * A DO block that makes the family's partitions for `[lower, stop)` from `lower` on, `width` each,
- * under the family's advisory lock (`familyBlock`). `start` is SQL for the first lower bound when none exists.
+ * under the family's advisory lock (`familyBlock`), at most `BOUNDS_PER_STATEMENT` of them (`makeAhead`
+ * runs it again until `stop` is held). `start` is SQL for the first lower bound when none exists.
  */
 const makePartitions = (family: HistoryFamily, widthMs: number, start: string, stop: string) =>
   familyBlock(
     family,
     widthMs,
     `stop timestamptz := ${stop};
-      lower timestamptz;`,
-    `select max(p.upper) into lower from (${partitionsOf(identifier(family.tables[0]!.table))}) p;
-      lower := coalesce(lower, ${start});
-      while lower < stop loop
+      lower timestamptz;
+      made int := 0;
+      resumed timestamptz;
+      wide record;
+      empty boolean;`,
+    `${replaceWiderEmpty(family)}
+      select max(p.upper) into lower from (${partitionsOf(identifier(family.tables[0]!.table))}) p;
+      lower := coalesce(greatest(lower, resumed), ${start});
+      while lower < stop and made < ${BOUNDS_PER_STATEMENT} loop
         ${makeAndAttach(family, "lower", "lower + width")}
         lower := lower + width;
+        made := made + 1;
       end loop;`,
   );
 
@@ -259,11 +313,18 @@ export class HistoryPartitions extends Context.Service<
           (found) => found.map((p) => ({ from: new Date(p.lower), to: new Date(p.upper) })),
         );
       const steps: Omit<HistoryPartitions["Service"], "forgetExpired"> = {
-        makeAhead: (family, widthMs, aheadMs) => {
-          const made = rows(makePartitions(family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, nowPlus(aheadMs)));
+        makeAhead: Effect.fnUntraced(function* (family: HistoryFamily, widthMs: number, aheadMs: number) {
+          const stop = nowPlus(aheadMs);
+          for (let statement = 0; statement < MAKE_AHEAD_STATEMENTS; statement++) {
+            yield* rows(makePartitions(family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, stop));
+            const [held] = yield* rows<{ done: boolean }>(
+              `select coalesce(max(p.upper) >= ${stop}, false) as done from (${partitionsOf(identifier(family.tables[0]!.table))}) p`,
+            );
+            if (held?.done === true) break;
+          }
           const marks = markIdsSql(family);
-          return Effect.asVoid(marks === undefined ? made : Effect.andThen(made, rows(marks)));
-        },
+          if (marks !== undefined) yield* rows(marks);
+        }),
         cover: (family, from, widthMs) => Effect.asVoid(rows(coverPartitionSql(family, from, widthMs))),
         list,
         settleExpiring: (retentionMs, batchSize) => {

@@ -1,7 +1,7 @@
 import { DatabaseUnavailable, generateSigningSecret, SETTLED_HISTORY_EXPIRED } from "@platter/domain";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DeliveryRepository, HistoryPartitions, WEBHOOK_HISTORY, WebhookEndpointRepository } from "../src/index.ts";
+import { DeliveryRepository, HistoryPartitions, REQUEST_HISTORY, WEBHOOK_HISTORY, WebhookEndpointRepository } from "../src/index.ts";
 import { Database } from "../src/database.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
 import { backdateHistory, createOrganization, createTestDatabase, type TestDatabase, nothingHeld, testDeliveryPolicy } from "@platter/testing";
@@ -124,6 +124,43 @@ describe("HistoryPartitions", () => {
     expect(names.filter((n) => n.startsWith("webhook_attempts_p")).length).toBe(made.length);
     expect(names.filter((n) => n.startsWith("webhook_deliveries_p")).length).toBe(made.length);
     expect(names.filter((n) => n.startsWith("webhook_messages_p")).length).toBe(made.length);
+  });
+
+  it("replaces partitions made wider than the width that hold no row yet (the migration's days); one holding a row keeps its bounds", async () => {
+    const fresh = await createTestDatabase(inject("pgAdminUrl"));
+    try {
+      const [clock] = await fresh.orm.em.getConnection().execute<Array<{ now: Date }>>("select now() as now");
+      const now = new Date(clock!.now).getTime();
+      const endingAfterNow = async (family: typeof WEBHOOK_HISTORY) =>
+        (await fresh.run(HistoryPartitions.use((h) => h.list(family)))).filter((p) => p.to.getTime() > now);
+      // The migration made a day each; a 3-minute retention's processes ask for a minute each.
+      expect((await endingAfterNow(WEBHOOK_HISTORY))[0]!.to.getTime() - (await endingAfterNow(WEBHOOK_HISTORY))[0]!.from.getTime()).toBe(DAY_MS);
+      for (const family of [WEBHOOK_HISTORY, REQUEST_HISTORY]) {
+        await fresh.run(HistoryPartitions.use((h) => h.makeAhead(family, 60_000, 2 * 3600_000)));
+        const made = await endingAfterNow(family);
+        expect(made.map((p) => p.to.getTime() - p.from.getTime()), family.name).toEqual(made.map(() => 60_000));
+        expect(made[0]!.from.getTime(), family.name).toBeLessThanOrEqual(now);
+        expect(made[0]!.from.getTime(), family.name).toBeGreaterThanOrEqual(now - 6 * 60_000);
+        for (let i = 1; i < made.length; i++) expect(made[i]!.from.getTime(), family.name).toBe(made[i - 1]!.to.getTime());
+      }
+      // A message now lands in a minute's partition; asked for half a minute, that partition keeps its bounds and the later ones are remade.
+      const org = await createOrganization(fresh, "Fresh Caterers");
+      await fresh.run(Effect.gen(function* () {
+        yield* (yield* WebhookEndpointRepository).add(org.scope, "https://198.51.100.9/fresh", [], generateSigningSecret());
+        yield* createClient(org.scope, { name: "First" });
+      }));
+      const [held] = await fresh.orm.em.getConnection().execute<Array<{ created: Date }>>("select created_at as created from webhook_messages");
+      await fresh.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, 30_000, 2 * 3600_000)));
+      const after = await endingAfterNow(WEBHOOK_HISTORY);
+      const holding = after.findIndex((p) => p.from <= new Date(held!.created) && new Date(held!.created) < p.to);
+      expect(after[holding]!.to.getTime() - after[holding]!.from.getTime()).toBe(60_000);
+      expect(after.slice(holding + 1).map((p) => p.to.getTime() - p.from.getTime())).toEqual(after.slice(holding + 1).map(() => 30_000));
+      for (let i = 1; i < after.length; i++) expect(after[i]!.from.getTime()).toBe(after[i - 1]!.to.getTime());
+      const [count] = await fresh.orm.em.getConnection().execute<Array<{ n: number }>>("select count(*)::int as n from webhook_messages");
+      expect(count!.n).toBe(1);
+    } finally {
+      await fresh.dispose();
+    }
   });
 
   it("makes each partition beside its table and attaches it: it takes rows with the parent's ids, indexes, trigger and fillfactor", async () => {
