@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect";
 import { driverCall } from "@platter/postgres";
 import { Database } from "./database.ts";
 import { nowPlus } from "./database-clock.ts";
+import { raw, sql, type Statement } from "./org-sql.ts";
 import { ENDED_DELIVERY_OF_EXPIRED_HISTORY } from "./webhooks/attempt-record.ts";
 
 /**
@@ -19,8 +20,11 @@ import { ENDED_DELIVERY_OF_EXPIRED_HISTORY } from "./webhooks/attempt-record.ts"
 export interface HistoryFamily {
   /** A short name for logs and the advisory lock. */
   readonly name: string;
-  /** Its tables in drop order (the ones that refer to others first), each with its partitions' storage parameters, if any. */
-  readonly tables: ReadonlyArray<{ readonly table: string; readonly storage?: string }>;
+  /**
+   * Its tables in drop order (the ones that refer to others first), each with its partitions' storage parameters, if
+   * any, and whether its rows are found by id (`idMarks`: `makeAhead` marks its ids, `rowTimeById` reads the marks).
+   */
+  readonly tables: ReadonlyArray<{ readonly table: string; readonly storage?: string; readonly idMarks?: boolean }>;
   /** Whether it holds webhook deliveries, whose pending ones are settled before their partition goes (`settleExpiring`). */
   readonly pendingDeliveries?: boolean;
 }
@@ -32,8 +36,8 @@ export const WEBHOOK_HISTORY: HistoryFamily = {
   tables: [
     { table: "webhook_attempts" },
     // HOT claims: half of each page is left free for the claim's and the record's updates.
-    { table: "webhook_deliveries", storage: "fillfactor = 50" },
-    { table: "webhook_messages" },
+    { table: "webhook_deliveries", storage: "fillfactor = 50", idMarks: true },
+    { table: "webhook_messages", idMarks: true },
   ],
 };
 
@@ -148,6 +152,59 @@ export const coverPartitionSql = (family: HistoryFamily, from: Date, widthMs: nu
       end loop;`,
   );
 
+/**
+ * A DO block that marks the ids of the family's tables found by id (`idMarks`): for each, its identity sequence's
+ * last value, read before the lower bound of its nearest partition ahead, stored as that partition's mark in
+ * `history_id_marks`. Why a mark bounds a row's time: a row's `created_at` is at most the start of the transaction
+ * that drew its id (its message's `now()`, or earlier when backdated), and the ids are drawn in order (an identity,
+ * cache 1), so a row whose id is at most the value read had its id drawn, and its `created_at`, before the read, which
+ * was before the bound. (A row inserted with an explicit id, or dated later than its insert, would break it: nothing of
+ * ours does either.) Made at every `makeAhead`, so with sweeps more frequent than the width every partition gets one
+ * (the greatest value read before its bound); a partition without one costs a lookup a partition more, never a row.
+ */
+const markIdsSql = (family: HistoryFamily): string | undefined => {
+  const marked = family.tables.filter((table) => table.idMarks === true).map(({ table }) => identifier(table));
+  if (marked.length === 0) return undefined;
+  return `do $$ declare
+      lower timestamptz;
+      last bigint;
+    begin
+      ${marked.map((table) => `
+      select min(p.lower) into lower from (${partitionsOf(table)}) p where p.lower > clock_timestamp();
+      last := pg_sequence_last_value(pg_get_serial_sequence('${table}', 'id'));
+      -- Only a value read before the bound marks it.
+      if lower is not null and last is not null and clock_timestamp() < lower then
+        insert into history_id_marks (table_name, partition_from, last_id) values ('${table}', lower, last)
+          on conflict (table_name, partition_from) do update set last_id = greatest(history_id_marks.last_id, excluded.last_id);
+      end if;`).join("")}
+    end $$`;
+};
+
+/** The history tables whose rows are found by id (`idMarks`). */
+export type TableFoundById = "webhook_deliveries" | "webhook_messages";
+
+/**
+ * SQL for a time every row of `table` with id `id` was made before: the lower bound of the first partition whose
+ * mark holds the id, else the clock (a row this statement reads was committed, so its transaction started, before
+ * the clock is read; a minute more for the clock's own adjustments). Pruned at run time: a row searched for by id
+ * newest first (`order by created_at desc limit 1`, or `rowTimeById`) is found reading about one partition, where the
+ * id alone probed every partition's primary key. A row made long before its id was drawn (backdated, or by a long
+ * transaction) costs a probe per partition between; never a wrong or missing row.
+ */
+export const madeBeforeById = (table: TableFoundById, id: number): Statement =>
+  sql`coalesce(
+      (select min(k.partition_from) from history_id_marks k where k.table_name = ${raw(`'${table}'`)} and k.last_id >= ${id}),
+      (select clock_timestamp() + interval '1 minute'))`;
+
+/**
+ * SQL for the `created_at` of `table`'s row `id` (the organization's; null when there is none), found newest first
+ * before `madeBeforeById`: a statement that also gives `created_at = <this>` with the id (an update, which takes no
+ * order nor limit) reads one partition.
+ */
+export const rowTimeById = (table: TableFoundById, organizationId: number, id: number): Statement =>
+  sql`(select x.created_at from ${raw(table)} x where x.organization_id = ${organizationId} and x.id = ${id}
+    and x.created_at < ${madeBeforeById(table, id)} order by x.created_at desc limit 1)`;
+
 export class HistoryPartitions extends Context.Service<
   HistoryPartitions,
   {
@@ -202,10 +259,11 @@ export class HistoryPartitions extends Context.Service<
           (found) => found.map((p) => ({ from: new Date(p.lower), to: new Date(p.upper) })),
         );
       const steps: Omit<HistoryPartitions["Service"], "forgetExpired"> = {
-        makeAhead: (family, widthMs, aheadMs) =>
-          Effect.asVoid(rows(makePartitions(
-            family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, nowPlus(aheadMs),
-          ))),
+        makeAhead: (family, widthMs, aheadMs) => {
+          const made = rows(makePartitions(family, widthMs, `date_bin(width, now(), timestamptz '2000-01-01 00:00:00+00')`, nowPlus(aheadMs)));
+          const marks = markIdsSql(family);
+          return Effect.asVoid(marks === undefined ? made : Effect.andThen(made, rows(marks)));
+        },
         cover: (family, from, widthMs) => Effect.asVoid(rows(coverPartitionSql(family, from, widthMs))),
         list,
         settleExpiring: (retentionMs, batchSize) => {
@@ -268,6 +326,9 @@ export class HistoryPartitions extends Context.Service<
                 }
                 dropped++;
               }
+              // A mark bounds only rows before its partition: past the retention, those are gone.
+              const marked = family.tables.filter((table) => table.idMarks === true).map(({ table }) => `'${identifier(table)}'`);
+              if (marked.length > 0) yield* onPool(`delete from history_id_marks where table_name in (${marked.join(", ")}) and partition_from < ${cutoff}`);
               return dropped;
             }),
             // It wrote nothing: ending its transaction lets the lock go.

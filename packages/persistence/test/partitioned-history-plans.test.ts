@@ -6,11 +6,11 @@ import {
 } from "@platter/testing";
 import { Effect } from "effect";
 import { type Database, DeliveryRepository, openPlatform } from "../src/index.ts";
-import { coverPartitionSql, WEBHOOK_HISTORY } from "../src/index.ts";
+import { coverPartitionSql, HistoryPartitions, WEBHOOK_HISTORY } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { isoTimestamp } from "../src/keyset-page.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
-import { claimStatement } from "../src/webhooks/delivery-claim.ts";
+import { claimStatement, NEXT_DUE, nextDueValues } from "../src/webhooks/delivery-claim.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -77,6 +77,24 @@ const partitionsRead = (plan: PlanNode, table = "webhook_deliveries"): string[] 
   return [...read].sort();
 };
 
+/** The partitions of `table` any node of `plan` read, its CTEs and subplans too. */
+const partitionsReadAnywhere = (plan: PlanNode, table = "webhook_deliveries"): string[] => {
+  const read = new Set<string>();
+  const walk = (node: PlanNode) => {
+    if (node["Relation Name"]?.startsWith(`${table}_p`) && node["Node Type"].includes("Scan") && node["Actual Loops"] > 0) read.add(node["Relation Name"]);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk(plan);
+  return [...read].sort();
+};
+
+/** The partitions of `table` made ahead: their lower bound later than now. */
+const partitionsAhead = async (table = "webhook_deliveries"): Promise<string[]> =>
+  (await rows<{ name: string }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ?::regclass
+       and (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz > now() order by 1`, [table],
+  )).map((row) => row.name);
+
 /** The partitions holding the deliveries `ids`. */
 const partitionsOf = async (ids: ReadonlyArray<string>): Promise<string[]> =>
   (await rows<{ partition: string }>(
@@ -122,6 +140,22 @@ describe("a claim", () => {
   });
 });
 
+describe("a claim's and the idle dispatcher's searches of the due index", () => {
+  it("read no partition made ahead of now (nothing is created in the future)", async () => {
+    const ahead = await partitionsAhead();
+    expect(ahead.length).toBeGreaterThanOrEqual(7);
+    const claim = claimStatement(10, 60_000, testDeliveryPolicy, nothingHeld);
+    const { plan, returned } = await ranPlan(claim.text, claim.values);
+    expect(returned.length).toBe(10);
+    const read = partitionsReadAnywhere(plan);
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.filter((partition) => ahead.includes(partition))).toEqual([]);
+    const nextDue = await ranPlan(NEXT_DUE, nextDueValues(testDeliveryPolicy));
+    expect(nextDue.returned.length).toBe(1);
+    expect(partitionsReadAnywhere(nextDue.plan).filter((partition) => ahead.includes(partition))).toEqual([]);
+  });
+});
+
 /** The statement `read` sends on webhook_deliveries (its text also `like`), from its connection's prepared statements (a pool of one). */
 const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepository>, like: string): Promise<string> => {
   const platform = await openPlatform({
@@ -153,13 +187,123 @@ describe("a page of the delivery log after a cursor", () => {
   });
 });
 
+/** `statement`'s values by position: the organization's id after `organization_id = `, else `id`. */
+const byIdValues = (statement: string, id: string): string[] =>
+  [...statement.matchAll(/(organization_id = )?\$\d+/g)].map((match) => match[1] !== undefined ? String(org.id) : id);
+
+/**
+ * Marks as the sweeps would have written them at each partition's lower bound over the fixture's history (its ids
+ * drawn in time order, some rows backdated since): the greatest id below every id of the rows at or after the bound.
+ */
+const markTheFixture = () => rows(
+  `insert into history_id_marks (table_name, partition_from, last_id)
+   select t.name, p.lower, coalesce((select min(x.id) from webhook_deliveries x where t.name = 'webhook_deliveries' and x.created_at >= p.lower),
+       (select min(x.id) from webhook_messages x where t.name = 'webhook_messages' and x.created_at >= p.lower), 1) - 1
+   from (values ('webhook_deliveries'), ('webhook_messages')) t(name)
+   cross join (select distinct (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz as lower
+     from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_deliveries'::regclass) p
+   where p.lower <= now()
+   on conflict (table_name, partition_from) do nothing`);
+
 describe("one delivery by id (a detail page, a replay)", () => {
   it("reads its message in the delivery's partition only", async () => {
     const [delivery] = await rows<{ id: string }>("select id from webhook_deliveries where organization_id = ? order by id limit 1 offset 3000", [org.id]);
     const statement = await sentStatement(DeliveryRepository.use((r) => r.find(org.scope, Number(delivery!.id))), "%d.id = $%");
-    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), [...statement.matchAll(/\$\d+/g)].map((_, i, all) => i === all.length - 1 ? delivery!.id : org.id));
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), byIdValues(statement, delivery!.id));
     expect(returned.map((row) => row.id)).toEqual([delivery!.id]);
     const [own] = await partitionsOf([delivery!.id]);
     expect(partitionsRead(plan, "webhook_messages")).toEqual([own!.replace("webhook_deliveries", "webhook_messages")]);
+  });
+
+  it("reads one partition of deliveries: its time bounded by its id's mark, or by the clock for a new one", async () => {
+    // One made now, and marked as the sweep does (`makeAhead`), and an older one of the fixture (not backdated).
+    const [made] = await rows<{ id: string }>(
+      `with m as (insert into webhook_messages (organization_id, type, payload) values (?, 'client.created', '{}') returning id, created_at)
+       insert into webhook_deliveries (organization_id, endpoint_id, message_id, status, next_attempt_at, created_at)
+       select ?, (select id from webhook_endpoints where organization_id = ? limit 1), m.id, 'succeeded', m.created_at, m.created_at from m
+       returning id`, [org.id, org.id, org.id]);
+    await markTheFixture();
+    const [older] = await rows<{ id: string }>(
+      "select d.id from webhook_deliveries d where d.organization_id = ? and d.message_id % 4 in (0, 3) order by d.id limit 1 offset 2000", [org.id]);
+    for (const delivery of [made!, older!]) {
+      const statement = await sentStatement(DeliveryRepository.use((r) => r.find(org.scope, Number(delivery.id))), "%d.id = $%");
+      const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), byIdValues(statement, delivery.id));
+      expect(returned.map((row) => row.id)).toEqual([delivery.id]);
+      expect(partitionsReadAnywhere(plan)).toEqual(await partitionsOf([delivery.id]));
+    }
+  });
+
+  it("finds a row at a partition's first and at its last instant, reading that partition only", async () => {
+    await markTheFixture();
+    // The partition of an older delivery (not backdated): its first and last such rows moved to its first and last instants.
+    const [older] = await rows<{ id: string }>(
+      "select d.id from webhook_deliveries d where d.organization_id = ? and d.message_id % 4 in (0, 3) order by d.id limit 1 offset 2000", [org.id]);
+    const [own] = await partitionsOf([older!.id]);
+    const [bounds] = await rows<{ lower: string; upper: string }>(
+      `select (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz as lower,
+         (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz as upper
+       from pg_class c where c.relname = ?`, [own]);
+    const [ends] = await rows<{ first: string; last: string }>(
+      `select min(d.message_id) as first, max(d.message_id) as last from ${own} d where d.organization_id = ? and d.message_id % 4 in (0, 3)`, [org.id]);
+    await backdateHistory(db.url, "m.id = $1", [ends!.first], `'${new Date(bounds!.lower).toISOString()}'::timestamptz`);
+    await backdateHistory(db.url, "m.id = $1", [ends!.last], `'${new Date(bounds!.upper).toISOString()}'::timestamptz - interval '1 millisecond'`);
+    const edge = await rows<{ id: string; message_id: string; created_at: string }>(
+      `select d.id, d.message_id, d.created_at from webhook_deliveries d where d.message_id = any(?::bigint[]) order by d.created_at, d.id`,
+      [`{${ends!.first},${ends!.last}}`]);
+    expect(edge.map((row) => new Date(row.created_at).getTime())).toEqual(expect.arrayContaining([
+      new Date(bounds!.lower).getTime(), new Date(bounds!.upper).getTime() - 1]));
+    for (const row of edge) {
+      const statement = await sentStatement(DeliveryRepository.use((r) => r.find(org.scope, Number(row.id))), "%d.id = $%");
+      const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"), byIdValues(statement, row.id));
+      expect(returned.map((found) => found.id)).toEqual([row.id]);
+      expect(partitionsReadAnywhere(plan)).toEqual([own]);
+      const found = await db.run(DeliveryRepository.use((r) => r.find(org.scope, Number(row.id))));
+      expect({ id: found.id, created_at: found.created_at }).toEqual({ id: Number(row.id), created_at: new Date(row.created_at).toISOString() });
+    }
+    // Replays find them too: each message's (both its deliveries failed), then each delivery (already due again: nothing more).
+    await rows("update webhook_deliveries set status = 'failed', next_attempt_at = created_at where message_id = any(?::bigint[])", [`{${ends!.first},${ends!.last}}`]);
+    for (const message of [ends!.first, ends!.last]) {
+      expect(await db.run(DeliveryRepository.use((r) => r.retryMessage(org.scope, Number(message))))).toEqual({ retried: edge.filter((row) => row.message_id === message).length });
+    }
+    for (const row of edge) expect(await db.run(DeliveryRepository.use((r) => r.retry(org.scope, Number(row.id))))).toEqual({ retried: 0 });
+  });
+
+  it("finds a row whose id is newer than every mark (made long before its id was drawn): reading the partitions down to it", async () => {
+    const [partition] = await rows<{ lower: string; upper: string }>(
+      `select p.lower, p.upper from (select (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz as lower,
+           (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz as upper
+         from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_deliveries'::regclass) p
+       where p.upper < now() - interval '15 days' order by p.lower desc limit 1`);
+    const edge = await rows<{ id: string; message_id: string; created_at: string }>(
+      `with m as (insert into webhook_messages (organization_id, type, payload, created_at)
+         values (?, 'client.created', '{}', ?::timestamptz), (?, 'client.created', '{}', ?::timestamptz - interval '1 millisecond') returning id, created_at)
+       insert into webhook_deliveries (organization_id, endpoint_id, message_id, status, next_attempt_at, created_at)
+       select ?, (select id from webhook_endpoints where organization_id = ? limit 1), m.id, 'failed', m.created_at, m.created_at from m
+       returning id, message_id, created_at`,
+      [org.id, partition!.lower, org.id, partition!.upper, org.id, org.id]);
+    for (const row of edge) {
+      const found = await db.run(DeliveryRepository.use((r) => r.find(org.scope, Number(row.id))));
+      expect({ id: found.id, created_at: found.created_at }).toEqual({ id: Number(row.id), created_at: new Date(row.created_at).toISOString() });
+      expect(await db.run(DeliveryRepository.use((r) => r.retryMessage(org.scope, Number(row.message_id))))).toEqual({ retried: 1 });
+    }
+  });
+});
+
+describe("marking ids", () => {
+  it("marks the nearest partition ahead with each table's last id (makeAhead)", async () => {
+    await db.run(HistoryPartitions.use((h) => h.makeAhead(WEBHOOK_HISTORY, 86_400_000, 8 * 86_400_000)));
+    const marks = await rows<{ table_name: string; last_id: string; newest: string; ahead: boolean }>(
+      `select k.table_name, k.last_id, (select max(id) from webhook_deliveries) as newest, k.partition_from > now() as ahead
+       from history_id_marks k where k.table_name = 'webhook_deliveries' order by k.partition_from desc limit 1`);
+    expect(marks[0]!.ahead).toBe(true);
+    expect(Number(marks[0]!.last_id)).toBeGreaterThanOrEqual(Number(marks[0]!.newest));
+  });
+
+  it("forgets a partition's mark when retention drops the partitions before it", async () => {
+    await markTheFixture();
+    const old = "select count(*)::int as n from history_id_marks where partition_from < now() - interval '25 days'";
+    expect((await rows<{ n: number }>(old))[0]!.n).toBeGreaterThan(0);
+    expect(await db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 25 * 86_400_000)))).toBeGreaterThan(0);
+    expect((await rows<{ n: number }>(old))[0]!.n).toBe(0);
   });
 });

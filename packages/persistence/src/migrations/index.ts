@@ -34,6 +34,7 @@ import { Migration20261201010000MessageTraceContext } from "./Migration202612010
 import { Migration20261201030000NotifyAlertMailerOnNotices } from "./Migration20261201030000NotifyAlertMailerOnNotices.ts";
 import { Migration20261202000000HistoryByTime } from "./Migration20261202000000HistoryByTime.ts";
 import { Migration20261203000000RequestLogByTime } from "./Migration20261203000000RequestLogByTime.ts";
+import { Migration20261204010000HistoryIdMarks } from "./Migration20261204010000HistoryIdMarks.ts";
 import { Migration20261204050000WakeDispatchersAfterCommit } from "./Migration20261204050000WakeDispatchersAfterCommit.ts";
 import { Migration20261204060000OperatorNoticesByOrganization } from "./Migration20261204060000OperatorNoticesByOrganization.ts";
 
@@ -75,6 +76,7 @@ export const migrationsList = [
   { name: "Migration20261201030000NotifyAlertMailerOnNotices", class: Migration20261201030000NotifyAlertMailerOnNotices },
   { name: "Migration20261202000000HistoryByTime", class: Migration20261202000000HistoryByTime },
   { name: "Migration20261203000000RequestLogByTime", class: Migration20261203000000RequestLogByTime },
+  { name: "Migration20261204010000HistoryIdMarks", class: Migration20261204010000HistoryIdMarks },
   { name: "Migration20261204050000WakeDispatchersAfterCommit", class: Migration20261204050000WakeDispatchersAfterCommit },
   { name: "Migration20261204060000OperatorNoticesByOrganization", class: Migration20261204060000OperatorNoticesByOrganization },
 ];

@@ -4,6 +4,7 @@ import {
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
+import { madeBeforeById, rowTimeById } from "../history-partitions.ts";
 import { isoTimestamp, readFirstRows, readKeysetPage } from "../keyset-page.ts";
 import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
 import { CLEAR_LEASE } from "../webhooks/lease.ts";
@@ -243,7 +244,9 @@ export class DeliveryRepository extends Context.Service<
             from: "webhook_deliveries",
             as: "d",
             joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
-            where: sql`d.id = ${id}`,
+            // Newest first from the latest time it may have: about one partition read (`madeBeforeById`).
+            where: sql`d.id = ${id} and d.created_at < ${madeBeforeById("webhook_deliveries", id)}`,
+            rest: raw("order by d.created_at desc limit 1"),
           });
           return toDeliveryView(row);
         }),
@@ -282,12 +285,13 @@ export class DeliveryRepository extends Context.Service<
             table: "webhook_deliveries",
             as: "d",
             set: DUE_AGAIN,
-            where: sql`d.id = ${id} and ${raw(RETRIABLE)}`,
+            where: sql`d.id = ${id} and d.created_at = ${rowTimeById("webhook_deliveries", scope.organizationId, id)} and ${raw(RETRIABLE)}`,
             returning: "d.id",
           });
           if (rows.length === 0) {
             const unchanged = yield* org.one<{ endpoint_deleted: boolean }>({
-              columns: "w.deleted_at is not null as endpoint_deleted", from: "webhook_deliveries", as: "d", joins: [ENDPOINT_OF_DELIVERY], where: sql`d.id = ${id}`,
+              columns: "w.deleted_at is not null as endpoint_deleted", from: "webhook_deliveries", as: "d", joins: [ENDPOINT_OF_DELIVERY],
+              where: sql`d.id = ${id} and d.created_at = ${rowTimeById("webhook_deliveries", scope.organizationId, id)}`,
             });
             if (unchanged.endpoint_deleted) return yield* new InvalidTransition({ message: DELETED_ENDPOINT_REPLAY });
           }
@@ -295,7 +299,10 @@ export class DeliveryRepository extends Context.Service<
         }),
         retryMessage: Effect.fnUntraced(function* (scope: OrgScope, messageId: number) {
           const org = orgSql(database, scope);
-          const message = yield* org.one<{ created_at: Date }>({ columns: "m.created_at", from: "webhook_messages", as: "m", where: sql`m.id = ${messageId}` });
+          const message = yield* org.one<{ created_at: Date }>({
+            columns: "m.created_at", from: "webhook_messages", as: "m",
+            where: sql`m.id = ${messageId} and m.created_at = ${rowTimeById("webhook_messages", scope.organizationId, messageId)}`,
+          });
           const rows = yield* org.update({
             table: "webhook_deliveries",
             as: "d",

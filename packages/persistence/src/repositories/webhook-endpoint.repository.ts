@@ -4,6 +4,7 @@ import {
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
+import { madeBeforeById } from "../history-partitions.ts";
 import { WebhookEndpointEntity } from "../entities/index.ts";
 import { isoTimestamp } from "../keyset-page.ts";
 import { type Join, type OrgSql, orgSql, raw, sql } from "../org-sql.ts";
@@ -536,7 +537,9 @@ export class WebhookEndpointRepository extends Context.Service<
             from: "webhook_deliveries",
             as: "d",
             joins: [MESSAGE_OF_DELIVERY, ATTEMPTS_OF_DELIVERY],
-            where: sql`d.id = ${deliveryId} and d.endpoint_id = ${endpointId}`,
+            // Newest first from the latest time it may have: about one partition read (`madeBeforeById`).
+            where: sql`d.id = ${deliveryId} and d.created_at < ${madeBeforeById("webhook_deliveries", deliveryId)} and d.endpoint_id = ${endpointId}`,
+            rest: raw("order by d.created_at desc limit 1"),
           });
           const { payload, message_created_at, ...delivery } = row;
           return {

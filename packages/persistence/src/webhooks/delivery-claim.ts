@@ -40,12 +40,21 @@ export const bigintArray = (ids: ReadonlyArray<string | number>): string => `{${
 export const DISPATCHABLE = (d: string) => `${d}.status = 'pending' and not ${d}.via_listener`;
 
 /**
+ * A delivery made by now (`created_at`, its message's transaction's start, is never later than this
+ * statement's `now()` but for one committed in the instant between the two, which the next claim finds):
+ * PostgreSQL prunes the partitions made ahead at run time, so a descent of the due index reads only the
+ * partitions that can hold a delivery. Without it each descent also read every empty partition ahead
+ * (8 of 39 at 1-day partitions, 120 of 125 at 1-minute ones), one block each.
+ */
+export const MADE_BY_NOW = (d: string) => `${d}.created_at <= now()`;
+
+/**
  * One index descent into the due index: the first `column` value of pending deliveries (of those
  * in `scope`) matching `bound`, in `order` (which names the due index's columns, so no other index
  * can serve it).
  */
 const PENDING = (column: string, scope: string, bound: string, order: string) =>
-  `(select d.${column} from webhook_deliveries d where ${DISPATCHABLE("d")}${scope} and ${bound} order by ${order} limit 1)`;
+  `(select d.${column} from webhook_deliveries d where ${DISPATCHABLE("d")} and ${MADE_BY_NOW("d")}${scope} and ${bound} order by ${order} limit 1)`;
 
 /**
  * The descending orders of the due index (organization, endpoint, …) that walk organizations, and
@@ -111,7 +120,7 @@ export const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id",
  * the first try's delay); `params` is the claim's parameters.
  */
 const DUE = (d: string, organization: string, endpoint: string) =>
-  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)}
+  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)} and ${MADE_BY_NOW(d)}
         and ${d}.next_attempt_at <= now() and ${unleased(d)}
         and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - params.first_try_delay_ms * interval '1 millisecond')`;
 
@@ -381,7 +390,7 @@ export const NEXT_DUE = `with recursive ${ACTIVE_ENDPOINTS}
         e.throttle_next_at - interval '1 second' * (e.throttle_per_second - 1) / e.throttle_per_second) end) - now())) * 1000 as ms
   from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
   cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${unleased("d")}
+    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${MADE_BY_NOW("d")} and ${unleased("d")}
     order by d.next_attempt_at, d.id limit 1) first`;
 
 /** `NEXT_DUE`'s parameters under `policy`. */
