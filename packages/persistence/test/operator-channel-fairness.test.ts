@@ -3,13 +3,16 @@ import type { DeliveryPolicy, HeldSlots } from "@platter/domain";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookEndpointRepository } from "../src/index.ts";
 import { DeliveryQueue } from "../src/dispatcher.ts";
-import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase } from "@platter/testing";
+import { createOrganization, createTestDatabase, nothingHeld, type OrganizationFixture, type TestDatabase, withRawClient } from "@platter/testing";
+import { CLAIM_NOTICES } from "../src/webhooks/operator-notices.ts";
 
 /**
  * The operator channel shared by every organization, attacked by one: organization A's 40 endpoints
  * all fail, so A has 40 notices waiting, all older than organization B's one. A claim of the
  * channel's slots still takes B's notice in its first turn, A never gets past its share of the
- * slots (3 of 4), and while A holds its share, B's notice is the only thing claimed.
+ * slots (3 of 4), and while A holds its share, B's notice is the only thing claimed. However many
+ * notices one organization has waiting (a burst of 1,500), another's is in the first claim: the claim
+ * walks organizations on `endpoint_notices_operator_due_idx` and reads only what it may claim of each.
  */
 
 let db: TestDatabase;
@@ -68,3 +71,63 @@ describe("the operator channel, with one organization failing everywhere", () =>
     expect(claimed.due.map((notice) => notice.organizationId)).toEqual([b.id]);
   });
 });
+
+describe("the operator channel, with one organization's burst of 1,500 notices", () => {
+  it("takes the other organization's one notice in the first claim, behind 1,500 older ones", async () => {
+    await rows("update endpoint_notices set operator_status = 'succeeded', lease_token = null, lease_expires_at = null");
+    const burst = await createOrganization(db, "Bursting Notices");
+    const quiet = await createOrganization(db, "One Notice");
+    const [endpointOfBurst] = await rows<{ id: string }>(
+      "insert into webhook_endpoints (organization_id, url, origin, secret, event_types) values (?, 'https://198.51.100.200/hook', 'https://198.51.100.200', 'whsec_x', '{}') returning id",
+      [burst.id],
+    );
+    await rows(
+      `insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, operator_status, operator_next_attempt_at, created_at)
+       select ?, ?, 'failing', 'failing', 'https://198.51.100.200/hook', 'pending', now() - interval '1 hour' + g * interval '1 millisecond', now() - interval '1 hour'
+       from generate_series(1, 1500) g`,
+      [burst.id, endpointOfBurst!.id],
+    );
+    await db.run(WebhookEndpointRepository.use((r) => r.add(quiet.scope, "https://203.0.113.10/hook", [], generateSigningSecret())));
+    const [noticeOfQuiet] = await noticesOf(quiet.id, 1);
+    const first = await claim(4, { ...nothingHeld, organizationShare: 3 });
+    expect(first.due.filter((notice) => notice.organizationId === quiet.id).map((notice) => notice.id)).toEqual([noticeOfQuiet]);
+    expect(first.due.filter((notice) => notice.organizationId === burst.id)).toHaveLength(3);
+  });
+
+  it("reads notices through the organization index only, in proportion to what it claims, not to the 1,500 waiting (its generic plan)", async () => {
+    await rows("update endpoint_notices set lease_token = null, lease_expires_at = null");
+    await rows("analyze endpoint_notices");
+    // As the dispatcher's pooled connection runs it after a few claims: a prepared statement's generic plan.
+    const { scans, rowsRead } = await withRawClient(db.url, async (client) => {
+      let n = 0;
+      await client.query("set plan_cache_mode = force_generic_plan");
+      await client.query(`prepare claim as ${CLAIM_NOTICES.replace(/\?/g, () => `$${++n}`)}`);
+      await client.query("begin");
+      const { rows: [plan] } = await client.query(`explain (analyze, buffers, format json) execute claim(4, 64, 60000, 3, '[]')`);
+      await client.query("rollback");
+      const found: string[] = [];
+      let read = 0;
+      const visit = (node: PlanNode) => {
+        if (node["Relation Name"] === "endpoint_notices" && node["Node Type"] !== "ModifyTable") {
+          found.push(node["Index Name"] ?? node["Node Type"]);
+          read += node["Actual Rows"] * node["Actual Loops"];
+        }
+        for (const child of node.Plans ?? []) visit(child);
+      };
+      visit(plan["QUERY PLAN"][0].Plan);
+      return { scans: found, rowsRead: read };
+    });
+    console.info(`notice rows read by a claim of 4 beside 1,500 waiting: ${rowsRead}`);
+    expect(new Set(scans)).toEqual(new Set(["endpoint_notices_operator_due_idx", "endpoint_notices_pkey"]));
+    expect(rowsRead).toBeLessThan(50);
+  });
+});
+
+interface PlanNode {
+  readonly "Node Type": string;
+  readonly "Relation Name"?: string;
+  readonly "Index Name"?: string;
+  readonly "Actual Rows": number;
+  readonly "Actual Loops": number;
+  readonly Plans?: ReadonlyArray<PlanNode>;
+}

@@ -125,6 +125,8 @@ export const EndpointNoticeEntity = defineEntity({
     { name: "endpoint_notices_endpoint_idx", properties: ["organization", "endpoint", "id"] },
     { name: "endpoint_notices_due_idx", properties: ["operatorNextAttemptAt", "id"], where: { operatorStatus: "pending" } },
     { name: "endpoint_notices_mail_idx", properties: ["id"], where: { mailStatus: "pending" } },
+    // The operator channel's claim walks organizations with pending notices on it.
+    { name: "endpoint_notices_operator_due_idx", properties: ["organization", "operatorNextAttemptAt", "id"], where: { operatorStatus: "pending" } },
   ],
   // Wakes the dispatchers' alert mailers (LISTEN platter_notices) as soon as notices commit.
   triggers: [

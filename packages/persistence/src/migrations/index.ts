@@ -36,6 +36,7 @@ import { Migration20261202000000HistoryByTime } from "./Migration20261202000000H
 import { Migration20261203000000RequestLogByTime } from "./Migration20261203000000RequestLogByTime.ts";
 import { Migration20261204010000HistoryIdMarks } from "./Migration20261204010000HistoryIdMarks.ts";
 import { Migration20261204050000WakeDispatchersAfterCommit } from "./Migration20261204050000WakeDispatchersAfterCommit.ts";
+import { Migration20261204060000OperatorNoticesByOrganization } from "./Migration20261204060000OperatorNoticesByOrganization.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -77,4 +78,5 @@ export const migrationsList = [
   { name: "Migration20261203000000RequestLogByTime", class: Migration20261203000000RequestLogByTime },
   { name: "Migration20261204010000HistoryIdMarks", class: Migration20261204010000HistoryIdMarks },
   { name: "Migration20261204050000WakeDispatchersAfterCommit", class: Migration20261204050000WakeDispatchersAfterCommit },
+  { name: "Migration20261204060000OperatorNoticesByOrganization", class: Migration20261204060000OperatorNoticesByOrganization },
 ];

@@ -74,27 +74,34 @@ const BY_ENDPOINT = "d.endpoint_id desc, d.next_attempt_at desc";
 const BY_ORGANIZATION_UP = "d.organization_id, d.endpoint_id, d.next_attempt_at";
 const BY_ENDPOINT_UP = "d.endpoint_id, d.next_attempt_at";
 
+/** One index descent: the first `column` value (of those in `scope`) matching `bound`, in `order`. */
+export type IndexDescent = (column: string, scope: string, bound: string, order: string) => string;
+
 /**
- * A walk over the distinct `column` values of pending deliveries (in `scope`), one index descent
- * each (a loose index scan of the due index): from `start` downwards, then wrapping around to the
- * values above it, at most `budget` of them. Its rows: `id`.
+ * A walk over the distinct `column` values an index holds (in `scope`), one index descent each (a
+ * loose index scan, `descent`): from `start` downwards, then wrapping around to the values above
+ * it, at most `budget` of them. Its rows: `id`.
  */
-const WALK = (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, visited) as (
+export const indexWalk = (descent: IndexDescent) =>
+  (name: string, column: string, scope: string, order: string, start: string, budget: string) => `${name}(id, wrapped, visited) as (
     -- The first value: the highest at or below the start, else (wrapped) the highest above it.
     select first_step.id, first_step.wrapped, 1 from (
-      select coalesce(below.found, ${PENDING(column, scope, `d.${column} > ${start}`, order)}) as id, below.found is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} <= ${start}`, order)} as found offset 0) below
+      select coalesce(below.found, ${descent(column, scope, `d.${column} > ${start}`, order)}) as id, below.found is null as wrapped
+      from (select ${descent(column, scope, `d.${column} <= ${start}`, order)} as found offset 0) below
       offset 0
     ) first_step where first_step.id is not null
     union all
     -- Each next value: the highest below the last one (above the start once wrapped), wrapping once, within the budget.
     select next_step.id, next_step.wrapped, walked.visited + 1 from ${name} walked cross join lateral (
-      select coalesce(below.found, case when not walked.wrapped then ${PENDING(column, scope, `d.${column} > ${start}`, order)} end) as id,
+      select coalesce(below.found, case when not walked.wrapped then ${descent(column, scope, `d.${column} > ${start}`, order)} end) as id,
         walked.wrapped or below.found is null as wrapped
-      from (select ${PENDING(column, scope, `d.${column} < walked.id and (not walked.wrapped or d.${column} > ${start})`, order)} as found offset 0) below
+      from (select ${descent(column, scope, `d.${column} < walked.id and (not walked.wrapped or d.${column} > ${start})`, order)} as found offset 0) below
       offset 0
     ) next_step where next_step.id is not null and walked.visited < ${budget}
   )`;
+
+/** The walk over pending deliveries (the due index). */
+const WALK = indexWalk(PENDING);
 
 /** The largest id: a walk starting there visits every value once. */
 const ALL = "9223372036854775807";

@@ -7,7 +7,7 @@ import { Effect } from "effect";
 import { isoTimestamp } from "../keyset-page.ts";
 import { RESULT_COLUMNS, toResultRow } from "./attempt-record.ts";
 import { ruleSql } from "./decision-sql.ts";
-import { inFlightJson } from "./delivery-claim.ts";
+import { type IndexDescent, indexWalk, inFlightJson } from "./delivery-claim.ts";
 import { CLEAR_LEASE, heldBy, takeLease, unleased } from "./lease.ts";
 
 /**
@@ -36,29 +36,65 @@ interface NoticeRow {
 }
 
 /**
- * The operator channel's claim: due notices nobody holds, organizations taking turns (each one's
- * oldest first, then each one's second…) among the oldest `window` due, and no organization past its
- * share of this channel's slots (`held`), so a tenant whose endpoints all fail cannot hold the
- * channel. Its full text as PostgreSQL runs it: `test/__snapshots__/statements/operator-notice-claim.sql`.
- * Parameters: limit, window, lease ms, organization share, held per organization (jsonb).
+ * One descent into `endpoint_notices_operator_due_idx` (organization, next attempt, id; pending
+ * notices only): the first `column` value of pending notices (in `scope`) matching `bound`, in `order`.
  */
-export const CLAIM_NOTICES = `-- The claim's numbers.
-with params as materialized (
-    select ?::int as claim_limit, ?::int as candidates, ?::int as lease_ms, ?::int as organization_share
+const PENDING_NOTICE: IndexDescent = (column, scope, bound, order) =>
+  `(select d.${column} from endpoint_notices d where d.operator_status = 'pending'${scope} and ${bound} order by ${order} limit 1)`;
+
+/** The index's orders: downwards for the walk's steps, upwards for the lowest organization with pending notices. */
+const BY_ORGANIZATION = "d.organization_id desc, d.operator_next_attempt_at desc";
+const BY_ORGANIZATION_UP = "d.organization_id, d.operator_next_attempt_at";
+
+/**
+ * The operator channel's claim: due notices nobody holds, organizations taking turns (each one's
+ * oldest first, then each one's second…), and no organization past its share of this channel's
+ * slots (`held`), so a tenant whose endpoints all fail cannot hold the channel. It reads in
+ * proportion to the organizations it walks, never to the notices waiting: it walks organizations
+ * with pending notices (one descent each of `endpoint_notices_operator_due_idx`) from a random one,
+ * wrapping around, at most `organizations` of them besides those at their share, and takes of each
+ * only its oldest due notices it may still claim; over successive claims every organization gets its
+ * turn, however many notices one of them has waiting. Its full text as PostgreSQL runs it:
+ * `test/__snapshots__/statements/operator-notice-claim.sql`.
+ * Parameters: limit, organizations to walk, lease ms, organization share, held per organization (jsonb).
+ */
+export const CLAIM_NOTICES = `with recursive
+  -- The claim's numbers, and its one random turn.
+  params as materialized (
+    select ?::int as claim_limit, ?::int as organization_budget, ?::int as lease_ms, ?::int as organization_share, random() as turn
   ),
   -- What this channel already has in flight per organization.
   organization_held as (select * from jsonb_to_recordset(?::jsonb) as held(organization_id bigint, in_flight int)),
-  -- The oldest due notices nobody holds, at most \`candidates\` of them.
+  -- Where the walk over organizations starts (drawn between the lowest and the highest with pending notices) and how far
+  -- it goes: the budget, and the organizations at their share besides (walked past).
+  organization_range as materialized (
+    select bounds.lo + floor(params.turn * (bounds.hi - bounds.lo + 1))::bigint as start,
+      params.organization_budget + (
+        select count(*) from organization_held where organization_held.in_flight >= params.organization_share
+      )::int as budget
+    from params,
+      (select ${PENDING_NOTICE("organization_id", "", "true", BY_ORGANIZATION_UP)} as lo,
+              ${PENDING_NOTICE("organization_id", "", "true", BY_ORGANIZATION)} as hi) bounds
+  ),
+  -- The organizations with pending notices, walked from there.
+  ${indexWalk(PENDING_NOTICE)("organization_walk", "organization_id", "", BY_ORGANIZATION, "(select start from organization_range)", "(select budget from organization_range)")},
+  -- Each walked organization's oldest due notices nobody holds, as many as it may still claim.
   due as (
-    select n.id, n.organization_id, n.operator_next_attempt_at from endpoint_notices n
-    where n.operator_status = 'pending' and n.operator_next_attempt_at <= now() and ${unleased("n")}
-    order by n.operator_next_attempt_at, n.id limit (select candidates from params)
+    select notice.id, notice.organization_id, notice.operator_next_attempt_at, coalesce(organization_held.in_flight, 0) as held
+    from organization_walk walked cross join params
+    left join organization_held on organization_held.organization_id = walked.id
+    cross join lateral (
+      select n.id, n.organization_id, n.operator_next_attempt_at from endpoint_notices n
+      where n.organization_id = walked.id and n.operator_status = 'pending' and n.operator_next_attempt_at <= now() and ${unleased("n")}
+      order by n.operator_next_attempt_at, n.id
+      limit greatest(0, least(params.claim_limit, params.organization_share - coalesce(organization_held.in_flight, 0)))
+    ) notice
   ),
   -- Each one's turn within its organization (its oldest first), after what the organization holds.
   turns as (
-    select due.id, due.operator_next_attempt_at, coalesce(organization_held.in_flight, 0) as held,
+    select due.id, due.operator_next_attempt_at, due.held,
       row_number() over (partition by due.organization_id order by due.operator_next_attempt_at, due.id) as turn
-    from due left join organization_held on organization_held.organization_id = due.organization_id
+    from due
   ),
   -- Organizations take turns, none past its share, up to the claim's limit.
   picked as (
@@ -93,8 +129,11 @@ update endpoint_notices n set
   ${CLEAR_LEASE}
 from results where n.id = results.delivery_id and ${heldBy("n", "results.lease_token")}`;
 
-/** Due notices the claim considers at most: its turns between organizations are taken among these. */
-const NOTICE_CANDIDATES = 1000;
+/**
+ * Organizations with pending notices one claim walks at most (besides those at their share): its
+ * turns are taken among theirs, a random stretch of them each claim.
+ */
+const NOTICE_ORGANIZATIONS = 64;
 
 /**
  * The operator channel as the dispatcher loop's storage: a second `WebhookDispatcher` runs on it
@@ -108,7 +147,7 @@ export const operatorNoticeStorage = (
     limit: number, leaseMs: number, _policy: DeliveryPolicy, held: HeldSlots,
   ) {
     const found = yield* rows<NoticeRow>(CLAIM_NOTICES, [
-      limit, NOTICE_CANDIDATES, leaseMs, held.organizationShare, inFlightJson(held.inFlightByOrganization, "organization_id"),
+      limit, NOTICE_ORGANIZATIONS, leaseMs, held.organizationShare, inFlightJson(held.inFlightByOrganization, "organization_id"),
     ]);
     const origin = endpointOrigin(channel.url);
     const due: DueDelivery[] = found.map((row) => ({
