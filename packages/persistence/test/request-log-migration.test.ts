@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { withRawClient } from "@platter/testing";
+import { createEmptyDatabase, withRawClient } from "@platter/testing";
 import { openOrm } from "../src/database.ts";
 import type { MikroORM } from "@mikro-orm/postgresql";
 
@@ -9,21 +8,17 @@ import type { MikroORM } from "@mikro-orm/postgresql";
  * the migrations up to the one before it, requests written (one three months old), then it.
  */
 
-const adminUrl = () => inject("pgAdminUrl");
-let name: string;
+let database: Awaited<ReturnType<typeof createEmptyDatabase>>;
 let url: string;
 let orm: MikroORM;
 beforeAll(async () => {
-  name = `t_${randomBytes(6).toString("hex")}`;
-  await withRawClient(adminUrl(), (client) => client.query(`create database ${name}`));
-  const parsed = new URL(adminUrl());
-  parsed.pathname = `/${name}`;
-  url = parsed.toString();
+  database = await createEmptyDatabase(inject("pgAdminUrl"));
+  url = database.url;
   orm = await openOrm(url, 2);
 }, 60_000);
 afterAll(async () => {
   await orm?.close(true);
-  await withRawClient(adminUrl(), (client) => client.query(`drop database if exists ${name} with (force)`));
+  await database?.drop();
 });
 
 const query = (statement: string, values: unknown[] = []) => withRawClient(url, async (client) => (await client.query(statement, values)).rows);

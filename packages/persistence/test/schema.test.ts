@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openOrm } from "../src/database.ts";
 import { allEntities, ClientEntity } from "../src/entities/index.ts";
-import { createTestDatabase, type TestDatabase, withRawClient } from "@platter/testing";
+import { createEmptyDatabase, createTestDatabase, type TestDatabase, withRawClient } from "@platter/testing";
 
 /**
  * The entities are the schema model: a freshly migrated database must not differ from them in
@@ -71,23 +70,20 @@ describe("schema", () => {
 
   it("describes, object for object, the database the migrations build", async () => {
     // A second, empty database on the same server, given its schema by MikroORM from the entities alone.
-    const adminUrl = inject("pgAdminUrl");
-    const name = `t_${randomBytes(6).toString("hex")}`;
-    await withRawClient(adminUrl, (client) => client.query(`create database ${name}`));
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
+    const empty = await createEmptyDatabase(inject("pgAdminUrl"));
+    const url = empty.url;
     try {
-      const orm = await openOrm(url.toString(), 2);
+      const orm = await openOrm(url, 2);
       try {
         await orm.schema.create();
       } finally {
         await orm.close(true);
       }
-      const fromEntities = await catalogue(url.toString());
+      const fromEntities = await catalogue(url);
       expect(fromEntities.length).toBeGreaterThan(100);
       expect(fromEntities).toEqual(await catalogue(migrated.url));
     } finally {
-      await withRawClient(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
+      await empty.drop();
     }
   });
 

@@ -68,12 +68,19 @@ export const sealSecretsWrittenInClear = (db: Pick<TestDatabase, "orm">): Promis
 export const openStoredEndpointSecret = (stored: string | null, organizationId: number | string, endpointId: number | string): string | null =>
   stored === null ? null : makeSecretCipher(TEST_SECRET_KEYS).open(stored, endpointSecretContext(organizationId, endpointId));
 
-/** Creates database `t_<random>` on the test server and applies every migration. */
-export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase> => {
+/** An empty database `t_<random>` on the test server (no migration applied): its URL, and how to drop it. */
+export const createEmptyDatabase = async (adminUrl: string): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
   const name = `t_${randomBytes(6).toString("hex")}`;
   await withAdmin(adminUrl, `create database ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => withAdmin(adminUrl, `drop database if exists ${name} with (force)`) };
+};
+
+/** Creates database `t_<random>` on the test server and applies every migration. */
+export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase> => {
+  const empty = await createEmptyDatabase(adminUrl);
+  const url = new URL(empty.url);
   const runtime = ManagedRuntime.make(
     persistenceLayer({ url: url.toString(), dataDir: "", localPort: 0, poolSize: 5, migrate: true, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS }),
   );
@@ -94,7 +101,7 @@ export const createTestDatabase = async (adminUrl: string): Promise<TestDatabase
     dispose: async () => {
       await Promise.allSettled([...rawClients].map((client) => client.end()));
       await runtime.dispose();
-      await withAdmin(adminUrl, `drop database if exists ${name} with (force)`);
+      await empty.drop();
     },
   };
 };
