@@ -51,6 +51,12 @@ export interface OutboxRunnerObserver {
 
 /** Default least time between a turn's start and a turn started by a wake-up. */
 export const WAKE_GATHER_MS = 50;
+/**
+ * Least idle sleep after a turn that claimed nothing, whatever the channel says is due: an item due now
+ * that the claim passes over (its organization already has its share in flight) would otherwise turn
+ * the runner in a tight loop of statements until the items in flight settle.
+ */
+export const IDLE_FLOOR_MS = 500;
 /** How long after a failed write of outcomes (an outage) it is tried again. */
 const OUTCOME_RETRY_MS = 1000;
 
@@ -141,10 +147,10 @@ export class OutboxRunner<Item, Sent> {
     }
   }
 
-  /** How long to sleep with nothing to do: the fallback poll, or until the channel's next item is due if sooner. */
+  /** How long to sleep with nothing to do: the fallback poll, or until the channel's next item is due if sooner (at least `IDLE_FLOOR_MS`). */
   private async idleMs(): Promise<number> {
     const due = await this.channel.nextDueInMs?.().catch(() => undefined);
-    return Math.min(this.options.pollIntervalMs, due ?? Number.POSITIVE_INFINITY);
+    return Math.min(this.options.pollIntervalMs, Math.max(IDLE_FLOOR_MS, due ?? Number.POSITIVE_INFINITY));
   }
 
   /** Sleeps `ms`, or until woken or stopped. */

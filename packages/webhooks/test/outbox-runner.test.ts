@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type OutboxChannel, OutboxRunner } from "../src/index.ts";
+import { IDLE_FLOOR_MS, type OutboxChannel, OutboxRunner } from "../src/index.ts";
 import { testClockTime, type TestClockTime } from "../src/testing/index.ts";
 
 /**
@@ -115,6 +115,20 @@ describe("the outbox runner", () => {
     expect(runner.turns).toBe(3);
     await clock.adjust(1);
     expect(runner.turns).toBe(4);
+  });
+
+  it("does not spin when an item is due but its claim passes it over (its organization at its share): it sleeps the floor", async () => {
+    const outbox = listOutbox(20);
+    outbox.dueIn(0);
+    const runner = await start(outbox.channel);
+    // One turn at start, then one per floor: not a turn per event-loop tick.
+    for (let turn = 2; turn <= 5; turn++) {
+      await clock.adjust(IDLE_FLOOR_MS - 1);
+      expect(runner.turns).toBe(turn - 1);
+      await clock.adjust(1);
+      expect(runner.turns).toBe(turn);
+    }
+    expect(outbox.calls.claim).toBe(5);
   });
 
   it("writes outcomes the database could not take again every second within the lease, sending nothing twice", async () => {
