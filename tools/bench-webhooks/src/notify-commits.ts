@@ -7,7 +7,7 @@ import { startTestPostgres } from "@platter/testing";
  * a one-row insert as fast as they can for `SECONDS`, in a durable PostgreSQL of its own, with no
  * NOTIFY, with a NOTIFY inside each transaction (the trigger Platter had), and with the NOTIFY after
  * each commit coalesced per process (`deliveryWaker`, what Platter does). Modes alternate, twice.
- * Run: `node --conditions=@platter/source tools/bench-webhooks/src/notify-commits.ts`.
+ * Run: `npm run bench:notify-commits`.
  */
 
 const CONNECTIONS = 32;
