@@ -64,7 +64,7 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
   });
   const ops = createOpsServer({ isReady: () => runtime.runPromise(pingDatabase).then(() => true), metrics: observability.registry });
   // Keys older than the 24-hour window are ignored on lookup; this only reclaims their space.
-  // Webhook history's and the request log's partitions made ahead now and hourly (the dispatcher's sweep makes webhook history's too):
+  // Webhook history's and the request log's partitions made ahead now and every 2 widths, at most hourly (the dispatcher's sweep makes webhook history's too):
   // a write never finds none. The request log's expired partitions go whole on the same turn (`forgetExpired`: one API instance at a time, the others skip that turn).
   const makePartitionsAhead = () =>
     Promise.all([
@@ -72,14 +72,14 @@ export const startApi = async (config: ApiConfig, logger: Logger, runtime: Reque
       runtime.runPromise(HistoryPartitions.use((h) => h.makeAhead(REQUEST_HISTORY, config.requestHistory.partitionMs, config.requestHistory.aheadMs))),
     ]);
   // Made well ahead, so one not made now (a lock not had within its timeout) is made at the next try.
-  await makePartitionsAhead().catch((err) => logger.warn({ err }, "history partitions not made ahead at start: tried again hourly"));
+  await makePartitionsAhead().catch((err) => logger.warn({ err }, "history partitions not made ahead at start: tried again at the next turn"));
   const forgetExpiredRequestLog = () =>
     runtime.runPromise(HistoryPartitions.use((h) => h.forgetExpired(REQUEST_HISTORY, config.requestHistory.retentionMs, REQUEST_HISTORY_BATCH)));
   const prune = setInterval(
     () =>
       void Promise.all([runtime.runPromise(Housekeeping.use((h) => h.pruneIdempotencyKeys())), makePartitionsAhead(), forgetExpiredRequestLog()])
         .catch((err) => logger.warn({ err }, "prune failed")),
-    3_600_000,
+    Math.min(config.webhookHistory.makeAheadEveryMs, config.requestHistory.makeAheadEveryMs),
   );
   prune.unref();
   let port: number;

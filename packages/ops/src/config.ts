@@ -271,11 +271,21 @@ export interface WebhookHistorySettings {
   readonly retentionMs: number;
   /** `WEBHOOK_HISTORY_PARTITION`: the width of each time partition. */
   readonly partitionMs: number;
-  /** How far past now partitions are made ahead: 8 widths or 2 hours (twice the API's hourly turn), whichever is more. */
+  /** How far past now partitions are made ahead: 8 widths (`historyAhead`). */
   readonly aheadMs: number;
+  /** How often the API makes them ahead: every 2 widths, at most hourly (`historyAhead`). */
+  readonly makeAheadEveryMs: number;
 }
 
 const DAY_MS = 24 * 3600_000;
+
+/**
+ * How far ahead a family's partitions are made, and how often the API's turn makes them: 8 widths
+ * ahead, every 2 widths (at most hourly), so a write finds a partition through 3 failed turns in a
+ * row. Not a fixed time ahead: at a minute's width, 2 hours ahead was 120 partitions per table, and
+ * every statement on the history planned over all of them (hundreds of ms after each partition's DDL).
+ */
+const historyAhead = (partitionMs: number) => ({ aheadMs: 8 * partitionMs, makeAheadEveryMs: Math.min(3600_000, 2 * partitionMs) });
 
 /** The partition width a retention gets when none is set: an eighth of it, from a minute to a day. */
 export const defaultPartitionWidth = (retentionMs: number): number => Math.min(DAY_MS, Math.max(60_000, Math.round(retentionMs / 8)));
@@ -284,7 +294,7 @@ export const defaultPartitionWidth = (retentionMs: number): number => Math.min(D
 export const readWebhookHistorySettings = (env: Environment): WebhookHistorySettings => {
   const retentionMs = readDuration(env, "WEBHOOK_RETENTION", 30 * DAY_MS);
   const partitionMs = readDuration(env, "WEBHOOK_HISTORY_PARTITION", defaultPartitionWidth(retentionMs), 60_000);
-  return { retentionMs, partitionMs, aheadMs: Math.max(2 * 3600_000, 8 * partitionMs) };
+  return { retentionMs, partitionMs, ...historyAhead(partitionMs) };
 };
 
 /** How the organizations' request log is kept (the API writes it, the Developer area shows it). */
@@ -295,8 +305,10 @@ export interface RequestHistorySettings {
   readonly retentionMs: number;
   /** `REQUEST_HISTORY_PARTITION`: the width of each time partition of the log (dropped whole once past the retention). */
   readonly partitionMs: number;
-  /** How far past now partitions are made ahead: 8 widths or 2 hours (twice the API's hourly turn), whichever is more. */
+  /** How far past now partitions are made ahead: 8 widths (`historyAhead`). */
   readonly aheadMs: number;
+  /** How often the API makes them ahead: every 2 widths, at most hourly (`historyAhead`). */
+  readonly makeAheadEveryMs: number;
 }
 
 /**
@@ -310,7 +322,7 @@ export const readRequestHistorySettings = (env: Environment): RequestHistorySett
     successPercent: readInteger(env, "REQUEST_HISTORY_SUCCESS_PERCENT", 1, 0, 100),
     retentionMs,
     partitionMs,
-    aheadMs: Math.max(2 * 3600_000, 8 * partitionMs),
+    ...historyAhead(partitionMs),
   };
 };
 
