@@ -33,6 +33,7 @@ import { Migration20261130050000MessageFeedOrder } from "./Migration202611300500
 import { Migration20261201010000MessageTraceContext } from "./Migration20261201010000MessageTraceContext.ts";
 import { Migration20261201030000NotifyAlertMailerOnNotices } from "./Migration20261201030000NotifyAlertMailerOnNotices.ts";
 import { Migration20261202000000HistoryByTime } from "./Migration20261202000000HistoryByTime.ts";
+import { Migration20261204040000AttemptKeyLeadsWithDelivery } from "./Migration20261204040000AttemptKeyLeadsWithDelivery.ts";
 import { Migration20261203000000RequestLogByTime } from "./Migration20261203000000RequestLogByTime.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
@@ -73,4 +74,5 @@ export const migrationsList = [
   { name: "Migration20261201030000NotifyAlertMailerOnNotices", class: Migration20261201030000NotifyAlertMailerOnNotices },
   { name: "Migration20261202000000HistoryByTime", class: Migration20261202000000HistoryByTime },
   { name: "Migration20261203000000RequestLogByTime", class: Migration20261203000000RequestLogByTime },
+  { name: "Migration20261204040000AttemptKeyLeadsWithDelivery", class: Migration20261204040000AttemptKeyLeadsWithDelivery },
 ];
