@@ -40,6 +40,7 @@ afterAll(() => db?.dispose());
 interface PlanNode {
   readonly "Node Type": string;
   readonly "Relation Name"?: string;
+  readonly "Index Name"?: string;
   readonly "Subplan Name"?: string;
   readonly "Actual Loops": number;
   readonly Plans?: ReadonlyArray<PlanNode>;
@@ -305,5 +306,36 @@ describe("marking ids", () => {
     expect((await rows<{ n: number }>(old))[0]!.n).toBeGreaterThan(0);
     expect(await db.run(HistoryPartitions.use((h) => h.dropExpired(WEBHOOK_HISTORY, 25 * 86_400_000)))).toBeGreaterThan(0);
     expect((await rows<{ n: number }>(old))[0]!.n).toBe(0);
+  });
+});
+
+describe("a delivery's attempts", () => {
+  // Each recorded attempt writes an entry in every index of webhook_attempts: the primary key leads with the delivery,
+  // so it is the index a delivery's attempts are read by, and no second one is written (Migration20261204040000AttemptKeyLeadsWithDelivery).
+  it("reads its attempts by the attempts' primary key, in the delivery's partition only, the key being one of two indexes written per attempt", async () => {
+    const [delivery] = await rows<{ id: string }>(
+      "select d.id from webhook_deliveries d where d.organization_id = ? and exists (select 1 from webhook_attempts a where a.delivery_id = d.id) order by d.id limit 1 offset 1000",
+      [org.id],
+    );
+    const statement = await sentStatement(DeliveryRepository.use((r) => r.find(org.scope, Number(delivery!.id))), "%d.id = $%");
+    const { plan } = await ranPlan(statement.replace(/\$\d+/g, "?"), byIdValues(statement, delivery!.id));
+    const [own] = await partitionsOf([delivery!.id]);
+    const attemptScans: string[] = [];
+    const walk = (node: PlanNode) => {
+      if (node["Relation Name"]?.startsWith("webhook_attempts_p") && node["Actual Loops"] > 0) {
+        attemptScans.push(`${node["Node Type"]} ${node["Relation Name"]} ${node["Index Name"]}`);
+      }
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(plan);
+    const partition = own!.replace("webhook_deliveries", "webhook_attempts");
+    expect(attemptScans).toEqual([`Index Scan ${partition} ${partition}_pkey`]);
+    const indexes = await rows<{ definition: string }>(
+      "select replace(pg_get_indexdef(indexrelid), ' ON ONLY ', ' ON ') as definition from pg_index where indrelid = 'webhook_attempts'::regclass order by 1",
+    );
+    expect(indexes.map((index) => index.definition)).toEqual([
+      "CREATE INDEX webhook_attempts_health_idx ON public.webhook_attempts USING btree (organization_id, started_at)",
+      "CREATE UNIQUE INDEX webhook_attempts_pkey ON public.webhook_attempts USING btree (delivery_id, id, delivery_created_at)",
+    ]);
   });
 });

@@ -27,6 +27,7 @@ import { lifecycleConsole, lifecycleTargets, writeLifecycleSection } from "./lif
 import { writeFile } from "node:fs/promises";
 import { readDuration } from "@platter/ops";
 import { runSoak } from "./soak.ts";
+import { measureStatementCosts, type StatementCost, statementCostsConsole } from "./statement-costs.ts";
 import { SOAK_REPORTED_MS, soakConsole, writeSoakSection } from "./soak-report.ts";
 import {
   type IsolationRun, isolationSetupOf, measureBusyOrigin, measureDistinctOrigins, measureFanOut, measureManyEndpoints, measureTenants,
@@ -47,7 +48,7 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * DISPATCHER_CONCURRENCY), BENCH_WEBHOOK_LATENCY_RATE (events/s), BENCH_WEBHOOK_LATENCY_S,
  * BENCH_PGBOSS_WORKERS, BENCH_PGBOSS_BATCH (comma list, one backlog run each), BENCH_WEBHOOK_TIMEOUT_S (per phase),
  * BENCH_WEBHOOK_SCENARIOS (comma list of dispatcher, dispatchers, pg-boss, raw-sender, fairness, profile, tenants, origin,
- * origins, many-endpoints, fan-out, throttle, lifecycle; default all),
+ * origins, many-endpoints, fan-out, throttle, lifecycle; default all of those; and statements, run only when named),
  * BENCH_FAIRNESS_BACKLOG (deliveries queued at the troubled endpoint, default 2,000),
  * tenants: BENCH_TENANTS_ENDPOINTS (24), BENCH_TENANTS_QUEUED_PER_ENDPOINT (200), BENCH_TENANTS_HOLD_S (12),
  * BENCH_TENANTS_LATENCY_S (30: over two of the slow endpoints' holds);
@@ -57,6 +58,8 @@ import { wholeNumberSetting } from "@platter/bench/bench-settings";
  * BENCH_MANY_ENDPOINTS_CLAIMS (50); fan-out: BENCH_FAN_OUT_CREATES (200);
  * throttle: BENCH_THROTTLE_PER_SECOND (5), BENCH_THROTTLE_QUEUED (1000, at each of two endpoints), BENCH_THROTTLE_WINDOW_S (30),
  * BENCH_THROTTLE_DISPATCHERS (2);
+ * statements (statement-costs.ts, printed only): BENCH_WEBHOOK_EVENTS deliveries drained through the claim and the recording
+ * statement alone, for each of BENCH_STATEMENT_CLAIM_SIZES (comma list, 16,64,256) with BENCH_STATEMENT_RECORD_BATCH (128) results a batch;
  * BENCH_PLATTER_SETUP_SQL (SQL run in each fresh Platter database before its organization is made: a schema experiment);
  * BENCH_DISPATCHER_CPU_PROF (a directory: each dispatcher process writes a V8 CPU profile there, `node --cpu-prof`);
  * lifecycle (lifecycle.ts): BENCH_WEBHOOK_EVENTS deliveries sent and forgotten by each system, and a backdated history of
@@ -89,8 +92,11 @@ const settings = {
 };
 /** The first scenarios: cost, throughput and latency of one endpoint, against pg-boss; fairness; the profile. */
 const MAIN_SCENARIOS = ["dispatcher", "dispatchers", "pg-boss", "raw-sender", "fairness", "profile"];
-const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name), "lifecycle"];
-const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || SCENARIOS.join(",")).split(",").map((s) => s.trim()));
+/** Scenarios run only when named (a diagnosis, not a figure of the report). */
+const ON_REQUEST = ["statements"];
+const SCENARIOS = [...MAIN_SCENARIOS, ...ISOLATION_SCENARIOS.map((s) => s.name), "lifecycle", ...ON_REQUEST];
+const scenarios = new Set((process.env["BENCH_WEBHOOK_SCENARIOS"] || SCENARIOS.filter((s) => !ON_REQUEST.includes(s)).join(","))
+  .split(",").map((s) => s.trim()));
 for (const scenario of scenarios) {
   if (!SCENARIOS.includes(scenario)) throw new Error(`BENCH_WEBHOOK_SCENARIOS: unknown scenario "${scenario}" (known: ${SCENARIOS.join(", ")})`);
 }
@@ -320,6 +326,15 @@ const run = async (): Promise<void> => {
         throughput.push({ ...result, attemptsRecorded: record.attempts });
         log(`  ${record.line}`);
       });
+    }
+
+    if (scenarios.has("statements")) {
+      const costs: StatementCost[] = [];
+      for (const size of settingList("BENCH_STATEMENT_CLAIM_SIZES", "16,64,256")) {
+        log(`statements: ${count(settings.events)} deliveries, claims of ${size}…`);
+        costs.push(await measureStatementCosts(postgres.adminUrl, settings.events, size, setting("BENCH_STATEMENT_RECORD_BATCH", 128)));
+      }
+      log(statementCostsConsole(costs));
     }
 
     if (scenarios.has("pg-boss")) {

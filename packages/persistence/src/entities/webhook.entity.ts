@@ -191,10 +191,14 @@ export const WebhookAttemptEntity = defineEntity({
   name: "WebhookAttempt",
   tableName: "webhook_attempts",
   properties: {
+    /**
+     * Its delivery, the primary key's first column: attempts are read by their delivery only, so the key serves
+     * those reads and no second index is written per attempt (Migration20261204040000AttemptKeyLeadsWithDelivery).
+     */
+    deliveryId: p.bigint("number").primary(),
     id: identityId(),
     // No foreign keys: an append-only log written only by the dispatcher (see Migration20261124060000AttemptLogKeys).
     organization: p.manyToOne(OrganizationEntity).createForeignKeyConstraint(false),
-    deliveryId: p.bigint("number"),
     /** Its delivery's `created_at`: the partition key, so an attempt's partition goes with its delivery's (`HistoryPartitions`). */
     deliveryCreatedAt: p.datetime(3).primary(),
     attempt: p.integer(),
@@ -206,7 +210,6 @@ export const WebhookAttemptEntity = defineEntity({
     nextAttemptAt: p.datetime(3).nullable(),
   },
   indexes: [
-    { name: "webhook_attempts_delivery_idx", properties: ["deliveryId", "id"] },
     // Endpoint health: an organization's attempts of the last 24 hours.
     { name: "webhook_attempts_health_idx", properties: ["organization", "startedAt"] },
   ],

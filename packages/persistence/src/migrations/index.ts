@@ -35,6 +35,7 @@ import { Migration20261201030000NotifyAlertMailerOnNotices } from "./Migration20
 import { Migration20261202000000HistoryByTime } from "./Migration20261202000000HistoryByTime.ts";
 import { Migration20261203000000RequestLogByTime } from "./Migration20261203000000RequestLogByTime.ts";
 import { Migration20261204010000HistoryIdMarks } from "./Migration20261204010000HistoryIdMarks.ts";
+import { Migration20261204040000AttemptKeyLeadsWithDelivery } from "./Migration20261204040000AttemptKeyLeadsWithDelivery.ts";
 import { Migration20261204050000WakeDispatchersAfterCommit } from "./Migration20261204050000WakeDispatchersAfterCommit.ts";
 import { Migration20261204060000OperatorNoticesByOrganization } from "./Migration20261204060000OperatorNoticesByOrganization.ts";
 
@@ -77,6 +78,7 @@ export const migrationsList = [
   { name: "Migration20261202000000HistoryByTime", class: Migration20261202000000HistoryByTime },
   { name: "Migration20261203000000RequestLogByTime", class: Migration20261203000000RequestLogByTime },
   { name: "Migration20261204010000HistoryIdMarks", class: Migration20261204010000HistoryIdMarks },
+  { name: "Migration20261204040000AttemptKeyLeadsWithDelivery", class: Migration20261204040000AttemptKeyLeadsWithDelivery },
   { name: "Migration20261204050000WakeDispatchersAfterCommit", class: Migration20261204050000WakeDispatchersAfterCommit },
   { name: "Migration20261204060000OperatorNoticesByOrganization", class: Migration20261204060000OperatorNoticesByOrganization },
 ];
