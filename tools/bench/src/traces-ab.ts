@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, fork } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, fork } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
@@ -16,9 +16,10 @@ import { consoleRatios, consoleTable, type RatioCheck } from "./report.ts";
  * on one seeded database, measured interleaved round by round: CPU per request and latency, tracing
  * on / off. Prints its table and ratios (docs/performance.md is the lead's). BENCH_EVENTS,
  * BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_POOL_SIZE as for `npm run bench`.
- * BENCH_TRACES_BEFORE=<path of another checkout> (with its `npm install` done) adds a third server, that
- * checkout's own server-process.ts, on a database on the same PostgreSQL server created, migrated and
- * seeded alike by that checkout's code, measured in the same rounds: tracing off / before.
+ * BENCH_TRACES_BEFORE=<path of another checkout>[,<path>…] (each with its `npm install` done) adds, per
+ * checkout, a server from that checkout's own server-process.ts (no OTEL_* variables), on a database on
+ * the same PostgreSQL server created, migrated and seeded alike by that checkout's code, measured in
+ * the same rounds: tracing off / that checkout, labelled by its commit (and the first listed / each later one).
  */
 
 const setting = (name: string, fallback: number): number => wholeNumberSetting(name, fallback, 0);
@@ -30,7 +31,7 @@ const load = {
 };
 const events = Math.max(1_000, setting("BENCH_EVENTS", 20_000));
 const poolSize = setting("BENCH_POOL_SIZE", 10);
-const beforeCheckout = process.env["BENCH_TRACES_BEFORE"] === undefined ? undefined : resolve(process.env["BENCH_TRACES_BEFORE"]);
+const beforeCheckouts = (process.env["BENCH_TRACES_BEFORE"] ?? "").split(",").filter((path) => path.trim() !== "").map((path) => resolve(path.trim()));
 const log = (line: string) => console.log(line);
 
 /** A collector stand-in: answers every export 200 at once, counting requests and bytes. */
@@ -108,20 +109,29 @@ const run = async () => {
   const receiver = await startReceiver();
   const servers: ChildProcess[] = [];
   let db: TestDatabase | undefined;
-  let beforeDatabaseUrl: string | undefined;
+  const beforeDatabaseUrls: string[] = [];
   try {
     db = await createTestDatabase(postgres.adminUrl);
     const org = await createOrganization(db, "Bench Catering", "EUR");
     await db.run(Seeding.bulk(org.scope, { events, clients: 1_000, invoices: 0 }, () => {}));
     await db.orm.em.getConnection().execute("vacuum (analyze) clients, events");
-    const beforeSeed = beforeCheckout === undefined ? undefined : await seedWithCheckout(beforeCheckout, postgres.adminUrl);
-    beforeDatabaseUrl = beforeSeed?.url;
+    const beforeSeeds: Array<{ url: string; readKey: string; writeKey: string; checkout: string; commit: string }> = [];
+    for (const checkout of beforeCheckouts) {
+      const seed = await seedWithCheckout(checkout, postgres.adminUrl);
+      beforeDatabaseUrls.push(seed.url);
+      beforeSeeds.push({ ...seed, checkout, commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: checkout, encoding: "utf8" }).trim() });
+    }
     const off = await startApi(db.url, {});
     const on = await startApi(db.url, {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: process.env["BENCH_OTLP_PROTOCOL"] ?? "http/protobuf",
     });
-    const before = beforeSeed === undefined ? undefined : await startApi(beforeSeed.url, {}, resolve(beforeCheckout!, "tools/bench/src"));
-    servers.push(off.child, on.child, ...(before === undefined ? [] : [before.child]));
+    servers.push(off.child, on.child);
+    const befores: Array<(typeof beforeSeeds)[number] & { server: { child: ChildProcess; port: number } }> = [];
+    for (const seed of beforeSeeds) {
+      const server = await startApi(seed.url, {}, resolve(seed.checkout, "tools/bench/src"));
+      servers.push(server.child);
+      befores.push({ ...seed, server });
+    }
     const postgresPort = Number(new URL(db.url).port);
     const targets = (label: string, server: { child: ChildProcess; port: number }, keys: { readKey: string; writeKey: string }): LoadTarget[] => {
       const meter = cpuMeter(server.child.pid, postgresPort);
@@ -138,13 +148,13 @@ const run = async () => {
     };
     const [offRead, offWrite] = targets("tracing off", off, org);
     const [onRead, onWrite] = targets("tracing on", on, org);
-    const [beforeRead, beforeWrite] = before === undefined ? [] : targets("before traces", before, beforeSeed!);
-    const measured = before === undefined ? [offRead!, onRead!, offWrite!, onWrite!] : [offRead!, onRead!, beforeRead!, offWrite!, onWrite!, beforeWrite!];
-    log(`measuring ${before === undefined ? "tracing off and on" : `tracing off, on and before traces (${beforeCheckout})`} interleaved: ${load.rounds} rounds, ${load.durationS} s per scenario, ${load.connections} connections…`);
+    const beforeTargets = befores.map((before) => targets(`at ${before.commit}`, before.server, before));
+    const measured = [offRead!, onRead!, ...beforeTargets.map(([read]) => read!), offWrite!, onWrite!, ...beforeTargets.map(([, write]) => write!)];
+    log(`measuring tracing off, on${befores.map((before) => `, ${before.checkout} at ${before.commit}`).join("")} interleaved: ${load.rounds} rounds, ${load.durationS} s per scenario, ${load.connections} connections…`);
     const results = await measureInterleaved(measured, load, (round) => log(`  round ${round}/${load.rounds}`));
-    const [readOff, readOn, readBefore, writeOff, writeOn, writeBefore] = before === undefined
-      ? [results[0], results[1], undefined, results[2], results[3], undefined]
-      : results;
+    const half = results.length / 2;
+    const [readOff, readOn] = results;
+    const [writeOff, writeOn] = results.slice(half);
     log("");
     log(consoleTable(results));
     log("");
@@ -155,14 +165,22 @@ const run = async () => {
       ratio("p50, tracing on / off, POST /v1/events", writeOn!, writeOff!, "p50Ms"),
       ratio("req/s, tracing on / off, GET first page", readOn!, readOff!, "requestsPerSecond"),
       ratio("req/s, tracing on / off, POST /v1/events", writeOn!, writeOff!, "requestsPerSecond"),
-      ...(readBefore === undefined || writeBefore === undefined ? [] : [
-        ratio("API CPU per request, tracing off / before traces, GET first page", readOff!, readBefore, "serverCpuUs"),
-        ratio("API CPU per request, tracing off / before traces, POST /v1/events", writeOff!, writeBefore, "serverCpuUs"),
-        ratio("p50, tracing off / before traces, GET first page", readOff!, readBefore, "p50Ms"),
-        ratio("p50, tracing off / before traces, POST /v1/events", writeOff!, writeBefore, "p50Ms"),
-        ratio("req/s, tracing off / before traces, GET first page", readOff!, readBefore, "requestsPerSecond"),
-        ratio("req/s, tracing off / before traces, POST /v1/events", writeOff!, writeBefore, "requestsPerSecond"),
-      ]),
+      ...befores.flatMap((before, i) => {
+        const [readBefore, writeBefore] = [results[2 + i]!, results[half + 2 + i]!];
+        return [
+          ratio(`API CPU per request, tracing off / ${before.commit}, GET first page`, readOff!, readBefore, "serverCpuUs"),
+          ratio(`API CPU per request, tracing off / ${before.commit}, POST /v1/events`, writeOff!, writeBefore, "serverCpuUs"),
+          ratio(`p50, tracing off / ${before.commit}, GET first page`, readOff!, readBefore, "p50Ms"),
+          ratio(`p50, tracing off / ${before.commit}, POST /v1/events`, writeOff!, writeBefore, "p50Ms"),
+          ratio(`req/s, tracing off / ${before.commit}, GET first page`, readOff!, readBefore, "requestsPerSecond"),
+          ratio(`req/s, tracing off / ${before.commit}, POST /v1/events`, writeOff!, writeBefore, "requestsPerSecond"),
+          // Each later checkout against the first listed (e.g. the merge that added traces against its parent).
+          ...(i === 0 ? [] : [
+            ratio(`API CPU per request, ${befores[0]!.commit} / ${before.commit}, GET first page`, results[2]!, readBefore, "serverCpuUs"),
+            ratio(`API CPU per request, ${befores[0]!.commit} / ${before.commit}, POST /v1/events`, results[half + 2]!, writeBefore, "serverCpuUs"),
+          ]),
+        ];
+      }),
     ]));
     const { requests, bytes } = receiver.stats();
     log(`\nthe receiver took ${requests} exports (${(bytes / 1e6).toFixed(1)} MB); failures: ${results.reduce((n, r) => n + r.errors + r.non2xx, 0)}`);
@@ -170,7 +188,7 @@ const run = async () => {
     for (const server of servers) server.kill("SIGTERM");
     receiver.close();
     await db?.dispose();
-    if (beforeDatabaseUrl !== undefined) await dropDatabase(postgres.adminUrl, beforeDatabaseUrl);
+    for (const url of beforeDatabaseUrls) await dropDatabase(postgres.adminUrl, url);
     await postgres.stop();
   }
 };
