@@ -65,6 +65,17 @@ const NAME = `(array['apple', 'Apple', 'Éclair', 'zucchini', '10 Layer', '9 Gra
 const seedDeliveries = async (org: OrganizationFixture) => {
   await db.run(Seeding.deliveryLog(org.scope, { deliveries: ROWS, endpoints: 1 }));
   await tieTimes("webhook_deliveries", "created_at", org.id);
+  // A delivery's message and attempts carry its time, as when they are written together (the log reads them by it).
+  await sql(
+    `update webhook_messages m set created_at = d.created_at from webhook_deliveries d
+     where d.message_id = m.id and d.organization_id = ? and m.organization_id = d.organization_id`,
+    [org.id],
+  );
+  await sql(
+    `update webhook_attempts a set delivery_created_at = d.created_at from webhook_deliveries d
+     where a.delivery_id = d.id and d.organization_id = ? and a.organization_id = d.organization_id`,
+    [org.id],
+  );
 };
 
 const seedRequests = (org: OrganizationFixture) =>
