@@ -87,13 +87,19 @@ describe("deliveryWaker (the coalescing)", () => {
     expect(sent).toHaveLength(3);
   });
 
-  it("a NOTIFY that fails does not stop the next wake", async () => {
+  it("a NOTIFY that fails is tried again (a pooled connection the server closed), at most three times, and does not stop the next wake", async () => {
     let calls = 0;
-    const wake = deliveryWaker(() => (++calls === 1 ? Promise.reject(new Error("connection lost")) : Promise.resolve()));
+    const wake = deliveryWaker(() => (++calls <= 1 ? Promise.reject(new Error("connection lost")) : Promise.resolve()));
     wake();
-    await new Promise((done) => setTimeout(done, 0));
-    wake();
-    await new Promise((done) => setTimeout(done, 0));
+    await new Promise((done) => setTimeout(done, 500));
     expect(calls).toBe(2);
+    const failing = deliveryWaker(() => (++calls, Promise.reject(new Error("database away"))));
+    calls = 0;
+    failing();
+    await new Promise((done) => setTimeout(done, 1_000));
+    expect(calls).toBe(3);
+    failing();
+    await new Promise((done) => setTimeout(done, 1_000));
+    expect(calls).toBe(6);
   });
 });

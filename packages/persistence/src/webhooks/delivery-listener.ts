@@ -31,20 +31,35 @@ const CHANNELS: Readonly<Record<keyof DispatcherWakers, string>> = { deliveries:
  */
 export const DELIVERIES_NOTIFY = "select set_config('synchronous_commit', 'off', true), pg_notify('platter_deliveries', '')";
 
+/** Tries of one NOTIFY, and the pause before each try again (a pooled connection the server closed fails once). */
+const NOTIFY_TRIES = 3;
+const NOTIFY_RETRY_MS = 200;
+
 /**
  * A process's wake-up for dispatchers, coalesced: one NOTIFY in flight at a time, and all the wakes
  * asked while it is in flight answered by one more after it. So a burst of creates, whatever its
  * organizations, sends a handful of NOTIFYs, and never one that comes before its deliveries commit.
- * A NOTIFY that fails is not retried: the dispatchers' poll finds the deliveries.
+ * A NOTIFY that fails is tried again twice, 200 ms apart; after that the dispatchers' poll finds the deliveries
+ * (and a dispatcher that lost its own connection wakes itself once it listens again).
  */
 export const deliveryWaker = (notify: () => Promise<unknown>): (() => void) => {
   let sending = false;
   let again = false;
+  const sendOnce = async () => {
+    for (let tries = 1; ; tries++) {
+      try {
+        return void (await notify());
+      } catch {
+        if (tries >= NOTIFY_TRIES) return;
+        await new Promise((done) => setTimeout(done, NOTIFY_RETRY_MS));
+      }
+    }
+  };
   const send = async () => {
     sending = true;
     do {
       again = false;
-      await notify().catch(() => {});
+      await sendOnce();
     } while (again);
     sending = false;
   };
