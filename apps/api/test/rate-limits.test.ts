@@ -70,13 +70,16 @@ describe("rate limits", () => {
   it("keep a flood on one organization from touching another organization", async () => {
     const api = await instance();
     const [flooder, bystander] = [await base.newOrganization(), await base.newOrganization()];
+    const floodStarted = Date.now();
     const flood = Promise.all(Array.from({ length: 300 }, () => api.call("GET", "/v1/events", { key: flooder.readKey })));
     const calm = [];
     for (let i = 0; i < 10; i++) calm.push((await api.call("GET", "/v1/events", { key: bystander.readKey })).status);
     const flooded = (await flood).map((a) => a.status);
+    // The burst, and what the rate (10 a second) refilled while the flood was answered (a loaded host answers it slowly).
+    const allowed = 20 + Math.ceil(10 * (Date.now() - floodStarted) / 1000);
     expect(calm).toEqual(Array(10).fill(200));
-    expect(flooded.filter((s) => s === 200).length).toBeLessThanOrEqual(20);
-    expect(flooded.filter((s) => s === 429).length).toBeGreaterThanOrEqual(280);
+    expect(flooded.filter((s) => s === 200).length).toBeLessThanOrEqual(allowed);
+    expect(flooded.filter((s) => s === 429).length).toBeGreaterThanOrEqual(300 - allowed);
   });
 
   it("share a key's limit between the instances live, and take it back when one leaves", async () => {
