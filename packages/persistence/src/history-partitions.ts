@@ -338,7 +338,8 @@ export class HistoryPartitions extends Context.Service<
                ),
                expiring as (
                  select d.id, d.created_at from webhook_deliveries d
-                 where d.status = 'pending' and d.created_at < (select upper from edge)
+                 -- Older than the retention itself: a delivery made late in its partition is sent, not settled, until then.
+                 where d.status = 'pending' and d.created_at < (select upper from edge) and d.created_at < ${cutoff}
                  limit ? for update of d skip locked
                ),
                settled as (
