@@ -1,5 +1,6 @@
 import { generateSigningSecret } from "@platter/domain";
 import { WebhookEndpointRepository } from "@platter/persistence";
+import { DELIVERIES_NOTIFY } from "@platter/persistence/dispatcher";
 import { createOrganization, createTestDatabase, type TestDatabase } from "@platter/testing";
 import type { QueueSpec, SingleEvents } from "./measurements.ts";
 
@@ -88,6 +89,8 @@ export const outboxSingleEvents = (db: TestDatabase, organizationId: number): Si
       withDeliveries(`select ?::bigint, 'client.created', ${PAYLOAD} from (select ?::int as n) s`, "m.envelope_id"),
       [organizationId, n],
     );
+    // As the API's writer does once its create has committed (\`OrgSql.wakeDispatchersOnCommit\`): the dispatchers are woken, not left to their poll.
+    await db.orm.em.getConnection().execute(DELIVERIES_NOTIFY);
     return row!.envelope_id;
   },
   commitTimes: async (envelopeIds) => {
