@@ -1,10 +1,6 @@
-import { type AlertMailStorage, generateSigningSecret, type OrgScope } from "@platter/domain";
-import { WebhookEndpointRepository } from "@platter/persistence";
-import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, startTestSmtpServer, type TestDatabase, type TestSmtpServer } from "@platter/testing";
-import { alertMailChannel, OutboxRunner, smtpMailSender } from "@platter/webhooks";
-import { Effect } from "effect";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { AlertMailStorage, OrgScope } from "@platter/domain";
+import { describe, expect, it } from "vitest";
+import { alertOutbox } from "./alert-outbox-harness.ts";
 import { sql } from "./dispatcher-harness.ts";
 
 /**
@@ -13,35 +9,22 @@ import { sql } from "./dispatcher-harness.ts";
  * are counted on the way through.
  */
 
-let db: TestDatabase;
-let smtp: TestSmtpServer;
-beforeAll(async () => {
-  db = await createTestDatabase(inject("pgAdminUrl"));
-  smtp = await startTestSmtpServer();
-});
-afterAll(async () => {
-  await smtp?.close();
-  await db?.dispose();
-});
+const outbox = alertOutbox();
 
 /** An endpoint of `scope` with a `failing` notice not yet fanned out. */
 const failingEndpoint = async (scope: OrgScope, url: string) => {
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(scope, url, [], generateSigningSecret())));
-  await sql(db,
-    `insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, operator_status, mail_status)
-     values (?, ?, 'failing', 'HTTP 500', ?, 'unsent', 'pending')`, [scope.organizationId, endpoint.id, url]);
-  return endpoint.id;
+  const endpoint = await outbox.endpoint(scope, url);
+  await outbox.failingNotice(scope.organizationId, endpoint, url);
+  return endpoint;
 };
 
 describe("a mailer turn", () => {
   it("reads each endpoint's last errors once for all the addresses its notice goes to", async () => {
-    const org = await createOrganization(db, "Many addresses");
-    await sql(db,
-      `insert into alert_recipients (organization_id, email, confirmed_at)
-       select ?, 'dev' || g || '@many.example', now() from generate_series(1, 6) g`, [org.id]);
+    const { db, smtp } = outbox;
+    const org = await outbox.organizationWithAddresses("Many addresses", 6);
     const first = await failingEndpoint(org.scope, "https://198.51.100.80/first");
     const second = await failingEndpoint(org.scope, "https://198.51.100.80/second");
-    const store = await db.run(DeliveryQueue.use((queue) => Effect.succeed(queue.alertMails())));
+    const store = (await outbox.queue()).alertMails();
     const read: Array<[number, number]> = [];
     const counted: AlertMailStorage = {
       ...store,
@@ -50,9 +33,7 @@ describe("a mailer turn", () => {
         return store.lastErrors(organizationId, endpointId);
       },
     };
-    const mailer = new OutboxRunner(alertMailChannel(counted, smtpMailSender({ smtpUrl: smtp.url, from: "alerts@platter.test" }), {
-      developerAreaUrl: "https://area.platter.test", leaseMs: 60_000,
-    }), { pollIntervalMs: 1000, leaseMs: 60_000 });
+    const mailer = outbox.mailRunner(counted, 1000);
 
     expect(await mailer.turn()).toBe(12);
     await mailer.stop();

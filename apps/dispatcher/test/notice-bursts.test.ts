@@ -1,10 +1,5 @@
-import { generateSigningSecret } from "@platter/domain";
-import { WebhookEndpointRepository } from "@platter/persistence";
-import { DeliveryQueue } from "@platter/persistence/dispatcher";
-import { createOrganization, createTestDatabase, startTestSmtpServer, type TestDatabase, type TestSmtpServer } from "@platter/testing";
-import { alertMailChannel, OutboxRunner, smtpMailSender } from "@platter/webhooks";
-import { Effect } from "effect";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { alertAddress, alertOutbox } from "./alert-outbox-harness.ts";
 import { sql, waitFor } from "./dispatcher-harness.ts";
 
 /**
@@ -20,44 +15,28 @@ const BURST = 500;
 /** Mails one claim takes at most (the outbox's claim batch). */
 const CLAIM_BATCH = 20;
 
-let db: TestDatabase;
-let smtp: TestSmtpServer;
-beforeAll(async () => {
-  db = await createTestDatabase(inject("pgAdminUrl"));
-  smtp = await startTestSmtpServer();
-});
-afterAll(async () => {
-  await smtp?.close();
-  await db?.dispose();
-});
+const outbox = alertOutbox();
 
 /** An organization with one confirmed address and an endpoint; returns its id and endpoint. */
 const organizationWithAlerts = async (name: string) => {
-  const org = await createOrganization(db, name);
-  await sql(db, "insert into alert_recipients (organization_id, email, confirmed_at) values (?, ?, now())", [org.id, `dev@org-${org.id}.example`]);
-  const endpoint = await db.run(WebhookEndpointRepository.use((r) => r.add(org.scope, `https://198.51.100.90/${org.id}`, [], generateSigningSecret())));
-  return { id: org.id, endpointId: endpoint.id };
+  const org = await outbox.organizationWithAddresses(name, 1);
+  return { id: org.id, endpointId: await outbox.endpoint(org.scope, `https://198.51.100.90/${org.id}`) };
 };
 
 /** One `failing` notice of the organization's endpoint, in a transaction of its own (so a NOTIFY of its own). */
-const notice = (org: { id: number; endpointId: number }) =>
-  sql(db,
-    `insert into endpoint_notices (organization_id, endpoint_id, kind, reason, endpoint_url, operator_status, mail_status)
-     values (?, ?, 'failing', 'HTTP 500', 'https://198.51.100.90/', 'unsent', 'pending')`, [org.id, org.endpointId]);
+const notice = (org: { id: number; endpointId: number }) => outbox.failingNotice(org.id, org.endpointId, "https://198.51.100.90/");
 
 describe("a burst of one organization's notices", () => {
   it("is a bounded number of turns however many wake-ups, and another organization's alert goes out in the next turn", async () => {
     const busy = await organizationWithAlerts("Bursting Caterers");
     const quiet = await organizationWithAlerts("Quiet Caterers");
-    const queue = await db.run(DeliveryQueue.use(Effect.succeed));
+    const { db, smtp } = outbox;
+    const queue = await outbox.queue();
     const mailed: Array<{ organizationId: number; turn: number }> = [];
-    const runner = new OutboxRunner(
-      alertMailChannel(queue.alertMails(), smtpMailSender({ smtpUrl: smtp.url, from: "alerts@platter.test" }), {
-        developerAreaUrl: "https://area.platter.test", leaseMs: 60_000,
-      }, { mailed: (mail) => mailed.push({ organizationId: mail.organizationId, turn: runner.turns }) }),
-      // The fallback poll far off: only wake-ups and work make turns here.
-      { pollIntervalMs: 600_000, leaseMs: 60_000 },
-    );
+    // The fallback poll far off: only wake-ups and work make turns here.
+    const runner = outbox.mailRunner(queue.alertMails(), 600_000, {
+      mailed: (mail) => mailed.push({ organizationId: mail.organizationId, turn: runner.turns }),
+    });
     let heard = 0;
     const listener = queue.listen({ deliveries: () => {}, notices: () => { heard++; runner.wake(); } }, () => {});
     expect(listener.listening).toBe(true);
@@ -98,6 +77,6 @@ describe("a burst of one organization's notices", () => {
     expect(quietMail).toBeLessThan(CLAIM_BATCH);
     expect(mailed[quietMail]!.turn - heldTurn).toBeLessThanOrEqual(1);
     expect(await sql(db, "select status, count(*)::int as n from alert_mails group by status")).toEqual([{ status: "sent", n: BURST + 1 }]);
-    expect(smtp.to(`dev@org-${quiet.id}.example`)).toHaveLength(1);
+    expect(smtp.to(alertAddress(quiet.id, 1))).toHaveLength(1);
   }, 180_000);
 });

@@ -276,10 +276,11 @@ export class HistoryPartitions extends Context.Service<
     /** The family's partitions, oldest first. */
     readonly list: (family: HistoryFamily) => Effect.Effect<ReadonlyArray<HistoryPartition>, DatabaseUnavailable>;
     /**
-     * Ends up to `batchSize` deliveries still pending (a listener's too) in the webhook history
-     * partitions whose lower bound is older than `retentionMs` (the database's clock): failed,
-     * `SETTLED_HISTORY_EXPIRED`, lease cleared, no attempt written and no notice; replayable until
-     * the partition goes. Returns how many.
+     * Ends up to `batchSize` deliveries still pending (a listener's too) that are older than
+     * `retentionMs` themselves (the database's clock; their partition's lower bound is then too):
+     * failed, `SETTLED_HISTORY_EXPIRED`, lease cleared, no attempt written and no notice; replayable
+     * until the partition goes. One made late in a partition whose start passed the retention is
+     * sent until then. Returns how many.
      */
     readonly settleExpiring: (retentionMs: number, batchSize: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
@@ -293,8 +294,8 @@ export class HistoryPartitions extends Context.Service<
     readonly dropExpired: (family: HistoryFamily, retentionMs: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
      * Retention's turn for the family, the one every process runs (the dispatcher's sweep, the API's
-     * request log, the benchmark): where the family has deliveries, those pending in partitions
-     * reaching `retentionMs` settled in batches of `batchSize` (`settleExpiring`, at most
+     * request log, the benchmark): where the family has deliveries, those pending and older than
+     * `retentionMs` settled in batches of `batchSize` (`settleExpiring`, at most
      * `SETTLE_BATCHES_PER_TURN` of them: the next turn goes on), then the expired partitions
      * dropped (`dropExpired`). Returns how many deliveries were settled and how many bounds went.
      */

@@ -9,8 +9,8 @@ import { createClient } from "./created-records.ts";
 
 /**
  * History partitioned by time (`HistoryPartitions`): retention drops whole partitions, the three
- * tables' together, never a row younger than the retention; a delivery still pending when its
- * partition reaches the retention is settled first ("history expired"), replayable until the drop.
+ * tables' together, never a row younger than the retention; a delivery still pending once it is
+ * older than the retention is settled first ("history expired"), replayable until the drop.
  * The window is the database's clock's: time moves by moving rows (`backdateHistory`).
  */
 
@@ -235,6 +235,70 @@ describe("HistoryPartitions", () => {
     expect(await countsOf(dead.id)).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
     expect(await countsOf(healthy.id)).toEqual({ messages: 2, deliveries: 2, attempts: 2 });
     expect(await db.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, 2 * DAY_MS, 1)))).toEqual({ settled: 0, dropped: 0 });
+  });
+
+  it("sends a delivery made at its partition's last instant while it is younger than the retention, though the partition began before it; settles it only once it is older", async () => {
+    // A database of its own: each turn's counts are this test's alone.
+    const fresh = await createTestDatabase(inject("pgAdminUrl"));
+    try {
+      const freshRows = <Row>(text: string, values: unknown[] = []) => fresh.orm.em.getConnection().execute<Row[]>(text, values);
+      const org = await createOrganization(fresh, "Late Caterers");
+      await fresh.run(Effect.gen(function* () {
+        yield* (yield* WebhookEndpointRepository).add(org.scope, `https://198.51.100.9/${org.id}`, [], generateSigningSecret());
+        yield* createClient(org.scope, { name: "Earlier" });
+        yield* createClient(org.scope, { name: "Last" });
+      }));
+      const [earlier, last] = await freshRows<{ id: string }>("select id::text as id from webhook_messages where organization_id = ? order by id", [org.id]);
+      // The partition: the day (UTC) that ended at least 30 minutes ago, ending at `upper`. A retention reaching to 10
+      // minutes before its end is then shorter than the partition (but near midnight), as the soak's 10 s against a
+      // minute's width, and one 20 minutes shorter still passes its end. One message 20 minutes before that end, the
+      // other at its last instant (times are kept to the millisecond): with their deliveries, not yet tried.
+      const [bound] = await freshRows<{ upper: Date }>("select date_trunc('day', (now() - interval '30 minutes') at time zone 'UTC') at time zone 'UTC' as upper");
+      const upper = new Date(bound!.upper).getTime();
+      await backdateHistory(fresh.url, "m.id = $1", [earlier!.id, new Date(upper - 20 * 60_000).toISOString()], "$2::timestamptz");
+      await backdateHistory(fresh.url, "m.id = $1", [last!.id, new Date(upper - 1).toISOString()], "$2::timestamptz");
+      expect(await fresh.run(HistoryPartitions.use((h) => h.list(WEBHOOK_HISTORY)))).toContainEqual({ from: new Date(upper - DAY_MS), to: new Date(upper) });
+      const deliveries = () =>
+        freshRows<{ message_id: string; status: string; settled_reason: string | null; attempts: number }>(
+          `select d.message_id::text as message_id, d.status, d.settled_reason,
+             (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as attempts
+           from webhook_deliveries d where d.organization_id = ? order by d.message_id`, [org.id]);
+
+      // The retention reaches to 10 minutes before the partition's end: the partition's start is older than it (by a day),
+      // so is the earlier delivery (by 10 minutes), the last one is younger (by 10 minutes). Only the earlier one is settled.
+      const [clock] = await freshRows<{ now: Date }>("select now() as now");
+      const retentionMs = new Date(clock!.now).getTime() - upper + 10 * 60_000;
+      expect(await fresh.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, retentionMs, 100)))).toEqual({ settled: 1, dropped: 0 });
+      expect(await deliveries()).toEqual([
+        { message_id: earlier!.id, status: "failed", settled_reason: SETTLED_HISTORY_EXPIRED, attempts: 0 },
+        { message_id: last!.id, status: "pending", settled_reason: null, attempts: 0 },
+      ]);
+
+      // The last one is sent: claimed, tried (its receiver answered 500), and pending for its retry.
+      const sent = await fresh.run(Effect.gen(function* () {
+        const queue = yield* DeliveryQueue;
+        const { due } = yield* queue.claimDue(100, 60_000, testDeliveryPolicy, nothingHeld);
+        yield* queue.recordAttempts(
+          due.map((delivery) => ({
+            delivery, startedAt: new Date(), durationMs: 3, statusCode: 500, error: undefined, responseBody: "", outcome: "failed" as const,
+          })),
+          { ...testDeliveryPolicy, retryScheduleMs: [60_000, 60_000, 60_000] },
+        );
+        return due;
+      }));
+      expect(sent.map((d) => [d.organizationId, new Date(d.createdAt).getTime()])).toEqual([[org.id, upper - 1]]);
+      expect((await deliveries())[1]).toEqual({ message_id: last!.id, status: "pending", settled_reason: null, attempts: 1 });
+      // A second turn at the same retention settles nothing more.
+      expect(await fresh.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, retentionMs, 100)))).toEqual({ settled: 0, dropped: 0 });
+
+      // 20 minutes on (the retention 20 minutes shorter against the same rows), the last delivery is older than the
+      // retention, and so is its partition's end: the turn settles it (the only one pending), then drops the partition.
+      expect(await fresh.run(HistoryPartitions.use((h) => h.forgetExpired(WEBHOOK_HISTORY, retentionMs - 20 * 60_000, 100))))
+        .toEqual({ settled: 1, dropped: 1 });
+      expect(await deliveries()).toEqual([]);
+    } finally {
+      await fresh.dispose();
+    }
   });
 
   it("refuses a row no partition takes as the database being unavailable (503), never a defect", async () => {

@@ -100,35 +100,32 @@ describe("the outbox runner", () => {
     expect(runner.turns).toBe(5);
   });
 
-  it("sleeps until its channel's next item is due, or its fallback poll", async () => {
+  // Each row: what the channel says is due after each turn (the runner asks at the end of every turn that found
+  // nothing), and so how long the runner sleeps before the next turn, to the millisecond.
+  it.each([
+    {
+      sleeps: "until its channel's next item is due, then its fallback poll once nothing is",
+      nextDue: [2_000, 2_000, undefined],
+      asleepMs: [2_000, 2_000, 30_000],
+    },
+    {
+      sleeps: "the floor when an item is due but its claim passes it over (its organization at its share): it does not spin",
+      nextDue: [0, 0, 0, 0],
+      asleepMs: [IDLE_FLOOR_MS, IDLE_FLOOR_MS, IDLE_FLOOR_MS, IDLE_FLOOR_MS],
+    },
+  ])("sleeps $sleeps", async ({ nextDue, asleepMs }) => {
     const outbox = listOutbox(20);
-    outbox.dueIn(2_000);
+    outbox.dueIn(nextDue[0]);
     const runner = await start(outbox.channel);
-    await clock.adjust(1_999);
-    expect(runner.turns).toBe(1);
-    await clock.adjust(1);
-    expect(runner.turns).toBe(2);
-    outbox.dueIn(undefined);
-    await clock.adjust(2_000);
-    expect(runner.turns).toBe(3);
-    await clock.adjust(29_999);
-    expect(runner.turns).toBe(3);
-    await clock.adjust(1);
-    expect(runner.turns).toBe(4);
-  });
-
-  it("does not spin when an item is due but its claim passes it over (its organization at its share): it sleeps the floor", async () => {
-    const outbox = listOutbox(20);
-    outbox.dueIn(0);
-    const runner = await start(outbox.channel);
-    // One turn at start, then one per floor: not a turn per event-loop tick.
-    for (let turn = 2; turn <= 5; turn++) {
-      await clock.adjust(IDLE_FLOOR_MS - 1);
-      expect(runner.turns).toBe(turn - 1);
+    // One turn at start, then one after each sleep: not a turn per event-loop tick.
+    for (const [slept, ms] of asleepMs.entries()) {
+      outbox.dueIn(nextDue[slept + 1]);
+      await clock.adjust(ms - 1);
+      expect(runner.turns).toBe(slept + 1);
       await clock.adjust(1);
-      expect(runner.turns).toBe(turn);
+      expect(runner.turns).toBe(slept + 2);
     }
-    expect(outbox.calls.claim).toBe(5);
+    expect(outbox.calls.claim).toBe(asleepMs.length + 1);
   });
 
   it("writes outcomes the database could not take again every second within the lease, sending nothing twice", async () => {
