@@ -5,12 +5,15 @@ import {
   testDeliveryPolicy, withRawClient,
 } from "@platter/testing";
 import { Effect } from "effect";
-import { type Database, DeliveryRepository, openPlatform } from "../src/index.ts";
+import { exampleMessage } from "@platter/domain";
+import { type Database, DeliveryRepository, openPlatform, type Persistence, WebhookEndpointRepository } from "../src/index.ts";
 import { coverPartitionSql, HistoryPartitions, WEBHOOK_HISTORY } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { isoTimestamp } from "../src/keyset-page.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement, NEXT_DUE, nextDueValues } from "../src/webhooks/delivery-claim.ts";
+import { orgSql } from "../src/org-sql.ts";
+import { recordTestMessage } from "../src/repositories/webhook-message.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -157,8 +160,8 @@ describe("a claim's and the idle dispatcher's searches of the due index", () => 
   });
 });
 
-/** The statement `read` sends on webhook_deliveries (its text also `like`), from its connection's prepared statements (a pool of one). */
-const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepository>, like: string): Promise<string> => {
+/** The statement `read` sends on `from` (webhook_deliveries by default; its text also `like`), from its connection's prepared statements (a pool of one). */
+const sentStatement = async (read: Effect.Effect<unknown, unknown, Persistence>, like: string, from = "webhook_deliveries d"): Promise<string> => {
   const platform = await openPlatform({
     databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
   });
@@ -166,7 +169,7 @@ const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepos
     const database: Database["Service"] = yield* DatabaseService;
     yield* Effect.ignore(read);
     const [found] = yield* database.rows<{ statement: string }>(
-      "select statement from pg_prepared_statements where statement like '% from webhook_deliveries d %' and statement like ?", [like]);
+      "select statement from pg_prepared_statements where statement like ? and statement like ?", [`% from ${from} %`, like]);
     return found!.statement;
   })).finally(() => platform.dispose());
 };
@@ -287,6 +290,34 @@ describe("one delivery by id (a detail page, a replay)", () => {
       expect({ id: found.id, created_at: found.created_at }).toEqual({ id: Number(row.id), created_at: new Date(row.created_at).toISOString() });
       expect(await db.run(DeliveryRepository.use((r) => r.retryMessage(org.scope, Number(row.message_id))))).toEqual({ retried: 1 });
     }
+  });
+});
+
+/** `statement`'s values by position, each the value `byColumn` gives the column it is compared with (`d.created_at <= $3`). */
+const valuesByColumn = (statement: string, byColumn: Record<string, unknown>): unknown[] =>
+  [...statement.matchAll(/(\w+) (?:=|<=) \$\d+/g)].map((match) => {
+    if (!(match[1]! in byColumn)) throw new Error(`no value for ${match[1]} in ${statement}`);
+    return byColumn[match[1]!];
+  });
+
+describe("a test event's delivery (sendTestMessage)", () => {
+  it("is found after its write reading the partition of its transaction's time only", async () => {
+    const [endpoint] = await rows<{ id: string }>(
+      "select id from webhook_endpoints where organization_id = ? and enabled and deleted_at is null order by id limit 1", [org.id]);
+    const send = WebhookEndpointRepository.use((r) => r.sendTestMessage(org.scope, Number(endpoint!.id), exampleMessage("event.created")));
+    // Its statement's text, as a pool's connection prepares it (a transaction's are not kept by name): `recordTestMessage` outside one.
+    const statement = await sentStatement(
+      Effect.flatMap(DatabaseService, (database) => recordTestMessage(orgSql(database, org.scope), exampleMessage("event.created"), Number(endpoint!.id))),
+      "%d.message_id = $%");
+    const { delivery_id } = await db.run(send);
+    const [sent] = await rows<{ id: string; message_id: string }>(
+      "select d.id, d.message_id from webhook_deliveries d where d.organization_id = ? and d.endpoint_id = ? order by d.created_at desc, d.id desc limit 1",
+      [org.id, endpoint!.id]);
+    expect(String(delivery_id)).toBe(sent!.id);
+    // Run again later (its transaction's time is gone): the plan reads the partition of now, the delivery's, and no other.
+    const { plan } = await ranPlan(statement.replace(/\$\d+/g, "?"),
+      valuesByColumn(statement, { organization_id: org.id, message_id: sent!.message_id, endpoint_id: endpoint!.id }));
+    expect(partitionsReadAnywhere(plan)).toEqual(await partitionsOf([sent!.id]));
   });
 });
 

@@ -56,7 +56,14 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
 export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined, DatabaseUnavailable> =>
   Effect.flatMap(writeMessage(tx, message, sql`e.id = ${endpointId} and e.enabled and e.deleted_at is null`), (messageId) =>
     Effect.map(
-      tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
+      tx.select<{ id: string }>({
+        columns: "d.id",
+        from: "webhook_deliveries",
+        as: "d",
+        // Its time too, the partition key: written by this transaction, so at its `now()` as the column keeps it (milliseconds).
+        // One partition is read, not a probe of each.
+        where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId} and d.created_at = now()::timestamptz(3)`,
+      }),
       ([row]) => (row === undefined ? undefined : Number(row.id)),
     ));
 
