@@ -14,6 +14,7 @@ import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement, NEXT_DUE, nextDueValues } from "../src/webhooks/delivery-claim.ts";
 import { orgSql } from "../src/org-sql.ts";
 import { recordTestMessage } from "../src/repositories/webhook-message.ts";
+import { ENDPOINT_STATS, QUEUE_DEPTH } from "../src/webhooks/queue-metrics.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -157,6 +158,23 @@ describe("a claim's and the idle dispatcher's searches of the due index", () => 
     const nextDue = await ranPlan(NEXT_DUE, nextDueValues(testDeliveryPolicy));
     expect(nextDue.returned.length).toBe(1);
     expect(partitionsReadAnywhere(nextDue.plan).filter((partition) => ahead.includes(partition))).toEqual([]);
+  });
+});
+
+describe("the queue's metrics (the dispatcher's gauges)", () => {
+  it("count the pending deliveries reading no partition made ahead of now", async () => {
+    const ahead = await partitionsAhead();
+    expect(ahead.length).toBeGreaterThanOrEqual(7);
+    const [pending] = await rows<{ n: number }>("select count(*)::int as n from webhook_deliveries where status = 'pending' and not via_listener");
+    const depth = await ranPlan(QUEUE_DEPTH, []);
+    expect(depth.returned).toEqual([{ n: String(pending!.n) }]);
+    const stats = await ranPlan(ENDPOINT_STATS, []);
+    expect(stats.returned.length).toBeGreaterThan(0);
+    for (const { plan } of [depth, stats]) {
+      const read = partitionsReadAnywhere(plan);
+      expect(read.length).toBeGreaterThan(0);
+      expect(read.filter((partition) => ahead.includes(partition))).toEqual([]);
+    }
   });
 });
 
