@@ -12,9 +12,9 @@ import { Database as DatabaseService } from "../src/database.ts";
 import { isoTimestamp } from "../src/keyset-page.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement, NEXT_DUE, nextDueValues } from "../src/webhooks/delivery-claim.ts";
-import { orgSql } from "../src/org-sql.ts";
-import { recordTestMessage } from "../src/repositories/webhook-message.ts";
 import { ENDPOINT_STATS, QUEUE_DEPTH } from "../src/webhooks/queue-metrics.ts";
+import { envelopeIdTime, recordTestMessage } from "../src/repositories/webhook-message.ts";
+import { orgSql } from "../src/org-sql.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -336,6 +336,52 @@ describe("a test event's delivery (sendTestMessage)", () => {
     const { plan } = await ranPlan(statement.replace(/\$\d+/g, "?"),
       valuesByColumn(statement, { organization_id: org.id, message_id: sent!.message_id, endpoint_id: endpoint!.id }));
     expect(partitionsReadAnywhere(plan)).toEqual(await partitionsOf([sent!.id]));
+  });
+});
+
+describe("a message by its envelope id (the Developer area's message page)", () => {
+  it("reads the partition of the time its id carries, and still finds one moved back since or one whose id carries no time", async () => {
+    const [endpoint] = await rows<{ id: string }>(
+      "select id from webhook_endpoints where organization_id = ? and enabled and deleted_at is null order by id limit 1", [org.id]);
+    const { delivery_id } = await db.run(WebhookEndpointRepository.use((r) => r.sendTestMessage(org.scope, Number(endpoint!.id), exampleMessage("invoice.paid"))));
+    const [written] = await rows<{ id: string; envelope_id: string; created_at: string; partition: string }>(
+      `select m.id, m.envelope_id, ${isoTimestamp("m.created_at")} as created_at, m.tableoid::regclass::text as partition
+       from webhook_messages m join webhook_deliveries d on d.message_id = m.id and d.created_at = m.created_at where d.id = ?`, [delivery_id]);
+    // `evt_` and 32 hex digits as before, now a UUIDv7's layout carrying the message's time.
+    expect(written!.envelope_id).toMatch(/^evt_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(envelopeIdTime(written!.envelope_id)).toBe(written!.created_at);
+
+    const read = DeliveryRepository.use((r) => r.message(org.scope, written!.envelope_id));
+    const statement = await sentStatement(read, "%m.envelope_id = $%", "webhook_messages m");
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"),
+      valuesByColumn(statement, { organization_id: org.id, envelope_id: written!.envelope_id, created_at: written!.created_at }));
+    expect(returned.map((row) => row.id)).toEqual([written!.id]);
+    expect(partitionsReadAnywhere(plan, "webhook_messages")).toEqual([written!.partition]);
+    const found = await db.run(read);
+    expect({ id: found.id, created_at: found.created_at, deliveries: found.deliveries.map((d) => d.id) })
+      .toEqual({ id: Number(written!.id), created_at: written!.created_at, deliveries: [delivery_id] });
+
+    // Moved back three days (its id's time unchanged): found, reading the partitions down to it.
+    await backdateHistory(db.url, "m.id = $1", [written!.id], "m.created_at - interval '72 hours'");
+    const moved = await db.run(read);
+    expect({ id: moved.id, created_at: moved.created_at, deliveries: moved.deliveries.map((d) => d.id) })
+      .toEqual({ id: Number(written!.id), created_at: new Date(Date.parse(written!.created_at) - 3 * 86_400_000).toISOString(), deliveries: [delivery_id] });
+
+    // A random id (made before ids carried their time; the fixture's seeds still make them): found among every partition made by now.
+    const [random] = await rows<{ id: string; envelope_id: string }>(
+      "select m.id, m.envelope_id from webhook_messages m where m.organization_id = ? and m.id % 4 = 2 order by m.id limit 1", [org.id]);
+    expect(envelopeIdTime(random!.envelope_id)).toBeUndefined();
+    expect((await db.run(DeliveryRepository.use((r) => r.message(org.scope, random!.envelope_id)))).id).toBe(Number(random!.id));
+  });
+
+  it.each([
+    ["a time before every partition", "evt_00000000000070008000000000000000"],
+    ["a time past year 9999 (read as no time)", "evt_ffffffffffff7fffbfffffffffffffff"],
+    ["a time of now but no such message", () => `evt_${Date.now().toString(16).padStart(12, "0")}7abc8def0123456789ab`],
+    ["no time (random)", "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7"],
+  ])("answers NotFound for an id of %s", async (_case, id) => {
+    await expect(db.run(DeliveryRepository.use((r) => r.message(org.scope, typeof id === "string" ? id : id()))))
+      .rejects.toMatchObject({ _tag: "NotFound" });
   });
 });
 
