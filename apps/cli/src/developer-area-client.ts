@@ -51,12 +51,23 @@ export const connectionOf = (flags: ConnectionFlags, keyNeeded: string, env: Env
   return { origin, apiKey };
 };
 
-/** The Developer area refused a request (a 4xx other than 400, which is a `UsageError`, or a 503 without Retry-After): its sentence, exit 1. */
+/** The Developer area refused a request (a 4xx other than 400, which is a `UsageError`, or a 503 without Retry-After: `DeveloperAreaMisconfigured`): its sentence, exit 1. */
 export class DeveloperAreaRefused extends CommandFailed {
   readonly status: number;
   constructor(status: number, message: string) {
     super(message);
     this.status = status;
+  }
+}
+
+/**
+ * The Developer area answered 503 with its sentence and no Retry-After: the catalogue's refusal of something its
+ * operator left off or set wrong (`SecretKeyUnavailable`: a key missing from SECRET_ENCRYPTION_KEYS; `MailNotConfigured`:
+ * no SMTP_URL). Waiting changes nothing, so no command retries it: the sentence, said to be the area's settings, exit 1.
+ */
+export class DeveloperAreaMisconfigured extends DeveloperAreaRefused {
+  constructor(origin: string, sentence: string) {
+    super(503, `${sentence} (HTTP 503 from the Developer area at ${origin}, without Retry-After: its operator's settings, so trying again would not help until they change)`);
   }
 }
 
@@ -349,7 +360,7 @@ export class DeveloperAreaClient {
     const status = response.status;
     // A 503 without Retry-After is the catalogue's refusal of something the operator left off (no SMTP_URL, a
     // missing secret key): waiting changes nothing, so it is said as the area's refusal, not as the area being down.
-    if (status === 503 && sentence !== undefined && !response.headers.has("retry-after")) return new DeveloperAreaRefused(status, sentence);
+    if (status === 503 && sentence !== undefined && !response.headers.has("retry-after")) return new DeveloperAreaMisconfigured(this.connection.origin, sentence);
     if (status >= 500) return new DeveloperAreaUnavailable(this.connection.origin, sentence === undefined ? `HTTP ${status}` : `${status}: ${sentence}`);
     if (status === 400) return new UsageError(sentence ?? `the Developer area refused the request (HTTP 400)`);
     if (status === 404 || sentence === undefined) {

@@ -1,6 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { createDeveloperAreaApp } from "@platter/developer-area";
+import { endpointSecretContext, generateSecretKey, makeSecretCipher } from "@platter/domain";
 import { createOrganization, createSandbox, createTestDatabase, freePort, type OrganizationFixture, type TestDatabase } from "@platter/testing";
 import { verifyWebhook } from "@platter/sdk";
 import { pino } from "pino";
@@ -288,6 +289,38 @@ describe("platter listen with platter trigger by key", () => {
       .toMatchObject({ status: "failed", codes: [null], errors: [`connect ECONNREFUSED 127.0.0.1:${port}`] });
     closed.child.kill("SIGTERM");
     expect(await closed.exited).toBe(0);
+  });
+});
+
+describe("platter listen when the Developer area's settings refuse it (503 without Retry-After)", () => {
+  // The listener's secret sealed with a key this area does not hold (a process elsewhere had it first, mid-rotation): the
+  // area answers 503 SecretKeyUnavailable with no Retry-After. Its operator must change its settings; waiting changes nothing.
+  const elsewhere = makeSecretCipher([generateSecretKey("elsewhere").key]);
+  const UNHELD = 'platter: This signing secret was sealed with key "elsewhere", which this server does not hold';
+  /** The end of the line: the sentence said to be the area's settings (set at run time: the area's origin is known then). */
+  const settingsOf = (origin: string) => `(HTTP 503 from the Developer area at ${origin}, without Retry-After: its operator's settings, so trying again would not help until they change)\n`;
+
+  it("stops with exit 1 and the area's sentence, said to be its settings, after one reconnection (no retries), and refuses a new listen at once", async () => {
+    const org = await createOrganization(db, "Unkeyed Listeners");
+    const connected = startListen(org.writeKey);
+    await until("the ready line", () => READY.test(connected.stdout()));
+    const [, , listener, printedSecret] = READY.exec(connected.stdout())!;
+    await rows("update webhook_endpoints set secret = ? where id = ?",
+      [elsewhere.seal(printedSecret!, endpointSecretContext(org.id, Number(listener))), Number(listener)]);
+    dropConnections();
+    expect(await connected.exited).toBe(1);
+    const settings = settingsOf(areaOrigin);
+    expect(connected.stderr()).toMatch(new RegExp(`Connection to ${areaOrigin} lost \\([^)]+\\); reconnecting in 1s\n`));
+    expect(connected.stderr().match(/reconnecting/g)).toHaveLength(1);
+    expect(connected.stderr()).toContain(UNHELD);
+    expect(connected.stderr().endsWith(settings)).toBe(true);
+
+    const refused = startListen(org.writeKey);
+    expect(await refused.exited).toBe(1);
+    expect(refused.stdout()).toBe("");
+    expect(refused.stderr().startsWith(UNHELD)).toBe(true);
+    expect(refused.stderr().endsWith(settings)).toBe(true);
+    expect(refused.stderr()).not.toContain("reconnecting");
   });
 });
 

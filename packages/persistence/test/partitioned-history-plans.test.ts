@@ -5,12 +5,16 @@ import {
   testDeliveryPolicy, withRawClient,
 } from "@platter/testing";
 import { Effect } from "effect";
-import { type Database, DeliveryRepository, openPlatform } from "../src/index.ts";
+import { exampleMessage } from "@platter/domain";
+import { type Database, DeliveryRepository, openPlatform, type Persistence, WebhookEndpointRepository } from "../src/index.ts";
 import { coverPartitionSql, HistoryPartitions, WEBHOOK_HISTORY } from "../src/index.ts";
 import { Database as DatabaseService } from "../src/database.ts";
 import { isoTimestamp } from "../src/keyset-page.ts";
 import { RECORD } from "../src/webhooks/attempt-record.ts";
 import { claimStatement, NEXT_DUE, nextDueValues } from "../src/webhooks/delivery-claim.ts";
+import { ENDPOINT_STATS, QUEUE_DEPTH } from "../src/webhooks/queue-metrics.ts";
+import { envelopeIdTime, recordTestMessage } from "../src/repositories/webhook-message.ts";
+import { orgSql } from "../src/org-sql.ts";
 
 /**
  * The dispatcher's statements on history partitioned by time at about the default retention's number of
@@ -157,8 +161,25 @@ describe("a claim's and the idle dispatcher's searches of the due index", () => 
   });
 });
 
-/** The statement `read` sends on webhook_deliveries (its text also `like`), from its connection's prepared statements (a pool of one). */
-const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepository>, like: string): Promise<string> => {
+describe("the queue's metrics (the dispatcher's gauges)", () => {
+  it("count the pending deliveries reading no partition made ahead of now", async () => {
+    const ahead = await partitionsAhead();
+    expect(ahead.length).toBeGreaterThanOrEqual(7);
+    const [pending] = await rows<{ n: number }>("select count(*)::int as n from webhook_deliveries where status = 'pending' and not via_listener");
+    const depth = await ranPlan(QUEUE_DEPTH, []);
+    expect(depth.returned).toEqual([{ n: String(pending!.n) }]);
+    const stats = await ranPlan(ENDPOINT_STATS, []);
+    expect(stats.returned.length).toBeGreaterThan(0);
+    for (const { plan } of [depth, stats]) {
+      const read = partitionsReadAnywhere(plan);
+      expect(read.length).toBeGreaterThan(0);
+      expect(read.filter((partition) => ahead.includes(partition))).toEqual([]);
+    }
+  });
+});
+
+/** The statement `read` sends on `from` (webhook_deliveries by default; its text also `like`), from its connection's prepared statements (a pool of one). */
+const sentStatement = async (read: Effect.Effect<unknown, unknown, Persistence>, like: string, from = "webhook_deliveries d"): Promise<string> => {
   const platform = await openPlatform({
     databaseUrl: db.url, dataDir: "unused", localPostgresPort: 1, poolSize: 1, secretKeys: TEST_SECRET_KEYS, ...TEST_DATABASE_LIMITS,
   });
@@ -166,7 +187,7 @@ const sentStatement = async (read: Effect.Effect<unknown, unknown, DeliveryRepos
     const database: Database["Service"] = yield* DatabaseService;
     yield* Effect.ignore(read);
     const [found] = yield* database.rows<{ statement: string }>(
-      "select statement from pg_prepared_statements where statement like '% from webhook_deliveries d %' and statement like ?", [like]);
+      "select statement from pg_prepared_statements where statement like ? and statement like ?", [`% from ${from} %`, like]);
     return found!.statement;
   })).finally(() => platform.dispose());
 };
@@ -287,6 +308,80 @@ describe("one delivery by id (a detail page, a replay)", () => {
       expect({ id: found.id, created_at: found.created_at }).toEqual({ id: Number(row.id), created_at: new Date(row.created_at).toISOString() });
       expect(await db.run(DeliveryRepository.use((r) => r.retryMessage(org.scope, Number(row.message_id))))).toEqual({ retried: 1 });
     }
+  });
+});
+
+/** `statement`'s values by position, each the value `byColumn` gives the column it is compared with (`d.created_at <= $3`). */
+const valuesByColumn = (statement: string, byColumn: Record<string, unknown>): unknown[] =>
+  [...statement.matchAll(/(\w+) (?:=|<=) \$\d+/g)].map((match) => {
+    if (!(match[1]! in byColumn)) throw new Error(`no value for ${match[1]} in ${statement}`);
+    return byColumn[match[1]!];
+  });
+
+describe("a test event's delivery (sendTestMessage)", () => {
+  it("is found after its write reading the partition of its transaction's time only", async () => {
+    const [endpoint] = await rows<{ id: string }>(
+      "select id from webhook_endpoints where organization_id = ? and enabled and deleted_at is null order by id limit 1", [org.id]);
+    const send = WebhookEndpointRepository.use((r) => r.sendTestMessage(org.scope, Number(endpoint!.id), exampleMessage("event.created")));
+    // Its statement's text, as a pool's connection prepares it (a transaction's are not kept by name): `recordTestMessage` outside one.
+    const statement = await sentStatement(
+      Effect.flatMap(DatabaseService, (database) => recordTestMessage(orgSql(database, org.scope), exampleMessage("event.created"), Number(endpoint!.id))),
+      "%d.message_id = $%");
+    const { delivery_id } = await db.run(send);
+    const [sent] = await rows<{ id: string; message_id: string }>(
+      "select d.id, d.message_id from webhook_deliveries d where d.organization_id = ? and d.endpoint_id = ? order by d.created_at desc, d.id desc limit 1",
+      [org.id, endpoint!.id]);
+    expect(String(delivery_id)).toBe(sent!.id);
+    // Run again later (its transaction's time is gone): the plan reads the partition of now, the delivery's, and no other.
+    const { plan } = await ranPlan(statement.replace(/\$\d+/g, "?"),
+      valuesByColumn(statement, { organization_id: org.id, message_id: sent!.message_id, endpoint_id: endpoint!.id }));
+    expect(partitionsReadAnywhere(plan)).toEqual(await partitionsOf([sent!.id]));
+  });
+});
+
+describe("a message by its envelope id (the Developer area's message page)", () => {
+  it("reads the partition of the time its id carries, and still finds one moved back since or one whose id carries no time", async () => {
+    const [endpoint] = await rows<{ id: string }>(
+      "select id from webhook_endpoints where organization_id = ? and enabled and deleted_at is null order by id limit 1", [org.id]);
+    const { delivery_id } = await db.run(WebhookEndpointRepository.use((r) => r.sendTestMessage(org.scope, Number(endpoint!.id), exampleMessage("invoice.paid"))));
+    const [written] = await rows<{ id: string; envelope_id: string; created_at: string; partition: string }>(
+      `select m.id, m.envelope_id, ${isoTimestamp("m.created_at")} as created_at, m.tableoid::regclass::text as partition
+       from webhook_messages m join webhook_deliveries d on d.message_id = m.id and d.created_at = m.created_at where d.id = ?`, [delivery_id]);
+    // `evt_` and 32 hex digits as before, now a UUIDv7's layout carrying the message's time.
+    expect(written!.envelope_id).toMatch(/^evt_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(envelopeIdTime(written!.envelope_id)).toBe(written!.created_at);
+
+    const read = DeliveryRepository.use((r) => r.message(org.scope, written!.envelope_id));
+    const statement = await sentStatement(read, "%m.envelope_id = $%", "webhook_messages m");
+    const { plan, returned } = await ranPlan(statement.replace(/\$\d+/g, "?"),
+      valuesByColumn(statement, { organization_id: org.id, envelope_id: written!.envelope_id, created_at: written!.created_at }));
+    expect(returned.map((row) => row.id)).toEqual([written!.id]);
+    expect(partitionsReadAnywhere(plan, "webhook_messages")).toEqual([written!.partition]);
+    const found = await db.run(read);
+    expect({ id: found.id, created_at: found.created_at, deliveries: found.deliveries.map((d) => d.id) })
+      .toEqual({ id: Number(written!.id), created_at: written!.created_at, deliveries: [delivery_id] });
+
+    // Moved back three days (its id's time unchanged): found, reading the partitions down to it.
+    await backdateHistory(db.url, "m.id = $1", [written!.id], "m.created_at - interval '72 hours'");
+    const moved = await db.run(read);
+    expect({ id: moved.id, created_at: moved.created_at, deliveries: moved.deliveries.map((d) => d.id) })
+      .toEqual({ id: Number(written!.id), created_at: new Date(Date.parse(written!.created_at) - 3 * 86_400_000).toISOString(), deliveries: [delivery_id] });
+
+    // A random id (made before ids carried their time; the fixture's seeds still make them): found among every partition made by now.
+    const [random] = await rows<{ id: string; envelope_id: string }>(
+      "select m.id, m.envelope_id from webhook_messages m where m.organization_id = ? and m.id % 4 = 2 order by m.id limit 1", [org.id]);
+    expect(envelopeIdTime(random!.envelope_id)).toBeUndefined();
+    expect((await db.run(DeliveryRepository.use((r) => r.message(org.scope, random!.envelope_id)))).id).toBe(Number(random!.id));
+  });
+
+  it.each([
+    ["a time before every partition", "evt_00000000000070008000000000000000"],
+    ["a time past year 9999 (read as no time)", "evt_ffffffffffff7fffbfffffffffffffff"],
+    ["a time of now but no such message", () => `evt_${Date.now().toString(16).padStart(12, "0")}7abc8def0123456789ab`],
+    ["no time (random)", "evt_5c1b6e0b2f8e4f0fa3c1d2e3f4a5b6c7"],
+  ])("answers NotFound for an id of %s", async (_case, id) => {
+    await expect(db.run(DeliveryRepository.use((r) => r.message(org.scope, typeof id === "string" ? id : id()))))
+      .rejects.toMatchObject({ _tag: "NotFound" });
   });
 });
 

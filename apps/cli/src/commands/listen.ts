@@ -18,8 +18,9 @@ import { note } from "../output.ts";
  * database) it holds a server-sent-events stream open to the Developer area, POSTs each delivery it
  * is handed to the local URL byte for byte with its real signature headers, prints one line per
  * delivery, and reports the local answer, which the area records as the delivery's attempt. A lost
- * connection is retried with backoff; a refusal (bad key, too many listeners, taken over) ends it
- * with exit 1; Ctrl+C ends it with exit 0 once the forwards in flight are reported.
+ * connection is retried with backoff; a refusal (bad key, too many listeners, taken over, or the area's
+ * own settings: a 503 without Retry-After, `DeveloperAreaMisconfigured`) ends it with exit 1; Ctrl+C
+ * ends it with exit 0 once the forwards in flight are reported.
  */
 
 /** How long one forward to the local URL may take. */

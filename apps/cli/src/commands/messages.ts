@@ -31,7 +31,10 @@ export const messagesQueryOf = (after: string | undefined, since: string | undef
   return { cursor: after?.trim(), since: sinceTime?.success, eventTypes: types.success };
 };
 
-/** Whether a failure is worth waiting out: the area unreachable or 5xx, or its rate limit. */
+/**
+ * Whether a failure is worth waiting out: the area unreachable or 5xx, or its rate limit; never a 503 without Retry-After
+ * (`DeveloperAreaMisconfigured`, a refusal: the area's settings, which waiting does not change).
+ */
 const passing = (error: unknown): error is DeveloperAreaUnavailable | DeveloperAreaRefused =>
   error instanceof DeveloperAreaUnavailable || (error instanceof DeveloperAreaRefused && error.status === 429);
 

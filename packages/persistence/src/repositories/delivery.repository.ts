@@ -8,6 +8,7 @@ import { madeBeforeById, rowTimeById } from "../history-partitions.ts";
 import { isoTimestamp, readFirstRows, readKeysetPage } from "../keyset-page.ts";
 import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
 import { CLEAR_LEASE } from "../webhooks/lease.ts";
+import { madeBeforeByEnvelopeId } from "./webhook-message.ts";
 
 /** An organization's deliveries as operators and developers inspect them, with every attempt; and sending them again. */
 
@@ -267,7 +268,9 @@ export class DeliveryRepository extends Context.Service<
             columns: `m.id, m.envelope_id, m.type as event_type, ${isoTimestamp("m.created_at")} as created_at, m.payload`,
             from: "webhook_messages",
             as: "m",
-            where: sql`m.envelope_id = ${envelopeId}`,
+            where: sql`m.envelope_id = ${envelopeId} and m.created_at <= ${madeBeforeByEnvelopeId(envelopeId)}`,
+            // Newest first from the latest time it may have: the partition of its id's time, about one read.
+            rest: raw("order by m.created_at desc limit 1"),
           });
           const deliveries = yield* org.select<DeliveryView & { id: string; endpoint_id: string; endpoint_url: string; endpoint_deleted: boolean }>({
             columns: `${COLUMNS}, w.url as endpoint_url, w.deleted_at is not null as endpoint_deleted`,

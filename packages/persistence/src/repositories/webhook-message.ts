@@ -9,17 +9,56 @@ import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { currentTraceparent } from "../statement-spans.ts";
 
 /**
+ * SQL for a new message's envelope id that carries its `created_at`: `evt_` and 32 hex digits laid out as a UUIDv7
+ * (RFC 9562): 48 bits of milliseconds since 1970 (the transaction's `now()` as the column keeps it, so exactly the
+ * message's `created_at`), the version digit 7, then 74 random bits of a v4 UUID with its variant bits. Still `evt_` and
+ * 32 hex digits, unique (74 random bits within one millisecond) and opaque to receivers; only a lookup by it reads its
+ * time (`envelopeIdTime`), so it finds the message in its partition. The column's default (random, v4) stays for rows
+ * other writers make (seeds, tests).
+ */
+const TIMED_ENVELOPE_ID = `'evt_' || lpad(to_hex((extract(epoch from now()::timestamptz(3)) * 1000)::bigint), 12, '0')
+  || '7' || substr(replace(gen_random_uuid()::text, '-', ''), 14)`;
+
+/** An envelope id `TIMED_ENVELOPE_ID` made: its 48 bits of milliseconds, the version 7, the variant. */
+const TIMED_ENVELOPE_ID_SHAPE = /^evt_([0-9a-f]{12})7[0-9a-f]{3}[89ab][0-9a-f]{15}$/;
+
+/** The first millisecond of year 10000: an id saying a later time (only one made up) would be a time PostgreSQL cannot read as ISO. */
+const YEAR_10000_MS = Date.UTC(10_000, 0, 1);
+
+/**
+ * The time an envelope id says its message was made (ISO, milliseconds: its `created_at`, unless the row was moved back
+ * since), or `undefined` for one that carries none (made random before the ids carried their time, or not ours).
+ */
+export const envelopeIdTime = (envelopeId: string): string | undefined => {
+  const match = TIMED_ENVELOPE_ID_SHAPE.exec(envelopeId);
+  const ms = match === null ? undefined : Number.parseInt(match[1]!, 16);
+  return ms === undefined || ms >= YEAR_10000_MS ? undefined : new Date(ms).toISOString();
+};
+
+/**
+ * SQL for a time the message with envelope id `envelopeId` was made at or before: its id's time (`envelopeIdTime`), else
+ * the clock (a minute more, as `madeBeforeById`), which leaves out only the partitions made ahead. Read newest first from
+ * it (`order by created_at desc limit 1`), a message is found in its id's partition; one moved back since costs a probe
+ * per partition between, never a missing row.
+ */
+export const madeBeforeByEnvelopeId = (envelopeId: string): Statement => {
+  const time = envelopeIdTime(envelopeId);
+  return time === undefined ? raw("(select clock_timestamp() + interval '1 minute')") : sql`${time}::timestamptz`;
+};
+
+/**
  * Writes `message` (through the domain's schema) and one delivery of it to each endpoint of the
  * scope matching `endpoints`, a local listener's marked `via_listener` (forwarded by `platter
- * listen`, never sent by a dispatcher); returns the message's id. The dispatchers are woken once
- * the transaction commits.
+ * listen`, never sent by a dispatcher); returns the message's id. Its envelope id carries its time
+ * (`TIMED_ENVELOPE_ID`). The dispatchers are woken once the transaction commits.
  */
 const writeMessage = (tx: OrgSql, message: WebhookMessage, endpoints: Statement): Effect.Effect<number, DatabaseUnavailable> => {
   const { type, payload } = storedMessage(message);
   // The creating request's trace (null when nothing traces it): each attempt's span joins it.
   const insert = (traceparent: string | null) =>
     Effect.map(
-      tx.insertReturning<{ id: string }>("webhook_messages", "type, payload, traceparent", sql`${type}, ${JSON.stringify(payload)}::jsonb, ${traceparent}`, "id"),
+      tx.insertReturning<{ id: string }>(
+        "webhook_messages", "envelope_id, type, payload, traceparent", sql`${raw(TIMED_ENVELOPE_ID)}, ${type}, ${JSON.stringify(payload)}::jsonb, ${traceparent}`, "id"),
       ([row]) => Number(row!.id),
     );
   return Effect.tap(tx.traced ? Effect.flatMap(currentTraceparent, insert) : insert(null), (messageId) =>
@@ -56,7 +95,14 @@ export const recordMessage = (tx: OrgSql, message: WebhookMessage): Effect.Effec
 export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointId: number): Effect.Effect<number | undefined, DatabaseUnavailable> =>
   Effect.flatMap(writeMessage(tx, message, sql`e.id = ${endpointId} and e.enabled and e.deleted_at is null`), (messageId) =>
     Effect.map(
-      tx.select<{ id: string }>({ columns: "d.id", from: "webhook_deliveries", as: "d", where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId}` }),
+      tx.select<{ id: string }>({
+        columns: "d.id",
+        from: "webhook_deliveries",
+        as: "d",
+        // Its time too, the partition key: written by this transaction, so at its `now()` as the column keeps it (milliseconds).
+        // One partition is read, not a probe of each.
+        where: sql`d.message_id = ${messageId} and d.endpoint_id = ${endpointId} and d.created_at = now()::timestamptz(3)`,
+      }),
       ([row]) => (row === undefined ? undefined : Number(row.id)),
     ));
 
