@@ -54,7 +54,7 @@ export const MADE_BY_NOW = (d: string) => `${d}.created_at <= now()`;
  * start of the oldest transaction open, whichever is older (`HistoryPartitions.raiseClaimFloor`); a replay lowers it
  * to the deliveries it made pending again, in its own statement (`LOWER_CLAIM_FLOOR`). Read once per statement, as
  * this CTE; each search of the due index compares with it (`SINCE_CLAIM_FLOOR`), so PostgreSQL prunes at run time the
- * partitions wholly below it: without it, every descent also read each past partition's due index, about 28 blocks
+ * partitions wholly below it: without it, every descent also read each past partition's due index, about 20 blocks
  * per claim for each partition holding nothing pending. No row: `-infinity` (nothing pruned).
  */
 export const CLAIM_FLOOR = `claim_floor as materialized (
