@@ -21,13 +21,3 @@ export const timeMinusSql = (time: string, ms: string): string => `(${time} - ${
 
 /** The database's time `ms` from now as a value an entity insert writes (`orgSql.insert`). */
 export const nowPlusValue = (ms = 0): Date => raw<Date>(ms === 0 ? "now()" : nowPlus(ms));
-
-/**
- * SQL for the start of the oldest transaction open on this database (a scalar subquery; this statement's own is
- * among them, so it is at most its `now()`). A row whose time is its transaction's `now()` (a webhook message and its
- * deliveries) and that is not yet visible is never older than it. It reads the sessions of the database's role, as
- * every Platter process connects with one: an open transaction of another role is not seen. Used by the message
- * feed's horizon and the claim's floor.
- */
-export const OLDEST_OPEN_TRANSACTION = `(select min(open.xact_start) from pg_stat_activity open
-  where open.datname = current_database() and open.backend_type = 'client backend' and open.xact_start is not null)`;

@@ -2,10 +2,9 @@ import type { DatabaseUnavailable } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { driverCall } from "@platter/postgres";
 import { Database } from "./database.ts";
-import { nowPlus, OLDEST_OPEN_TRANSACTION } from "./database-clock.ts";
+import { nowPlus } from "./database-clock.ts";
 import { raw, sql, type Statement } from "./org-sql.ts";
 import { ENDED_DELIVERY_OF_EXPIRED_HISTORY } from "./webhooks/attempt-record.ts";
-import { DISPATCHABLE } from "./webhooks/delivery-claim.ts";
 
 /**
  * History partitioned by time: "families" of tables range-partitioned on a time column with the
@@ -260,35 +259,6 @@ export const rowTimeById = (table: TableFoundById, organizationId: number, id: n
   sql`(select x.created_at from ${raw(table)} x where x.organization_id = ${organizationId} and x.id = ${id}
     and x.created_at < ${madeBeforeById(table, id)} order by x.created_at desc limit 1)`;
 
-/**
- * The DO block behind `HistoryPartitions.raiseClaimFloor`: the claim's floor (`CLAIM_FLOOR`) set to the lower bound of
- * the oldest partition holding a delivery the claim may take, or the start of the oldest transaction open
- * (`OLDEST_OPEN_TRANSACTION`), whichever is older. In this order, each step a statement of its own, so each later
- * one sees what committed before it: the floor's row locked (a replay lowering it, `LOWER_CLAIM_FLOOR`, commits
- * before or waits until this commits: then it lowers what this wrote); the oldest open transaction read (a writer
- * still open has its deliveries' time at or after its start; one that started later, after this statement's
- * `now()`); the partitions searched oldest first, one due-index probe each, until one holds such a delivery (seen:
- * they committed before the lock, or before this search). Cut to the millisecond, as `created_at` is kept.
- */
-const RAISE_CLAIM_FLOOR = `do $$ declare
-      horizon timestamptz;
-      oldest timestamptz;
-      part record;
-    begin
-      perform 1 from claim_floors f where f.table_name = 'webhook_deliveries' for update;
-      horizon := ${OLDEST_OPEN_TRANSACTION};
-      for part in select p.lower, p.upper from (${partitionsOf("webhook_deliveries")}) p where p.lower <= now() order by p.lower loop
-        perform 1 from webhook_deliveries d
-          where ${DISPATCHABLE("d")} and d.created_at >= part.lower and d.created_at < part.upper limit 1;
-        if found then
-          oldest := part.lower;
-          exit;
-        end if;
-      end loop;
-      insert into claim_floors (table_name, made_from) values ('webhook_deliveries', date_trunc('milliseconds', least(oldest, horizon, now())))
-        on conflict (table_name) do update set made_from = excluded.made_from;
-    end $$`;
-
 export class HistoryPartitions extends Context.Service<
   HistoryPartitions,
   {
@@ -323,19 +293,11 @@ export class HistoryPartitions extends Context.Service<
      */
     readonly dropExpired: (family: HistoryFamily, retentionMs: number) => Effect.Effect<number, DatabaseUnavailable>;
     /**
-     * Raises the delivery claim's floor (`claim_floors`) to the lower bound of the oldest partition still holding a
-     * pending delivery a dispatcher sends, or the start of the oldest transaction open, whichever is older
-     * (`RAISE_CLAIM_FLOOR`): the claims then read no partition wholly below it. Set anew each time, so it is raised as a
-     * rule, and lowered when a pending delivery appeared below it unseen (rows seeded or moved back). Returns the floor.
-     */
-    readonly raiseClaimFloor: Effect.Effect<Date, DatabaseUnavailable>;
-    /**
      * Retention's turn for the family, the one every process runs (the dispatcher's sweep, the API's
      * request log, the benchmark): where the family has deliveries, those pending and older than
      * `retentionMs` settled in batches of `batchSize` (`settleExpiring`, at most
      * `SETTLE_BATCHES_PER_TURN` of them: the next turn goes on), then the expired partitions
-     * dropped (`dropExpired`), then (deliveries) the claim's floor raised (`raiseClaimFloor`). Returns how many
-     * deliveries were settled and how many bounds went.
+     * dropped (`dropExpired`). Returns how many deliveries were settled and how many bounds went.
      */
     readonly forgetExpired: (
       family: HistoryFamily, retentionMs: number, batchSize: number,
@@ -435,13 +397,6 @@ export class HistoryPartitions extends Context.Service<
             // It wrote nothing: ending its transaction lets the lock go.
             (lock) => driverCall(() => lock.rollback()),
           ),
-        raiseClaimFloor: Effect.andThen(
-          rows(RAISE_CLAIM_FLOOR),
-          Effect.map(
-            rows<{ made_from: Date }>("select made_from from claim_floors where table_name = 'webhook_deliveries'"),
-            ([floor]) => new Date(floor!.made_from),
-          ),
-        ),
       };
       return HistoryPartitions.of({
         ...steps,
@@ -454,10 +409,7 @@ export class HistoryPartitions extends Context.Service<
               if (ended < batchSize) break;
             }
           }
-          const dropped = yield* steps.dropExpired(family, retentionMs);
-          // What was settled or dropped no longer holds the floor down.
-          if (family.pendingDeliveries === true) yield* steps.raiseClaimFloor;
-          return { settled, dropped };
+          return { settled, dropped: yield* steps.dropExpired(family, retentionMs) };
         }),
       });
     }),

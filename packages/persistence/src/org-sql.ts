@@ -117,12 +117,6 @@ export interface Update {
   readonly set: Statement;
   readonly where: Statement;
   readonly returning?: string;
-  /**
-   * Constant SQL run in the same statement, after the update, on the rows it changed (the CTE `changed`, with the
-   * `returning` columns, which it needs): for a system row that must change with them, committed or not together
-   * (a replay lowers the claim's floor, `LOWER_CLAIM_FLOOR`). It reads no organization data but `changed`.
-   */
-  readonly alongside?: string;
 }
 
 /** An insert of rows selected from the scope's rows (see `OrgSql.insertFrom`). */
@@ -250,10 +244,8 @@ const joinStatement = (scope: OrgScope, join: Join): Statement => {
 };
 
 /** `update …` confined to `scope`: the statement `OrgSql.update` runs (exported for the test that prints it). */
-export const updateStatement = (scope: OrgScope, query: Update): Statement => {
-  const update = sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`;
-  return query.alongside === undefined ? update : sql`with changed as (${update}), alongside as (${raw(query.alongside)}) select * from changed`;
-};
+export const updateStatement = (scope: OrgScope, query: Update): Statement =>
+  sql`update ${raw(query.table)} ${raw(query.as)} set ${query.set} where ${organizationFilter(scope, query.table, query.as)}${andWhere(query.where)}${raw(query.returning ? ` returning ${query.returning}` : "")}`;
 
 /** The first row, or `NotFound`. */
 const first = <Row>(rows: Row[]): Effect.Effect<Row, NotFound> => {

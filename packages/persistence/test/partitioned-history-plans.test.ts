@@ -47,8 +47,6 @@ interface PlanNode {
   readonly "Index Name"?: string;
   readonly "Subplan Name"?: string;
   readonly "Actual Loops": number;
-  readonly "Shared Hit Blocks"?: number;
-  readonly "Shared Read Blocks"?: number;
   readonly Plans?: ReadonlyArray<PlanNode>;
 }
 
@@ -434,76 +432,5 @@ describe("a delivery's attempts", () => {
       "CREATE INDEX webhook_attempts_health_idx ON public.webhook_attempts USING btree (organization_id, started_at)",
       "CREATE UNIQUE INDEX webhook_attempts_pkey ON public.webhook_attempts USING btree (delivery_id, id, delivery_created_at)",
     ]);
-  });
-});
-
-/** The shared blocks `plan` hit or read, its CTEs and subplans included (planning's left out). */
-const blocksOf = (plan: PlanNode): number => (plan["Shared Hit Blocks"] ?? 0) + (plan["Shared Read Blocks"] ?? 0);
-
-/** `statement`'s generic plan as it ran (prepared with `plan_cache_mode = force_generic_plan`; EXPLAIN ANALYZE rolled back). */
-const genericPlan = (statement: string, values: ReadonlyArray<unknown>) => withRawClient(db.url, async (client) => {
-  let n = 0;
-  await client.query("set plan_cache_mode = force_generic_plan");
-  await client.query(`prepare measured as ${statement.replace(/\?/g, () => `$${++n}`)}`);
-  const args = values.map((value) => `'${String(value).replaceAll("'", "''")}'`).join(", ");
-  await client.query("begin");
-  try {
-    const { rows: [explained] } = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
-      `explain (analyze, buffers, format json) execute measured(${args})`);
-    return explained!["QUERY PLAN"][0]!.Plan;
-  } finally {
-    await client.query("rollback");
-  }
-});
-
-describe("the claim's floor from below (raised by the retention's turn)", () => {
-  it("a claim and the idle dispatcher's search read no past partition holding nothing pending: a claim's blocks fall to about one partition's", async () => {
-    // Pending deliveries in the newest partition with rows only (due ones among them); the partitions before it hold
-    // none, and no dead entry of their due indexes is left (vacuumed).
-    const [newest] = await rows<{ partition: string }>(
-      "select d.tableoid::regclass::text as partition from webhook_deliveries d where d.created_at <= now() order by d.created_at desc limit 1");
-    await rows("update webhook_deliveries set status = 'succeeded', completed_at = created_at where status = 'pending' and tableoid <> ?::regclass",
-      [newest!.partition]);
-    await rows(
-      `update webhook_deliveries set status = 'pending', completed_at = null, attempts = 1, next_attempt_at = now() - interval '1 hour'
-       where tableoid = ?::regclass and id % 7 = 0`, [newest!.partition]);
-    await rows("vacuum analyze webhook_deliveries");
-    const [bounds] = await rows<{ lower: Date; past: number }>(
-      `select (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz as lower,
-         (select count(*)::int from pg_inherits i join pg_class p on p.oid = i.inhrelid
-          where i.inhparent = 'webhook_deliveries'::regclass and p.relname < c.relname) as past
-       from pg_class c where c.relname = ?`, [newest!.partition]);
-    expect(bounds!.past).toBeGreaterThanOrEqual(25);
-
-    const claim = claimStatement(10, 60_000, testDeliveryPolicy, nothingHeld);
-    const measured = async () => {
-      const claimed = await ranPlan(claim.text, claim.values);
-      const nextDue = await ranPlan(NEXT_DUE, nextDueValues(testDeliveryPolicy));
-      expect(claimed.returned.length).toBe(10);
-      expect(nextDue.returned.length).toBe(1);
-      return {
-        claimBlocks: blocksOf(claimed.plan), nextDueBlocks: blocksOf(nextDue.plan),
-        read: [...new Set([...partitionsReadAnywhere(claimed.plan), ...partitionsReadAnywhere(nextDue.plan)])].sort(),
-      };
-    };
-    // As before the first turn: no floor.
-    await rows("update claim_floors set made_from = '-infinity' where table_name = 'webhook_deliveries'");
-    const before = await measured();
-    expect(before.read.filter((partition) => partition < newest!.partition).length).toBeGreaterThanOrEqual(25);
-
-    // The turn's floor: the newest partition's lower bound (the oldest holding a pending delivery).
-    expect(await db.run(HistoryPartitions.use((h) => h.raiseClaimFloor))).toEqual(new Date(bounds!.lower));
-    const after = await measured();
-    // The plan a dispatcher's pooled connection keeps after a few claims.
-    const generic = await genericPlan(claim.text, claim.values);
-    console.info(`claim floor: ${bounds!.past} past partitions; claim ${before.claimBlocks} -> ${after.claimBlocks} blocks (generic plan `
-      + `${blocksOf(generic)}), next due ${before.nextDueBlocks} -> ${after.nextDueBlocks}; partitions read ${before.read.length} -> ${after.read.length}`);
-    expect(after.read.filter((partition) => partition < newest!.partition)).toEqual([]);
-    expect(after.read.length).toBeGreaterThan(0);
-    expect(partitionsReadAnywhere(generic).filter((partition) => partition < newest!.partition)).toEqual([]);
-    // Each past partition cost a claim about 20 blocks (25 of them: 990 -> 486), and next due about 12 (313 -> 16).
-    expect(after.claimBlocks).toBeLessThan(before.claimBlocks - 15 * bounds!.past);
-    expect(blocksOf(generic)).toBeLessThan(before.claimBlocks - 15 * bounds!.past);
-    expect(10 * after.nextDueBlocks).toBeLessThan(before.nextDueBlocks);
   });
 });

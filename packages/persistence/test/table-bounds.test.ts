@@ -30,7 +30,6 @@ const TABLE_BOUNDS: Readonly<Record<string, Bound>> = {
   organizations: { bounded: "made only by the operator (`platter org create`), plus at most one sandbox per organization" },
   process_instances: { bounded: "one row per running process, removed when it leaves or its heartbeat expires" },
   history_id_marks: { bounded: "one row per partition of the history tables found by id (two), removed with its partition when retention drops it" },
-  claim_floors: { bounded: "one row per table a claim prunes by time (one: webhook_deliveries), written by the migration" },
   secret_key_checks: { bounded: "one row per key id the operator gave SECRET_ENCRYPTION_KEYS; no organization writes it" },
   // Working keys are capped (API_KEYS_PER_ORGANIZATION); ended ones are removed 30 days after they ended.
   api_keys: { retention: "30 days after a key ended (working keys capped by API_KEYS_PER_ORGANIZATION); one the audit log names, after AUDIT_LOG_RETENTION", sweptBy: [HOUSEKEEPING] },

@@ -6,7 +6,6 @@ import { withRawClient } from "./test-database.ts";
  * (alias `m`, parameters `$1`…), with their deliveries and attempts (the partition keys together), to
  * `createdAt` (SQL of `m.created_at`, e.g. `m.created_at - interval '2 hours'` or `now() - interval '31 days'`),
  * making first a partition for times before every partition (`HistoryPartitions.cover`).
- * The claim's floor (`claim_floors`) is lowered to the earliest time moved to.
  */
 export const backdateHistory = (url: string, where: string, values: ReadonlyArray<unknown>, createdAt: string): Promise<void> =>
   withRawClient(url, async (client) => {
@@ -20,8 +19,6 @@ export const backdateHistory = (url: string, where: string, values: ReadonlyArra
         from webhook_deliveries d join moved on moved.id = d.message_id where a.delivery_id = d.id`);
       await client.query(`update webhook_deliveries d set created_at = moved.at from moved where d.message_id = moved.id`);
       await client.query(`update webhook_messages m set created_at = moved.at from moved where m.id = moved.id`);
-      // Moved below the claim's floor, a pending delivery is still claimed: the floor goes down with it (as a replay lowers it).
-      await client.query(`update claim_floors set made_from = least(made_from, (select min(at) from moved)) where table_name = 'webhook_deliveries'`);
       await client.query("commit");
     } catch (error) {
       await client.query("rollback");

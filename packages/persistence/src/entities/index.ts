@@ -6,7 +6,6 @@ import { DishEntity, EventEntity, ProposalEntity } from "./event.entity.ts";
 import { IdempotencyKeyEntity } from "./idempotency-key.entity.ts";
 import { InvoiceEntity, InvoiceLineItemEntity } from "./invoice.entity.ts";
 import { ApiKeyEntity, OrganizationEntity } from "./organization.entity.ts";
-import { ClaimFloorEntity } from "./claim-floor.entity.ts";
 import { HistoryIdMarkEntity } from "./history-id-mark.entity.ts";
 import { ApiRequestEntity } from "./request-log.entity.ts";
 import { SecretKeyCheckEntity } from "./secret-key-check.entity.ts";
@@ -20,7 +19,6 @@ export * from "./event.entity.ts";
 export * from "./idempotency-key.entity.ts";
 export * from "./invoice.entity.ts";
 export * from "./organization.entity.ts";
-export * from "./claim-floor.entity.ts";
 export * from "./history-id-mark.entity.ts";
 export * from "./request-log.entity.ts";
 export * from "./secret-key-check.entity.ts";
@@ -32,5 +30,5 @@ export const allEntities = [
   InvoiceEntity, InvoiceLineItemEntity, IdempotencyKeyEntity, WebhookMessageEntity, WebhookEndpointEntity,
   WebhookDeliveryEntity, WebhookAttemptEntity, ProcessInstanceEntity, DeveloperSignInLinkEntity, DeveloperSessionEntity,
   AuditLogEntity, ApiRequestEntity, EndpointNoticeEntity, SecretKeyCheckEntity,
-  AlertRecipientEntity, AlertMailEntity, HistoryIdMarkEntity, ClaimFloorEntity,
+  AlertRecipientEntity, AlertMailEntity, HistoryIdMarkEntity,
 ];

@@ -38,7 +38,6 @@ import { Migration20261204010000HistoryIdMarks } from "./Migration20261204010000
 import { Migration20261204040000AttemptKeyLeadsWithDelivery } from "./Migration20261204040000AttemptKeyLeadsWithDelivery.ts";
 import { Migration20261204050000WakeDispatchersAfterCommit } from "./Migration20261204050000WakeDispatchersAfterCommit.ts";
 import { Migration20261204060000OperatorNoticesByOrganization } from "./Migration20261204060000OperatorNoticesByOrganization.ts";
-import { Migration20261205030000ClaimFloors } from "./Migration20261205030000ClaimFloors.ts";
 
 /** Every migration, in order. Listed explicitly so bundled and source runs find the same set. */
 export const migrationsList = [
@@ -82,5 +81,4 @@ export const migrationsList = [
   { name: "Migration20261204040000AttemptKeyLeadsWithDelivery", class: Migration20261204040000AttemptKeyLeadsWithDelivery },
   { name: "Migration20261204050000WakeDispatchersAfterCommit", class: Migration20261204050000WakeDispatchersAfterCommit },
   { name: "Migration20261204060000OperatorNoticesByOrganization", class: Migration20261204060000OperatorNoticesByOrganization },
-  { name: "Migration20261205030000ClaimFloors", class: Migration20261205030000ClaimFloors },
 ];

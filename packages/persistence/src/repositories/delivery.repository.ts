@@ -7,7 +7,6 @@ import { Database } from "../database.ts";
 import { madeBeforeById, rowTimeById } from "../history-partitions.ts";
 import { isoTimestamp, readFirstRows, readKeysetPage } from "../keyset-page.ts";
 import { allOf, type Join, orgSql, raw, type Statement, sql } from "../org-sql.ts";
-import { LOWER_CLAIM_FLOOR } from "../webhooks/delivery-claim.ts";
 import { CLEAR_LEASE } from "../webhooks/lease.ts";
 import { madeBeforeByEnvelopeId } from "./webhook-message.ts";
 
@@ -141,12 +140,6 @@ const COLUMNS = `d.id, d.endpoint_id, m.envelope_id, m.type as event_type, d.sta
  * (`RETRIABLE`: waiting for its next try, so not held by a dispatcher) only the time changes.
  */
 const DUE_AGAIN = sql`status = 'pending', next_attempt_at = now(), completed_at = null, ${raw(CLEAR_LEASE)}, settled_reason = null`;
-
-/**
- * A replay's update: `DUE_AGAIN`, and in the same statement the claim's floor lowered to the deliveries it changed
- * (`LOWER_CLAIM_FLOOR`), so one made pending again in a partition the claims no longer read is claimed.
- */
-const REPLAYED = { set: DUE_AGAIN, returning: "d.id, d.created_at", alongside: LOWER_CLAIM_FLOOR } as const;
 
 /** Failing deliveries: failed ones, and pending ones waiting to try again after a failed attempt. */
 const FAILING = "(d.status = 'failed' or (d.status = 'pending' and d.attempts > 0 and d.next_attempt_at > now()))";
@@ -294,8 +287,9 @@ export class DeliveryRepository extends Context.Service<
           const rows = yield* org.update({
             table: "webhook_deliveries",
             as: "d",
-            ...REPLAYED,
+            set: DUE_AGAIN,
             where: sql`d.id = ${id} and d.created_at = ${rowTimeById("webhook_deliveries", scope.organizationId, id)} and ${raw(RETRIABLE)}`,
+            returning: "d.id",
           });
           if (rows.length === 0) {
             const unchanged = yield* org.one<{ endpoint_deleted: boolean }>({
@@ -315,9 +309,10 @@ export class DeliveryRepository extends Context.Service<
           const rows = yield* org.update({
             table: "webhook_deliveries",
             as: "d",
-            ...REPLAYED,
+            set: DUE_AGAIN,
             // The partition key too: only the message's partition is read.
             where: sql`d.message_id = ${messageId} and d.created_at = ${message.created_at} and ${raw(RETRIABLE)}`,
+            returning: "d.id",
           });
           return { retried: rows.length };
         }),
@@ -354,8 +349,9 @@ export class DeliveryRepository extends Context.Service<
             const rows = yield* org.update({
               table: "webhook_deliveries",
               as: "d",
-              ...REPLAYED,
+              set: DUE_AGAIN,
               where: from === undefined ? sql`${failing} and ${upTo}` : sql`${failing} and ${from} and ${upTo}`,
+              returning: "d.id",
             });
             retried += rows.length;
             if (batch.length < REPLAY_BATCH_SIZE) break;

@@ -4,7 +4,6 @@ import {
 } from "@platter/domain";
 import { Context, Effect, Layer } from "effect";
 import { Database } from "../database.ts";
-import { OLDEST_OPEN_TRANSACTION } from "../database-clock.ts";
 import { isoTimestamp, readKeysetPage } from "../keyset-page.ts";
 import { type OrgSql, orgSql, raw, sql, type Statement } from "../org-sql.ts";
 import { currentTraceparent } from "../statement-spans.ts";
@@ -119,7 +118,9 @@ export const recordTestMessage = (tx: OrgSql, message: WebhookMessage, endpointI
  * generic plan walk the retention index across every organization (log-page-plans.test.ts). (It reads the sessions of the database's role, as every Platter
  * process connects with one; an open transaction of another role is not seen.)
  */
-const SETTLED_MESSAGES = raw(`(m.created_at < date_trunc('milliseconds', ${OLDEST_OPEN_TRANSACTION})) is true`);
+const SETTLED_MESSAGES = raw(`(m.created_at < (
+  select date_trunc('milliseconds', min(open.xact_start)) from pg_stat_activity open
+  where open.datname = current_database() and open.backend_type = 'client backend' and open.xact_start is not null)) is true`);
 
 /** A message as the feed reads it: its key, envelope id, type, time and payload. */
 interface FeedDbRow {

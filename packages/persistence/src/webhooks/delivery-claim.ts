@@ -49,42 +49,12 @@ export const DISPATCHABLE = (d: string) => `${d}.status = 'pending' and not ${d}
 export const MADE_BY_NOW = (d: string) => `${d}.created_at <= now()`;
 
 /**
- * The claim's floor (`claim_floors`, its `webhook_deliveries` row): every delivery a claim may take has a `created_at`
- * at or after it. The retention's turn raises it to the oldest partition still holding a dispatchable delivery, or the
- * start of the oldest transaction open, whichever is older (`HistoryPartitions.raiseClaimFloor`); a replay lowers it
- * to the deliveries it made pending again, in its own statement (`LOWER_CLAIM_FLOOR`). Read once per statement, as
- * this CTE; each search of the due index compares with it (`SINCE_CLAIM_FLOOR`), so PostgreSQL prunes at run time the
- * partitions wholly below it: without it, every descent also read each past partition's due index, about 20 blocks
- * per claim for each partition holding nothing pending. No row: `-infinity` (nothing pruned).
- */
-export const CLAIM_FLOOR = `claim_floor as materialized (
-    select coalesce((select f.made_from from claim_floors f where f.table_name = 'webhook_deliveries'), '-infinity') as made_from
-  )`;
-
-/**
- * A delivery at or after the claim's floor (the statement's `CLAIM_FLOOR` CTE). Written `>= any (array[…])`, which
- * PostgreSQL prunes by as it does `>=`: as a plain `>=` beside `MADE_BY_NOW` the planner takes the two for a range whose
- * lower end it cannot estimate, and guesses 0.5 % of the rows for it (`DEFAULT_RANGE_INEQ_SEL`), which may make
- * another index than the due index look cheaper; an array comparison is estimated alone (a third).
- */
-export const SINCE_CLAIM_FLOOR = (d: string) => `${d}.created_at >= any (array[(select made_from from claim_floor)])`;
-
-/**
- * Run in a replay's statement beside its update (`Update.alongside`), on the deliveries it made pending (`changed`,
- * returning their `created_at`): the claim's floor lowered to the oldest of them. It updates the floor's row whenever
- * a delivery changed, lowered or not: the row lock orders it with the retention's turn (`raiseClaimFloor` locks the
- * row first), so a turn that raises the floor either sees these deliveries or waits and is lowered after it.
- */
-export const LOWER_CLAIM_FLOOR = `update claim_floors f set made_from = least(f.made_from, (select min(changed.created_at) from changed))
-    where f.table_name = 'webhook_deliveries' and exists (select 1 from changed)`;
-
-/**
  * One index descent into the due index: the first `column` value of pending deliveries (of those
  * in `scope`) matching `bound`, in `order` (which names the due index's columns, so no other index
  * can serve it).
  */
 const PENDING = (column: string, scope: string, bound: string, order: string) =>
-  `(select d.${column} from webhook_deliveries d where ${DISPATCHABLE("d")} and ${MADE_BY_NOW("d")} and ${SINCE_CLAIM_FLOOR("d")}${scope} and ${bound} order by ${order} limit 1)`;
+  `(select d.${column} from webhook_deliveries d where ${DISPATCHABLE("d")} and ${MADE_BY_NOW("d")}${scope} and ${bound} order by ${order} limit 1)`;
 
 /**
  * The descending orders of the due index (organization, endpoint, …) that walk organizations, and
@@ -137,8 +107,7 @@ const WALK = indexWalk(PENDING);
 const ALL = "9223372036854775807";
 
 /** Every endpoint with pending deliveries (`endpoint_id`), organization by organization: for the idle dispatcher's one look ahead. */
-export const ACTIVE_ENDPOINTS = `${CLAIM_FLOOR},
-  ${WALK("every_organization", "organization_id", "", BY_ORGANIZATION, ALL, ALL)},
+export const ACTIVE_ENDPOINTS = `${WALK("every_organization", "organization_id", "", BY_ORGANIZATION, ALL, ALL)},
   active(endpoint_id) as (
     select walked_endpoint.id from every_organization cross join lateral (
       with recursive ${WALK("every_endpoint", "endpoint_id", " and d.organization_id = every_organization.id", BY_ENDPOINT, ALL, ALL)}
@@ -151,7 +120,7 @@ export const ACTIVE_ENDPOINTS = `${CLAIM_FLOOR},
  * the first try's delay); `params` is the claim's parameters.
  */
 const DUE = (d: string, organization: string, endpoint: string) =>
-  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)} and ${MADE_BY_NOW(d)} and ${SINCE_CLAIM_FLOOR(d)}
+  `${d}.organization_id = ${organization} and ${d}.endpoint_id = ${endpoint} and ${DISPATCHABLE(d)} and ${MADE_BY_NOW(d)}
         and ${d}.next_attempt_at <= now() and ${unleased(d)}
         and (${d}.attempts > 0 or ${d}.next_attempt_at <= now() - params.first_try_delay_ms * interval '1 millisecond')`;
 
@@ -194,8 +163,6 @@ export const CLAIM = `with recursive
       ?::int as origin_share, ?::int as claim_limit, ?::int as first_try_delay_ms, ?::int as organization_budget, ?::int as lease_ms,
       random() as turn
   ),
-  -- The oldest time a delivery it may take was made: partitions wholly before it are not read.
-  ${CLAIM_FLOOR},
   -- What this dispatcher has in flight: per endpoint, per organization, per origin.
   held as (select * from jsonb_to_recordset(?::jsonb) as held(endpoint_id bigint, in_flight int)),
   organization_held as (select * from jsonb_to_recordset(?::jsonb) as organization_held(organization_id bigint, in_flight int)),
@@ -423,8 +390,7 @@ export const NEXT_DUE = `with recursive ${ACTIVE_ENDPOINTS}
         e.throttle_next_at - interval '1 second' * (e.throttle_per_second - 1) / e.throttle_per_second) end) - now())) * 1000 as ms
   from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
   cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${MADE_BY_NOW("d")} and ${SINCE_CLAIM_FLOOR("d")}
-      and ${unleased("d")}
+    where d.organization_id = e.organization_id and d.endpoint_id = e.id and ${DISPATCHABLE("d")} and ${MADE_BY_NOW("d")} and ${unleased("d")}
     order by d.next_attempt_at, d.id limit 1) first`;
 
 /** `NEXT_DUE`'s parameters under `policy`. */

@@ -8,10 +8,6 @@ with recursive
       $4::int as origin_share, $5::int as claim_limit, $6::int as first_try_delay_ms, $7::int as organization_budget, $8::int as lease_ms,
       random() as turn
   ),
-  -- The oldest time a delivery it may take was made: partitions wholly before it are not read.
-  claim_floor as materialized (
-    select coalesce((select f.made_from from claim_floors f where f.table_name = 'webhook_deliveries'), '-infinity') as made_from
-  ),
   -- What this dispatcher has in flight: per endpoint, per organization, per origin.
   held as (select * from jsonb_to_recordset($9::jsonb) as held(endpoint_id bigint, in_flight int)),
   organization_held as (select * from jsonb_to_recordset($10::jsonb) as organization_held(organization_id bigint, in_flight int)),
@@ -28,22 +24,22 @@ with recursive
   organization_range as materialized (
     select bounds.lo + floor(params.turn * (bounds.hi - bounds.lo + 1))::bigint as start, params.organization_budget as budget
     from params,
-      (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and true order by d.organization_id, d.endpoint_id, d.next_attempt_at limit 1) as lo, (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and true order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as hi) bounds
+      (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and true order by d.organization_id, d.endpoint_id, d.next_attempt_at limit 1) as lo, (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and true order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as hi) bounds
   ),
   -- The organizations with pending deliveries, walked from there.
   organization_walk(id, wrapped, visited) as (
     -- The first value: the highest at or below the start, else (wrapped) the highest above it.
     select first_step.id, first_step.wrapped, 1 from (
-      select coalesce(below.found, (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id > (select start from organization_range) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
-      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id <= (select start from organization_range) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      select coalesce(below.found, (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id > (select start from organization_range) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
+      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id <= (select start from organization_range) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) first_step where first_step.id is not null
     union all
     -- Each next value: the highest below the last one (above the start once wrapped), wrapping once, within the budget.
     select next_step.id, next_step.wrapped, walked.visited + 1 from organization_walk walked cross join lateral (
-      select coalesce(below.found, case when not walked.wrapped then (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id > (select start from organization_range) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
+      select coalesce(below.found, case when not walked.wrapped then (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id > (select start from organization_range) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
         walked.wrapped or below.found is null as wrapped
-      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id < walked.id and (not walked.wrapped or d.organization_id > (select start from organization_range)) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id < walked.id and (not walked.wrapped or d.organization_id > (select start from organization_range)) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) next_step where next_step.id is not null and walked.visited < (select budget from organization_range)
   ),
@@ -67,24 +63,24 @@ with recursive
       select bounds.lo + floor(params.turn * (bounds.hi - bounds.lo + 1))::bigint as start,
         least(organization.organization_free, greatest(1, ceil(2.0 * params.claim_limit / organization.organizations)))::int
           + coalesce(at_cap.endpoints, 0) as budget
-      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = organization.organization_id and true order by d.endpoint_id, d.next_attempt_at limit 1) as lo,
-                   (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = organization.organization_id and true order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as hi offset 0) bounds
+      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = organization.organization_id and true order by d.endpoint_id, d.next_attempt_at limit 1) as lo,
+                   (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = organization.organization_id and true order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as hi offset 0) bounds
       offset 0
     ) endpoint_range
     cross join lateral (
       with recursive endpoint_walk(id, wrapped, visited) as (
     -- The first value: the highest at or below the start, else (wrapped) the highest above it.
     select first_step.id, first_step.wrapped, 1 from (
-      select coalesce(below.found, (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = organization.organization_id and d.endpoint_id > endpoint_range.start order by d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
-      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = organization.organization_id and d.endpoint_id <= endpoint_range.start order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      select coalesce(below.found, (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = organization.organization_id and d.endpoint_id > endpoint_range.start order by d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
+      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = organization.organization_id and d.endpoint_id <= endpoint_range.start order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) first_step where first_step.id is not null
     union all
     -- Each next value: the highest below the last one (above the start once wrapped), wrapping once, within the budget.
     select next_step.id, next_step.wrapped, walked.visited + 1 from endpoint_walk walked cross join lateral (
-      select coalesce(below.found, case when not walked.wrapped then (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = organization.organization_id and d.endpoint_id > endpoint_range.start order by d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
+      select coalesce(below.found, case when not walked.wrapped then (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = organization.organization_id and d.endpoint_id > endpoint_range.start order by d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
         walked.wrapped or below.found is null as wrapped
-      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = organization.organization_id and d.endpoint_id < walked.id and (not walked.wrapped or d.endpoint_id > endpoint_range.start) order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = organization.organization_id and d.endpoint_id < walked.id and (not walked.wrapped or d.endpoint_id > endpoint_range.start) order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) next_step where next_step.id is not null and walked.visited < endpoint_range.budget
   )
@@ -122,7 +118,7 @@ with recursive
     -- order is the index's within one endpoint): as an EXISTS, a generic plan may hash-join every
     -- pending delivery.
     cross join lateral (
-      select d.id from webhook_deliveries d where d.organization_id = candidate.organization_id and d.endpoint_id = e.id and d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)])
+      select d.id from webhook_deliveries d where d.organization_id = candidate.organization_id and d.endpoint_id = e.id and d.status = 'pending' and not d.via_listener and d.created_at <= now()
         and d.next_attempt_at <= now() and (d.lease_expires_at is null or d.lease_expires_at < now())
         and (d.attempts > 0 or d.next_attempt_at <= now() - params.first_try_delay_ms * interval '1 millisecond')
       order by d.next_attempt_at, d.id limit 1
@@ -144,7 +140,7 @@ with recursive
     cross join lateral (
       select d.id, d.next_attempt_at, d.created_at
       from webhook_deliveries d
-      where d.organization_id = slot.organization_id and d.endpoint_id = slot.id and d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)])
+      where d.organization_id = slot.organization_id and d.endpoint_id = slot.id and d.status = 'pending' and not d.via_listener and d.created_at <= now()
         and d.next_attempt_at <= now() and (d.lease_expires_at is null or d.lease_expires_at < now())
         and (d.attempts > 0 or d.next_attempt_at <= now() - params.first_try_delay_ms * interval '1 millisecond')
       order by d.next_attempt_at, d.id

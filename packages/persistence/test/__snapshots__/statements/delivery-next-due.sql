@@ -1,19 +1,16 @@
-with recursive claim_floor as materialized (
-    select coalesce((select f.made_from from claim_floors f where f.table_name = 'webhook_deliveries'), '-infinity') as made_from
-  ),
-  every_organization(id, wrapped, visited) as (
+with recursive every_organization(id, wrapped, visited) as (
     -- The first value: the highest at or below the start, else (wrapped) the highest above it.
     select first_step.id, first_step.wrapped, 1 from (
-      select coalesce(below.found, (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id > 9223372036854775807 order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
-      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id <= 9223372036854775807 order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      select coalesce(below.found, (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id > 9223372036854775807 order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
+      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id <= 9223372036854775807 order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) first_step where first_step.id is not null
     union all
     -- Each next value: the highest below the last one (above the start once wrapped), wrapping once, within the budget.
     select next_step.id, next_step.wrapped, walked.visited + 1 from every_organization walked cross join lateral (
-      select coalesce(below.found, case when not walked.wrapped then (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id > 9223372036854775807 order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
+      select coalesce(below.found, case when not walked.wrapped then (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id > 9223372036854775807 order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
         walked.wrapped or below.found is null as wrapped
-      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id < walked.id and (not walked.wrapped or d.organization_id > 9223372036854775807) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      from (select (select d.organization_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id < walked.id and (not walked.wrapped or d.organization_id > 9223372036854775807) order by d.organization_id desc, d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) next_step where next_step.id is not null and walked.visited < 9223372036854775807
   ),
@@ -22,16 +19,16 @@ with recursive claim_floor as materialized (
       with recursive every_endpoint(id, wrapped, visited) as (
     -- The first value: the highest at or below the start, else (wrapped) the highest above it.
     select first_step.id, first_step.wrapped, 1 from (
-      select coalesce(below.found, (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = every_organization.id and d.endpoint_id > 9223372036854775807 order by d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
-      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = every_organization.id and d.endpoint_id <= 9223372036854775807 order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      select coalesce(below.found, (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = every_organization.id and d.endpoint_id > 9223372036854775807 order by d.endpoint_id desc, d.next_attempt_at desc limit 1)) as id, below.found is null as wrapped
+      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = every_organization.id and d.endpoint_id <= 9223372036854775807 order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) first_step where first_step.id is not null
     union all
     -- Each next value: the highest below the last one (above the start once wrapped), wrapping once, within the budget.
     select next_step.id, next_step.wrapped, walked.visited + 1 from every_endpoint walked cross join lateral (
-      select coalesce(below.found, case when not walked.wrapped then (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = every_organization.id and d.endpoint_id > 9223372036854775807 order by d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
+      select coalesce(below.found, case when not walked.wrapped then (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = every_organization.id and d.endpoint_id > 9223372036854775807 order by d.endpoint_id desc, d.next_attempt_at desc limit 1) end) as id,
         walked.wrapped or below.found is null as wrapped
-      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)]) and d.organization_id = every_organization.id and d.endpoint_id < walked.id and (not walked.wrapped or d.endpoint_id > 9223372036854775807) order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
+      from (select (select d.endpoint_id from webhook_deliveries d where d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.organization_id = every_organization.id and d.endpoint_id < walked.id and (not walked.wrapped or d.endpoint_id > 9223372036854775807) order by d.endpoint_id desc, d.next_attempt_at desc limit 1) as found offset 0) below
       offset 0
     ) next_step where next_step.id is not null and walked.visited < 9223372036854775807
   )
@@ -44,6 +41,5 @@ with recursive claim_floor as materialized (
         e.throttle_next_at - interval '1 second' * (e.throttle_per_second - 1) / e.throttle_per_second) end) - now())) * 1000 as ms
   from active a join webhook_endpoints e on e.id = a.endpoint_id and e.enabled
   cross join lateral (select d.next_attempt_at, d.attempts from webhook_deliveries d
-    where d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending' and not d.via_listener and d.created_at <= now() and d.created_at >= any (array[(select made_from from claim_floor)])
-      and (d.lease_expires_at is null or d.lease_expires_at < now())
+    where d.organization_id = e.organization_id and d.endpoint_id = e.id and d.status = 'pending' and not d.via_listener and d.created_at <= now() and (d.lease_expires_at is null or d.lease_expires_at < now())
     order by d.next_attempt_at, d.id limit 1) first
